@@ -1,0 +1,57 @@
+// spyre-as: assembles a Spyre program from its text form (syntax in
+// spyre/assembler.h) into a .spyre binary.
+//
+//   spyre-as FILE.s [-o OUT.spyre]      default output: FILE with extension .spyre
+//
+// The program is built for the current machine description (built-in, or
+// $SPYRE_MACHINE / $SPYRE_MACHINE_SET) and validated before it is written: the
+// encoded bytes are decoded again and checked, so validation errors name file
+// offsets of the output. Errors go to stderr with exit status 1.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "spyre/assembler.h"
+#include "spyre/error.h"
+#include "spyre/program_format.h"
+#include "spyre/validator.h"
+
+namespace {
+
+std::string read_text_file(const std::string &path) {
+    std::ifstream f(path);
+    if (!f) throw spyre::Error("cannot open '" + path + "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Assemble a Spyre program from text into a .spyre binary"};
+    std::string input, output;
+    app.add_option("FILE", input, "assembly source (.s)")->required();
+    app.add_option("-o,--output", output, "output program (default: FILE with extension .spyre)");
+    CLI11_PARSE(app, argc, argv);
+
+    if (output.empty()) output = std::filesystem::path(input).replace_extension(".spyre").string();
+    try {
+        const spyre::MachineDescription &machine = spyre::default_machine();
+        spyre::Program program = spyre::assemble_program(read_text_file(input), machine, input);
+        std::vector<uint8_t> bytes = spyre::encode_program(program);
+        try {
+            spyre::validate_program(spyre::decode_program(bytes), machine);
+        } catch (const spyre::Error &e) {
+            throw spyre::Error(input + ": " + e.what());
+        }
+        spyre::write_file_bytes(output, bytes);
+    } catch (const spyre::Error &e) {
+        std::cerr << "spyre-as: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,134 @@
+// spyre-run: runs any Spyre program on the simulated device.
+//   spyre-run PROGRAM [--seed N] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
+//             [--param NAME=VALUE]... [--timing-only] [--sync normal|serial|random]
+//             [--report out.json]
+// Inputs not given as .npy files are random (seeded). Prints a one-screen summary.
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "spyre/host_run.h"
+#include "spyre/npy.h"
+#include "spyre/program_format.h"
+#include "spyre/report.h"
+#include "spyre/validator.h"
+
+using namespace spyre;
+
+namespace {
+
+std::map<std::string, std::string> parse_pairs(const std::vector<std::string> &items, const char *flag) {
+    std::map<std::string, std::string> out;
+    for (const auto &s : items) {
+        auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) throw Error(std::string(flag) + " expects NAME=VALUE, got '" + s + "'");
+        out[s.substr(0, eq)] = s.substr(eq + 1);
+    }
+    return out;
+}
+
+// NumPy shapes are outermost first; program shapes innermost first.
+HostTensor tensor_from_npy(const std::string &name, const NpyArray &a, const TensorShape &expect) {
+    if (a.fortran_order && a.shape.size() > 1) throw Error("input '" + name + "': Fortran-order .npy files are not supported");
+    HostTensor t;
+    t.name = name;
+    t.shape.dtype = a.dtype;
+    t.shape.extent.assign(a.shape.rbegin(), a.shape.rend());
+    if (t.shape.dtype != expect.dtype || t.shape.extent != expect.extent) {
+        std::string want, got;
+        for (auto it = expect.extent.rbegin(); it != expect.extent.rend(); ++it) want += std::to_string(*it) + " ";
+        for (auto e : a.shape) got += std::to_string(e) + " ";
+        throw Error("input '" + name + "': the program expects " + dtype_name(expect.dtype) + " (" + want +
+                    ") in NumPy order, the file holds " + dtype_name(a.dtype) + " (" + got + ")");
+    }
+    t.data = a.data;
+    return t;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"Run a Spyre program on the simulated device"};
+    std::string program_path, report_path, sync = "normal";
+    uint64_t seed = 1;
+    bool timing_only = false;
+    std::vector<std::string> inputs, outputs, params;
+    app.add_option("program", program_path, "program file (.spyre)")->required();
+    app.add_option("--seed", seed, "seed of the random inputs");
+    app.add_option("--input", inputs, "NAME=FILE.npy: take an input from a .npy file");
+    app.add_option("--output", outputs, "NAME=FILE.npy: write an output to a .npy file");
+    app.add_option("--param", params, "NAME=VALUE: a scalar run-time parameter");
+    app.add_flag("--timing-only", timing_only, "simulate time only; never touch data");
+    app.add_option("--sync", sync, "normal | serial | random (synchronization test modes)")
+        ->check(CLI::IsMember({"normal", "serial", "random"}));
+    app.add_option("--report", report_path, "write the JSON report here");
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        const MachineDescription &m = default_machine();
+        Program p = decode_program(read_file_bytes(program_path));
+        validate_program(p, m);
+
+        auto in_files = parse_pairs(inputs, "--input");
+        auto out_files = parse_pairs(outputs, "--output");
+        auto param_values = parse_pairs(params, "--param");
+
+        std::vector<HostTensor> host_inputs;
+        uint64_t s = seed;
+        for (const auto &a : p.args) {
+            if (a.kind != ArgKind::Input) continue;
+            auto it = in_files.find(a.name);
+            if (it != in_files.end()) {
+                host_inputs.push_back(tensor_from_npy(a.name, read_npy(it->second), a.shape));
+                in_files.erase(it);
+            } else {
+                HostTensor t = HostTensor::zeros(a.name, a.shape);
+                if (!timing_only) fill_random(t, s++);
+                host_inputs.push_back(std::move(t));
+            }
+        }
+        if (!in_files.empty()) throw Error("--input names '" + in_files.begin()->first + "', which is not an input of the program");
+        std::vector<double> pv;
+        for (const auto &sp : p.params) {
+            auto it = param_values.find(sp.name);
+            if (it == param_values.end()) throw Error("missing --param " + sp.name + "=VALUE");
+            pv.push_back(std::stod(it->second));
+        }
+
+        SimulationOptions opt;
+        opt.functional = !timing_only;
+        opt.sync = sync == "serial" ? SyncMode::ForcedSerial : sync == "random" ? SyncMode::RandomLatency : SyncMode::Normal;
+        opt.seed = seed;
+        DeviceMemory memory(m.dram_usable_bytes);
+        HostRunResult r = run_on_host_tensors(p, m, memory, host_inputs, pv, opt);
+
+        std::printf("%s", format_summary(r.sim, m).c_str());
+        for (const auto &t : r.outputs) {
+            auto it = out_files.find(t.name);
+            if (it == out_files.end()) continue;
+            if (timing_only) throw Error("--output needs a functional run (drop --timing-only)");
+            NpyArray a;
+            a.dtype = t.shape.dtype;
+            a.shape.assign(t.shape.extent.rbegin(), t.shape.extent.rend());
+            a.data = t.data;
+            write_npy(it->second, a);
+            std::printf("  wrote output %s to %s\n", t.name.c_str(), it->second.c_str());
+            out_files.erase(it);
+        }
+        if (!out_files.empty()) throw Error("--output names '" + out_files.begin()->first + "', which is not an output of the program");
+        if (!report_path.empty()) {
+            FILE *f = std::fopen(report_path.c_str(), "w");
+            if (!f) throw Error("cannot write report '" + report_path + "'");
+            std::string j = report_json(r.sim, m);
+            std::fwrite(j.data(), 1, j.size(), f);
+            std::fclose(f);
+            std::printf("  wrote report to %s\n", report_path.c_str());
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "spyre-run: %s: %s\n", program_path.c_str(), e.what());
+        return 1;
+    }
+    return 0;
+}

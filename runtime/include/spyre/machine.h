@@ -1,0 +1,67 @@
+// The Spyre machine description: the only source of sizes and rates for the
+// compiler and the simulator.
+//
+// The values come from runtime/machine/spyre_machine.json (compiled into the
+// library, so binaries work from any directory), optionally replaced by the
+// file named in SPYRE_MACHINE and then by SPYRE_MACHINE_SET=key=value,...
+// Every parameter remembers its provenance (P/M/E), rationale and where its
+// effective value came from, so tools can print them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace spyre {
+
+struct MachineParameterInfo {
+    std::string name;
+    double value = 0;
+    std::string unit;
+    std::string provenance;  // "P", "M" or "E"
+    std::string rationale;
+    std::string source;      // "built-in", "file <path>", "SPYRE_MACHINE_SET"
+};
+
+struct MachineDescription {
+#define SPYRE_MACHINE_PARAM(name, type) type name = 0;
+#include "spyre/machine_params.def"
+#undef SPYRE_MACHINE_PARAM
+
+    std::string name;
+    std::vector<MachineParameterInfo> parameters;  // in file order
+
+    // Lanes of a stick for an element size in bytes.
+    int64_t stick_lanes(int64_t element_bytes) const { return stick_bytes / element_bytes; }
+    double cycles_per_ns() const { return clock_ghz; }
+    // DRAM bytes per cycle for the whole card, and the per-core DMA port limit.
+    double dram_bytes_per_cycle() const { return dram_bandwidth_gbps / clock_ghz; }
+    double dma_port_bytes_per_cycle() const { return dram_bytes_per_cycle() / dram_saturation_cores; }
+
+    // Fingerprint of the parameters a program's legality depends on (structure,
+    // not rates): a program is valid on any machine with the same fingerprint,
+    // so timing experiments with other rates do not need a recompile.
+    uint64_t structural_fingerprint() const;
+
+    const MachineParameterInfo *find(const std::string &name) const;
+};
+
+// Parses a machine description from JSON text. Throws spyre::Error naming the
+// parameter on a missing, unknown or ill-typed entry.
+MachineDescription parse_machine_description(const std::string &json_text, const std::string &source);
+
+// Applies "key=value,key=value" overrides. Throws spyre::Error on unknown keys or bad numbers.
+void apply_machine_overrides(MachineDescription &m, const std::string &overrides, const std::string &source);
+
+// The JSON text compiled into the library.
+const std::string &builtin_machine_json();
+
+// The effective machine: built-in JSON, or $SPYRE_MACHINE, then $SPYRE_MACHINE_SET.
+// Loaded once per process; later calls return the same object.
+const MachineDescription &default_machine();
+
+// Same as default_machine() but re-reads the environment (for tests and tools).
+MachineDescription load_machine_from_environment();
+
+}  // namespace spyre

@@ -1,0 +1,32 @@
+// What a simulation tells people: derived figures (roofline bound, PT
+// utilization, bottleneck class), a one-screen text summary and the JSON
+// report whose schema is documented in docs/timing-model.md.
+#pragma once
+
+#include <string>
+
+#include "spyre/machine.h"
+#include "spyre/simulator.h"
+
+namespace spyre {
+
+struct PerformanceFigures {
+    double roofline_bound_us = 0;   // max(MACs / peak, DRAM bytes / bandwidth)
+    double compute_bound_us = 0;
+    double dram_bound_us = 0;
+    double pt_utilization = 0;      // MACs / (cycles x peak MAC per cycle x cores)
+    double achieved_dram_gbps = 0;
+    double unit_utilization[isa::kNumUnits] = {0, 0, 0};  // mean over cores of busy / cycles
+    int active_cores = 0;           // cores that executed at least one timed instruction
+    std::string bottleneck;         // compute, dram, scratchpad, sync, imbalance
+};
+
+PerformanceFigures performance_figures(const SimulationResult &r, const MachineDescription &m);
+
+// DRAM time in ns for R bytes read and W written, per MACHINE.md.
+double dram_time_ns(double read_bytes, double write_bytes, const MachineDescription &m);
+
+std::string format_summary(const SimulationResult &r, const MachineDescription &m);
+std::string report_json(const SimulationResult &r, const MachineDescription &m);
+
+}  // namespace spyre

@@ -1,0 +1,91 @@
+// The simulated Spyre device executing one program: functional (exact
+// results, rule enforcement) and timing (event-driven, cycle-approximate) at
+// once, or timing only. Every unit of every core runs its stream in order;
+// order between units comes only from tokens, ring arrivals and barriers.
+//
+// Rule violations stop the run with a SimulationError naming the core, unit,
+// instruction and what was violated: compute touching memory outside its own
+// scratchpad, scratchpad out of bounds, DMA not in whole sticks, reads of
+// scratchpad bytes never written, DRAM access outside an allocation, and
+// deadlock (every unfinished unit waiting).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spyre/error.h"
+#include "spyre/machine.h"
+#include "spyre/program.h"
+
+namespace spyre {
+
+enum class SyncMode {
+    Normal,         // units overlap as the program allows
+    ForcedSerial,   // one instruction at a time across the whole card
+    RandomLatency,  // every duration scaled by a seeded random factor in [1, 4)
+};
+
+struct SimulationOptions {
+    bool functional = true;          // false: timing only, data never touched
+    SyncMode sync = SyncMode::Normal;
+    uint64_t seed = 1;               // for RandomLatency
+    bool check_uninitialized = true; // poison tracking of scratchpad reads
+    bool record_trace = false;       // keep one event per executed instruction
+};
+
+// A rule violation or deadlock found while running a program.
+class SimulationError : public Error {
+public:
+    SimulationError(const std::string &what, int core, int unit, int64_t index, uint64_t offset)
+        : Error(what), core(core), unit(unit), instruction_index(index), file_offset(offset) {}
+    int core;                 // -1 for deadlock reports spanning cores
+    int unit;                 // isa::Unit value, -1 if not tied to one unit
+    int64_t instruction_index;
+    uint64_t file_offset;
+};
+
+struct UnitStats {
+    double busy_cycles = 0;
+    uint64_t instructions = 0;  // dynamic count, control included
+};
+
+struct CoreStats {
+    UnitStats unit[isa::kNumUnits];
+};
+
+struct TraceEvent {
+    int core;
+    int unit;
+    isa::Opcode op;
+    double start_cycle;
+    double end_cycle;
+};
+
+struct SimulationResult {
+    std::string kernel;
+    double cycles = 0;
+    double simulated_us = 0;
+    uint64_t macs = 0;
+    uint64_t dram_read_bytes = 0;
+    uint64_t dram_write_bytes = 0;
+    uint64_t ring_bytes = 0;
+    uint64_t dynamic_instructions = 0;
+    std::vector<CoreStats> cores;
+    std::vector<TraceEvent> trace;
+};
+
+// One device buffer per program argument (inputs, outputs and temporaries),
+// each at least as large as the argument's device layout. In timing-only mode
+// the pointers may be null. Scalar parameters in program order.
+struct ArgumentBinding {
+    uint8_t *data = nullptr;
+    int64_t bytes = 0;
+};
+
+// Runs the (validated) program. Throws SimulationError on a rule violation or deadlock.
+SimulationResult simulate_program(const Program &p, const MachineDescription &m,
+                                  const std::vector<ArgumentBinding> &args, const std::vector<double> &params,
+                                  const SimulationOptions &options = {});
+
+}  // namespace spyre

@@ -1,0 +1,95 @@
+// PT unit semantics: C[m][n] (+)= sum_k A[m][k] * B[k][n] over scratchpad
+// tiles. f16 and f32 inputs accumulate in f32, i8 inputs in i32. Every output
+// element is accumulated in increasing k order with separately rounded
+// multiply and add (no fused multiply-add), exactly as a host loop
+// `c += a * b` computes it, so results are bit-exact against such a reference.
+#include <cstring>
+#include <vector>
+
+#include "spyre/dtype.h"
+#include "sim/unit_semantics.h"
+
+namespace spyre {
+namespace sim {
+
+namespace {
+
+// Inner kernels; compiled for AVX2 and baseline x86-64, picked at load time.
+__attribute__((target_clones("avx2", "default"))) void accumulate_rows_f32(float *c, const float *a, const float *b,
+                                                                             int64_t m, int64_t n, int64_t k) {
+    for (int64_t i = 0; i < m; i++) {
+        float *crow = c + i * n;
+        const float *arow = a + i * k;
+        for (int64_t kk = 0; kk < k; kk++) {
+            const float av = arow[kk];
+            const float *brow = b + kk * n;
+            for (int64_t j = 0; j < n; j++) crow[j] = crow[j] + av * brow[j];
+        }
+    }
+}
+
+__attribute__((target_clones("avx2", "default"))) void accumulate_rows_i8(int32_t *c, const int8_t *a, const int8_t *b,
+                                                                            int64_t m, int64_t n, int64_t k) {
+    for (int64_t i = 0; i < m; i++) {
+        int32_t *crow = c + i * n;
+        const int8_t *arow = a + i * k;
+        for (int64_t kk = 0; kk < k; kk++) {
+            const int32_t av = arow[kk];
+            const int8_t *brow = b + kk * n;
+            for (int64_t j = 0; j < n; j++) crow[j] += av * (int32_t)brow[j];
+        }
+    }
+}
+
+void gather_as_float(const uint8_t *base, int64_t stride, int64_t rows, int64_t cols, DType t, float *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const uint8_t *row = base + r * stride;
+        float *o = out + r * cols;
+        if (t == DType::F32) {
+            std::memcpy(o, row, cols * 4);
+        } else {
+            const uint16_t *h = reinterpret_cast<const uint16_t *>(row);
+            for (int64_t j = 0; j < cols; j++) o[j] = half_to_float(h[j]);
+        }
+    }
+}
+
+}  // namespace
+
+void execute_matmul(const int64_t *f, Scratchpad &sp, bool functional) {
+    namespace F = isa::field::Matmul;
+    const int64_t m = f[F::m], n = f[F::n], k = f[F::k];
+    const DType t = (DType)f[F::in_type];
+    const int64_t eb = dtype_bytes(t);
+    const bool accumulate = f[F::accumulate] != 0;
+    for (int64_t i = 0; i < m; i++) sp.check_read(f[F::a] + i * f[F::lda], k * eb, "pt.matmul operand A");
+    for (int64_t kk = 0; kk < k; kk++) sp.check_read(f[F::b] + kk * f[F::ldb], n * eb, "pt.matmul operand B");
+    for (int64_t i = 0; i < m; i++) {
+        if (accumulate) sp.check_read(f[F::c] + i * f[F::ldc], n * 4, "pt.matmul accumulator C");
+        sp.check_write(f[F::c] + i * f[F::ldc], n * 4, "pt.matmul result C");
+    }
+    if (!functional) return;
+
+    uint8_t *base = sp.data();
+    if (t == DType::I8) {
+        std::vector<int8_t> a(m * k), b(k * n);
+        std::vector<int32_t> c(m * n, 0);
+        for (int64_t i = 0; i < m; i++) std::memcpy(&a[i * k], base + f[F::a] + i * f[F::lda], k);
+        for (int64_t kk = 0; kk < k; kk++) std::memcpy(&b[kk * n], base + f[F::b] + kk * f[F::ldb], n);
+        if (accumulate) {
+            for (int64_t i = 0; i < m; i++) std::memcpy(&c[i * n], base + f[F::c] + i * f[F::ldc], n * 4);
+        }
+        accumulate_rows_i8(c.data(), a.data(), b.data(), m, n, k);
+        for (int64_t i = 0; i < m; i++) std::memcpy(base + f[F::c] + i * f[F::ldc], &c[i * n], n * 4);
+        return;
+    }
+    std::vector<float> a(m * k), b(k * n), c(m * n, 0.0f);
+    gather_as_float(base + f[F::a], f[F::lda], m, k, t, a.data());
+    gather_as_float(base + f[F::b], f[F::ldb], k, n, t, b.data());
+    if (accumulate) gather_as_float(base + f[F::c], f[F::ldc], m, n, DType::F32, c.data());
+    accumulate_rows_f32(c.data(), a.data(), b.data(), m, n, k);
+    for (int64_t i = 0; i < m; i++) std::memcpy(base + f[F::c] + i * f[F::ldc], &c[i * n], n * 4);
+}
+
+}  // namespace sim
+}  // namespace spyre

@@ -1,0 +1,87 @@
+// The cycle-approximate timing model (see timing_model.h).
+#include "sim/timing_model.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <cmath>
+
+namespace spyre {
+namespace sim {
+
+TimingModel::TimingModel(const MachineDescription &m) : m_(m) {}
+
+uint64_t TimingModel::matmul_macs(const int64_t *f) const {
+    namespace F = isa::field::Matmul;
+    return (uint64_t)f[F::m] * (uint64_t)f[F::n] * (uint64_t)f[F::k];
+}
+
+double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
+    const isa::OpcodeSpec &spec = isa::opcode_spec(op);
+    if (op == isa::Opcode::Matmul) {
+        namespace F = isa::field::Matmul;
+        const DType t = (DType)f[F::in_type];
+        double rate = m_.pt_peak_macs_per_cycle_fp16;
+        if (t == DType::F32) rate *= m_.pt_fp32_rate_factor;
+        if (t == DType::I8) rate *= m_.pt_int8_rate_factor;
+        const int64_t passes = (f[F::m] + m_.pt_pass_rows - 1) / m_.pt_pass_rows;
+        const double per_pass = (double)m_.pt_pass_rows * f[F::n] * f[F::k] / rate + m_.pt_pass_fill_cycles;
+        return passes * per_pass;
+    }
+    // SFU: bytes moved through the vector unit of both corelets.
+    int64_t n = 0, rows = 0, eb = 0;
+    if (op == isa::Opcode::Cast) {
+        namespace F = isa::field::Cast;
+        n = f[F::n];
+        rows = f[F::rows];
+        eb = std::max(dtype_bytes((DType)f[F::type]), dtype_bytes((DType)f[F::dst_type]));
+    } else {
+        // Every other SFU format has fields named n, rows and type; find them once per opcode.
+        static const auto index_of = [] {
+            std::array<std::array<int, 3>, isa::kNumOpcodes> t{};
+            for (int o = 0; o < isa::kNumOpcodes; o++) {
+                const isa::OpcodeSpec &s = isa::opcode_spec((isa::Opcode)o);
+                t[o] = {0, 0, 0};
+                for (int i = 0; i < s.num_fields; i++) {
+                    const std::string name = s.fields[i].name;
+                    if (name == "n") t[o][0] = i;
+                    if (name == "rows") t[o][1] = i;
+                    if (name == "type") t[o][2] = i;
+                }
+            }
+            return t;
+        }();
+        const auto &ix = index_of[(int)op];
+        const int in = ix[0], ir = ix[1], it = ix[2];
+        n = f[in];
+        rows = f[ir];
+        eb = dtype_bytes((DType)f[it]);
+    }
+    const double bytes_per_cycle = m_.sfu_bytes_per_cycle_per_corelet * m_.corelets_per_core;
+    double cycles = std::ceil((double)n * rows * eb / bytes_per_cycle);
+    if (spec.cost == isa::CostClass::SfuTranscendental) cycles *= m_.sfu_transcendental_cost;
+    return cycles + m_.sfu_instruction_overhead_cycles;
+}
+
+double TimingModel::dram_transfer(double start, int64_t read_bytes, int64_t write_bytes, int64_t local_bytes) {
+    const double bytes = (double)read_bytes + (double)write_bytes;
+    // Zero padding is written locally at one stick per cycle.
+    const double local = (double)local_bytes / m_.stick_bytes;
+    if (bytes == 0) return start + local;
+    double card = bytes / m_.dram_bytes_per_cycle();
+    const double before = std::min(total_read_, total_write_);
+    total_read_ += read_bytes;
+    total_write_ += write_bytes;
+    card += (std::min(total_read_, total_write_) - before) * m_.dram_turnaround_ns_per_byte * m_.clock_ghz;
+    const double reserved_start = std::max(start, dram_free_at_);
+    dram_free_at_ = reserved_start + card;
+    const double port_end = start + bytes / m_.dma_port_bytes_per_cycle() + local;
+    return std::max(port_end, dram_free_at_) + m_.dma_latency_cycles;
+}
+
+double TimingModel::ring_cycles(int64_t bytes) const {
+    return (double)bytes / m_.ring_bytes_per_cycle + m_.ring_hop_latency_ns * m_.clock_ghz;
+}
+
+}  // namespace sim
+}  // namespace spyre

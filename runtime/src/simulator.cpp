@@ -1,0 +1,369 @@
+// The simulated device's scheduler: runs every unit's stream in order as a
+// discrete-event simulation. The unit whose next instruction can start
+// earliest goes next (ties by core, then unit), so functional effects happen
+// in simulated-time order; tokens, ring arrivals and barriers carry times.
+// Control instructions (loop, endloop, signal, wait, barrier) take no time.
+// See simulator.h for the contract.
+#include "spyre/simulator.h"
+
+#include <algorithm>
+#include <deque>
+#include <queue>
+#include <random>
+#include <sstream>
+
+#include "sim/scratchpad.h"
+#include "sim/timing_model.h"
+#include "sim/unit_semantics.h"
+
+namespace spyre {
+
+namespace {
+
+enum class UnitStatus { Ready, BlockedOnToken, BlockedOnBarrier, Done };
+
+struct UnitState {
+    int core = 0;
+    int unit = 0;
+    const std::vector<isa::Instruction> *stream = nullptr;
+    size_t pc = 0;
+    int depth = 0;
+    int64_t index[isa::kMaxLoopDepth] = {0, 0, 0, 0};
+    int64_t trip[isa::kMaxLoopDepth] = {0, 0, 0, 0};
+    size_t loop_start[isa::kMaxLoopDepth] = {0, 0, 0, 0};
+    double time = 0;
+    UnitStatus status = UnitStatus::Ready;
+    int waiting_on = -1;  // channel or barrier id
+};
+
+struct BarrierState {
+    int64_t participants = 0;
+    int64_t arrived = 0;
+    double latest = 0;
+    std::vector<int> waiting;  // unit ids
+};
+
+struct QueueEntry {
+    double time;
+    int id;
+    bool operator>(const QueueEntry &o) const { return time != o.time ? time > o.time : id > o.id; }
+};
+
+class Machine {
+public:
+    Machine(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
+            const std::vector<double> &params, const SimulationOptions &o)
+        : p_(p), m_(m), params_(params), opt_(o), timing_(m), rng_(o.seed) {
+        bind_arguments(args);
+        const int cores = (int)p.cores.size();
+        for (int c = 0; c < cores; c++) {
+            scratchpads_.emplace_back(m.scratchpad_bytes, o.functional, o.check_uninitialized);
+        }
+        tokens_.assign(cores * m.token_channels_per_core, {});
+        token_waiters_.assign(cores * m.token_channels_per_core, {});
+        barriers_.assign(m.barrier_ids, {});
+        units_.resize(cores * isa::kNumUnits);
+        for (int c = 0; c < cores; c++) {
+            for (int u = 0; u < isa::kNumUnits; u++) {
+                UnitState &s = units_[c * isa::kNumUnits + u];
+                s.core = c;
+                s.unit = u;
+                s.stream = &p.cores[c].unit[u];
+                if (s.stream->empty()) s.status = UnitStatus::Done;
+            }
+        }
+        result_.kernel = p.kernel_name;
+        result_.cores.resize(cores);
+    }
+
+    SimulationResult run() {
+        for (size_t i = 0; i < units_.size(); i++) {
+            if (units_[i].status == UnitStatus::Ready) queue_.push({0.0, (int)i});
+        }
+        while (!queue_.empty()) {
+            QueueEntry e = queue_.top();
+            queue_.pop();
+            UnitState &u = units_[e.id];
+            if (u.status != UnitStatus::Ready || u.time != e.time) continue;  // stale entry
+            step(e.id);
+        }
+        report_deadlock_if_any();
+        double end = 0;
+        for (const auto &u : units_) end = std::max(end, u.time);
+        result_.cycles = end;
+        result_.simulated_us = end / (m_.clock_ghz * 1000.0);
+        return std::move(result_);
+    }
+
+private:
+    void bind_arguments(const std::vector<ArgumentBinding> &args) {
+        if (args.size() != p_.args.size()) {
+            throw Error("program '" + p_.kernel_name + "' takes " + std::to_string(p_.args.size()) + " arguments, " +
+                        std::to_string(args.size()) + " were bound");
+        }
+        if (params_.size() != p_.params.size()) {
+            throw Error("program '" + p_.kernel_name + "' takes " + std::to_string(p_.params.size()) +
+                        " scalar parameters, " + std::to_string(params_.size()) + " were passed");
+        }
+        temps_.resize(args.size());
+        for (size_t i = 0; i < args.size(); i++) {
+            const ProgramArgument &a = p_.args[i];
+            const int64_t need = layout_addressing(a.shape, a.layout, m_.stick_bytes).total_bytes;
+            ArgumentBinding b = args[i];
+            if (b.data == nullptr && opt_.functional) {
+                if (a.kind != ArgKind::Temp) throw Error("argument '" + a.name + "' is not bound to device memory");
+                temps_[i].assign(need, 0);
+                b.data = temps_[i].data();
+                b.bytes = need;
+            }
+            if (b.data == nullptr) b.bytes = std::max(b.bytes, need);
+            if (b.bytes < need) {
+                throw Error("argument '" + a.name + "' is bound to " + std::to_string(b.bytes) + " bytes, its layout needs " +
+                            std::to_string(need));
+            }
+            bindings_.push_back(b);
+        }
+    }
+
+    [[noreturn]] void fail(const UnitState &u, const std::string &msg) {
+        const isa::Instruction &inst = (*u.stream)[u.pc];
+        std::ostringstream os;
+        os << "core " << u.core << ", " << isa::unit_name((isa::Unit)u.unit) << " instruction " << u.pc << " ("
+           << isa::opcode_spec(inst.op).mnemonic;
+        if (inst.file_offset) os << " at offset " << inst.file_offset;
+        os << "): " << msg;
+        throw SimulationError(os.str(), u.core, u.unit, (int64_t)u.pc, inst.file_offset);
+    }
+
+    double scaled(double cycles) {
+        if (opt_.sync == SyncMode::RandomLatency) {
+            std::uniform_real_distribution<double> d(1.0, 4.0);
+            return cycles * d(rng_);
+        }
+        return cycles;
+    }
+
+    double start_time(const UnitState &u) const {
+        return opt_.sync == SyncMode::ForcedSerial ? std::max(u.time, serial_free_) : u.time;
+    }
+
+    void finish_timed(int id, double start, double end, isa::Opcode op) {
+        UnitState &u = units_[id];
+        if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = end;
+        result_.cores[u.core].unit[u.unit].busy_cycles += end - start;
+        if (opt_.record_trace) result_.trace.push_back({u.core, u.unit, op, start, end});
+        u.time = end;
+        advance(u);
+        queue_.push({u.time, id});
+    }
+
+    void advance(UnitState &u) {
+        u.pc++;
+        if (u.pc >= u.stream->size()) u.status = UnitStatus::Done;
+    }
+
+    void signal(int core, int channel, double when) {
+        const int key = core * (int)m_.token_channels_per_core + channel;
+        auto &waiters = token_waiters_[key];
+        if (!waiters.empty()) {
+            const int id = waiters.front();
+            waiters.pop_front();
+            UnitState &w = units_[id];
+            w.time = std::max(w.time, when);
+            w.status = UnitStatus::Ready;
+            advance(w);
+            if (w.status == UnitStatus::Ready) queue_.push({w.time, id});
+            return;
+        }
+        tokens_[key].push_back(when);
+    }
+
+    // Executes instructions of unit `id` until it issues a timed instruction, blocks or ends.
+    void step(int id) {
+        UnitState &u = units_[id];
+        while (u.status == UnitStatus::Ready) {
+            const isa::Instruction &inst = (*u.stream)[u.pc];
+            const isa::OpcodeSpec &spec = isa::opcode_spec(inst.op);
+            int64_t f[isa::kMaxFields];
+            for (int i = 0; i < spec.num_fields; i++) f[i] = inst.f[i].eval(u.index);
+            result_.cores[u.core].unit[u.unit].instructions++;
+            result_.dynamic_instructions++;
+            switch (inst.op) {
+            case isa::Opcode::Loop:
+                u.trip[u.depth] = f[0];
+                u.index[u.depth] = 0;
+                u.loop_start[u.depth] = u.pc + 1;
+                u.depth++;
+                advance(u);
+                continue;
+            case isa::Opcode::EndLoop: {
+                const int d = u.depth - 1;
+                if (++u.index[d] < u.trip[d]) {
+                    u.pc = u.loop_start[d];
+                } else {
+                    u.index[d] = 0;
+                    u.depth--;
+                    advance(u);
+                }
+                continue;
+            }
+            case isa::Opcode::Signal:
+                signal(u.core, (int)f[0], u.time);
+                advance(u);
+                continue;
+            case isa::Opcode::Wait: {
+                auto &q = tokens_[u.core * m_.token_channels_per_core + f[0]];
+                if (q.empty()) {
+                    u.status = UnitStatus::BlockedOnToken;
+                    u.waiting_on = (int)f[0];
+                    token_waiters_[u.core * m_.token_channels_per_core + f[0]].push_back(id);
+                    return;
+                }
+                u.time = std::max(u.time, q.front());
+                q.pop_front();
+                advance(u);
+                if (u.status == UnitStatus::Ready) queue_.push({u.time, id});
+                return;  // the unit's time may have moved: let the queue order it again
+            }
+            case isa::Opcode::Barrier: {
+                BarrierState &b = barriers_[f[0]];
+                if (b.arrived == 0) b.participants = f[1];
+                if (b.participants != f[1]) {
+                    fail(u, "barrier " + std::to_string(f[0]) + " expects " + std::to_string(f[1]) +
+                                " participants, but another core arrived expecting " + std::to_string(b.participants));
+                }
+                b.arrived++;
+                b.latest = std::max(b.latest, u.time);
+                u.status = UnitStatus::BlockedOnBarrier;
+                u.waiting_on = (int)f[0];
+                b.waiting.push_back(id);
+                if (b.arrived == b.participants) {
+                    for (int wid : b.waiting) {
+                        UnitState &w = units_[wid];
+                        w.time = b.latest;
+                        w.status = UnitStatus::Ready;
+                        advance(w);
+                        if (w.status == UnitStatus::Ready) queue_.push({w.time, wid});
+                    }
+                    b = BarrierState{};
+                }
+                return;
+            }
+            default: break;
+            }
+            execute_timed(id, inst.op, f);
+            return;
+        }
+    }
+
+    void execute_timed(int id, isa::Opcode op, const int64_t *f) {
+        UnitState &u = units_[id];
+        sim::Scratchpad &sp = scratchpads_[u.core];
+        const bool functional = opt_.functional;
+        const double start = start_time(u);
+        double end = start;
+        try {
+            switch (op) {
+            case isa::Opcode::DmaLoad: {
+                namespace F = isa::field::DmaLoad;
+                sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], functional);
+                const int64_t total = f[F::row_bytes] * f[F::rows] * f[F::planes];
+                const int64_t read = f[F::valid_bytes] * std::min(f[F::valid_rows], f[F::rows]) *
+                                     std::min(f[F::valid_planes], f[F::planes]);
+                result_.dram_read_bytes += read;
+                end = timing_.dram_transfer(start, read, 0, total - read);
+                end = start + scaled(end - start);
+                break;
+            }
+            case isa::Opcode::DmaStore: {
+                namespace F = isa::field::DmaStore;
+                sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], functional);
+                const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
+                result_.dram_write_bytes += bytes;
+                end = timing_.dram_transfer(start, 0, bytes, 0);
+                end = start + scaled(end - start);
+                break;
+            }
+            case isa::Opcode::RingPut: {
+                namespace F = isa::field::RingPut;
+                sim::execute_ring_put(f, m_.stick_bytes, sp, scratchpads_[f[F::dst_core]], functional);
+                result_.ring_bytes += f[F::bytes];
+                end = start + scaled(timing_.ring_cycles(f[F::bytes]));
+                signal((int)f[F::dst_core], (int)f[F::dst_channel], end);
+                break;
+            }
+            case isa::Opcode::Matmul:
+                sim::execute_matmul(f, sp, functional);
+                result_.macs += timing_.matmul_macs(f);
+                end = start + scaled(timing_.compute_cycles(op, f));
+                break;
+            default:
+                sim::execute_sfu(op, f, sp, params_, functional);
+                end = start + scaled(timing_.compute_cycles(op, f));
+                break;
+            }
+        } catch (const sim::RuleViolation &e) {
+            fail(u, e.what());
+        }
+        finish_timed(id, start, end, op);
+    }
+
+    void report_deadlock_if_any() {
+        std::ostringstream os;
+        int blocked = 0;
+        for (const auto &u : units_) {
+            if (u.status == UnitStatus::Done) continue;
+            if (blocked < 8) {
+                os << "\n  core " << u.core << ", " << isa::unit_name((isa::Unit)u.unit) << " instruction " << u.pc << ": ";
+                if (u.status == UnitStatus::BlockedOnToken) {
+                    os << "wait on token channel " << u.waiting_on << " that no unit signals any more";
+                } else {
+                    const BarrierState &b = barriers_[u.waiting_on];
+                    os << "barrier " << u.waiting_on << " with " << b.arrived << " of " << b.participants
+                       << " participants arrived";
+                }
+            }
+            blocked++;
+        }
+        if (blocked == 0) return;
+        std::ostringstream head;
+        head << "deadlock in '" << p_.kernel_name << "': " << blocked << " unit(s) wait forever"
+             << (blocked > 8 ? " (first 8 shown)" : "") << ":" << os.str();
+        const UnitState *first = nullptr;
+        for (const auto &u : units_) {
+            if (u.status != UnitStatus::Done) {
+                first = &u;
+                break;
+            }
+        }
+        throw SimulationError(head.str(), first->core, first->unit, (int64_t)first->pc,
+                              (*first->stream)[first->pc].file_offset);
+    }
+
+    const Program &p_;
+    const MachineDescription &m_;
+    const std::vector<double> &params_;
+    SimulationOptions opt_;
+    sim::TimingModel timing_;
+    std::mt19937_64 rng_;
+    std::vector<ArgumentBinding> bindings_;
+    std::vector<std::vector<uint8_t>> temps_;
+    std::vector<sim::Scratchpad> scratchpads_;
+    std::vector<std::deque<double>> tokens_;
+    std::vector<std::deque<int>> token_waiters_;
+    std::vector<BarrierState> barriers_;
+    std::vector<UnitState> units_;
+    std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+    double serial_free_ = 0;
+    SimulationResult result_;
+};
+
+}  // namespace
+
+SimulationResult simulate_program(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
+                                  const std::vector<double> &params, const SimulationOptions &options) {
+    Machine machine(p, m, args, params, options);
+    return machine.run();
+}
+
+}  // namespace spyre

@@ -1,0 +1,338 @@
+// Tests of the machine description (runtime/include/spyre/machine.h): the
+// built-in JSON, its key figures against the shared MACHINE.md, overrides from
+// the API and the environment, error messages, and the structural fingerprint.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "spyre/error.h"
+#include "spyre/machine.h"
+
+namespace spyre {
+namespace {
+
+MachineDescription builtin() { return parse_machine_description(builtin_machine_json(), "built-in"); }
+
+// Sets (or unsets, with nullptr) an environment variable for one scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char *name, const char *value) : name_(name) {
+        if (const char *old = std::getenv(name)) old_ = std::string(old);
+        if (value) {
+            setenv(name, value, 1);
+        } else {
+            unsetenv(name);
+        }
+    }
+    ~ScopedEnv() {
+        if (old_) {
+            setenv(name_.c_str(), old_->c_str(), 1);
+        } else {
+            unsetenv(name_.c_str());
+        }
+    }
+    ScopedEnv(const ScopedEnv &) = delete;
+    ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+// The message of the spyre::Error that fn throws, or "" if it throws none.
+template <typename Fn>
+std::string error_of(Fn fn) {
+    try {
+        fn();
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The built-in JSON with the first occurrence of `from` replaced by `to`.
+std::string builtin_with(const std::string &from, const std::string &to) {
+    std::string text = builtin_machine_json();
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << "built-in JSON has no '" << from << "'";
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+}
+
+// The built-in JSON without the line that defines parameter `name`.
+std::string builtin_without(const std::string &name) {
+    std::string text = builtin_machine_json();
+    const size_t at = text.find("\"" + name + "\"");
+    EXPECT_NE(at, std::string::npos);
+    const size_t begin = text.rfind('\n', at);
+    const size_t end = text.find('\n', at);
+    text.erase(begin, end - begin);
+    return text;
+}
+
+TEST(MachineBuiltin, ParsesAndHasEveryParameterWithProvenanceAndRationale) {
+    MachineDescription m = builtin();
+    EXPECT_EQ(m.name, "spyre-card");
+    const std::set<std::string> declared = {
+#define SPYRE_MACHINE_PARAM(pname, type) #pname,
+#include "spyre/machine_params.def"
+#undef SPYRE_MACHINE_PARAM
+    };
+    std::set<std::string> present;
+    for (const auto &p : m.parameters) {
+        SCOPED_TRACE(p.name);
+        EXPECT_TRUE(declared.count(p.name)) << "not declared in machine_params.def";
+        EXPECT_TRUE(present.insert(p.name).second) << "listed twice";
+        EXPECT_TRUE(p.provenance == "P" || p.provenance == "M" || p.provenance == "E") << p.provenance;
+        EXPECT_GE(p.rationale.size(), 10u) << "needs a rationale";
+        EXPECT_FALSE(p.unit.empty()) << "needs a unit";
+        EXPECT_EQ(p.source, "built-in");
+        ASSERT_EQ(m.find(p.name), &p);
+    }
+    EXPECT_EQ(present, declared);
+    EXPECT_EQ(m.find("no_such_parameter"), nullptr);
+}
+
+TEST(MachineBuiltin, ParametersKeepTheFileOrder) {
+    MachineDescription m = builtin();
+    ASSERT_GE(m.parameters.size(), 3u);
+    EXPECT_EQ(m.parameters[0].name, "cores");
+    EXPECT_EQ(m.parameters[1].name, "corelets_per_core");
+    EXPECT_EQ(m.parameters.back().name, "kernel_launch_cycles");
+}
+
+TEST(MachineBuiltin, KeyFiguresMatchMachineMd) {
+    MachineDescription m = builtin();
+    EXPECT_EQ(m.cores, 32);
+    EXPECT_EQ(m.corelets_per_core, 2);
+    EXPECT_EQ(m.scratchpad_bytes, 2 * 1024 * 1024);
+    EXPECT_EQ(m.stick_bytes, 128);
+    EXPECT_EQ(m.pt_peak_macs_per_cycle_fp16, 1024);
+    EXPECT_EQ(m.dram_bandwidth_gbps, 150);
+    EXPECT_EQ(m.max_loop_trip_count, 65535);
+    EXPECT_DOUBLE_EQ(m.clock_ghz, 1.5);
+    EXPECT_EQ(m.pt_sustained_macs_per_ns, 1140);
+    EXPECT_EQ(m.ring_bytes_per_cycle, 128);
+    EXPECT_EQ(m.dram_bytes, int64_t(128) << 30);
+    EXPECT_EQ(m.dram_usable_bytes, int64_t(112) << 30);
+    EXPECT_EQ(m.max_core_span_bytes, (int64_t(256) << 20) - 4096);
+    // Provenance as MACHINE.md gives it.
+    EXPECT_EQ(m.find("cores")->provenance, "P");
+    EXPECT_EQ(m.find("dram_bandwidth_gbps")->provenance, "M");
+    EXPECT_EQ(m.find("clock_ghz")->provenance, "E");
+    // The struct fields and the parameter list agree.
+    EXPECT_EQ(m.find("cores")->value, 32);
+    EXPECT_EQ(m.find("scratchpad_bytes")->value, 2097152);
+}
+
+TEST(MachineBuiltin, DerivedRates) {
+    MachineDescription m = builtin();
+    EXPECT_EQ(m.stick_lanes(2), 64);
+    EXPECT_EQ(m.stick_lanes(4), 32);
+    EXPECT_EQ(m.stick_lanes(1), 128);
+    EXPECT_DOUBLE_EQ(m.dram_bytes_per_cycle(), 100.0);      // 150 GB/s at 1.5 GHz
+    EXPECT_DOUBLE_EQ(m.dma_port_bytes_per_cycle(), 50.0);   // saturates at 2 cores
+    // About 98 TFLOP/s fp16 per card, as MACHINE.md says.
+    const double tflops = 2.0 * m.pt_peak_macs_per_cycle_fp16 * m.clock_ghz * m.cores / 1000.0;
+    EXPECT_NEAR(tflops, 98.3, 0.1);
+}
+
+TEST(MachineBuiltin, DefaultMachineIsLoadedOnce) {
+    const MachineDescription &a = default_machine();
+    const MachineDescription &b = default_machine();
+    EXPECT_EQ(&a, &b);
+    EXPECT_FALSE(a.parameters.empty());
+}
+
+TEST(MachineOverrides, ApplyChangesValuesAndRecordsTheSource) {
+    MachineDescription m = builtin();
+    apply_machine_overrides(m, "cores=16,dram_bandwidth_gbps=200.5", "test overrides");
+    EXPECT_EQ(m.cores, 16);
+    EXPECT_DOUBLE_EQ(m.dram_bandwidth_gbps, 200.5);
+    EXPECT_EQ(m.find("cores")->value, 16);
+    EXPECT_EQ(m.find("cores")->source, "test overrides");
+    EXPECT_EQ(m.find("dram_bandwidth_gbps")->source, "test overrides");
+    EXPECT_EQ(m.find("stick_bytes")->source, "built-in") << "untouched parameters keep their source";
+    // Provenance and rationale stay those of the description.
+    EXPECT_EQ(m.find("cores")->provenance, "P");
+}
+
+TEST(MachineOverrides, EmptyItemsAreIgnored) {
+    MachineDescription m = builtin();
+    apply_machine_overrides(m, ",cores=8,,", "x");
+    EXPECT_EQ(m.cores, 8);
+    apply_machine_overrides(m, "", "x");
+    EXPECT_EQ(m.cores, 8);
+}
+
+TEST(MachineOverrides, FromSpyreMachineSet) {
+    ScopedEnv file("SPYRE_MACHINE", nullptr);
+    ScopedEnv set("SPYRE_MACHINE_SET", "clock_ghz=2,max_loop_trip_count=1000");
+    MachineDescription m = load_machine_from_environment();
+    EXPECT_DOUBLE_EQ(m.clock_ghz, 2.0);
+    EXPECT_EQ(m.max_loop_trip_count, 1000);
+    EXPECT_EQ(m.find("clock_ghz")->source, "SPYRE_MACHINE_SET");
+    EXPECT_EQ(m.find("cores")->source, "built-in");
+}
+
+TEST(MachineOverrides, FromSpyreMachineFile) {
+    namespace fs = std::filesystem;
+    const fs::path path = fs::temp_directory_path() / ("spyre_machine_test_" + std::to_string(getpid()) + ".json");
+    {
+        std::ofstream f(path);
+        f << builtin_with("\"name\": \"spyre-card\"", "\"name\": \"half-card\"");
+    }
+    // Replace the cores line's value in the written file.
+    std::string text;
+    {
+        std::ifstream f(path);
+        text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    const size_t at = text.find("\"value\": 32,");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 12, "\"value\": 16,");
+    {
+        std::ofstream f(path);
+        f << text;
+    }
+
+    ScopedEnv file("SPYRE_MACHINE", path.c_str());
+    {
+        ScopedEnv set("SPYRE_MACHINE_SET", nullptr);
+        MachineDescription m = load_machine_from_environment();
+        EXPECT_EQ(m.name, "half-card");
+        EXPECT_EQ(m.cores, 16);
+        EXPECT_EQ(m.find("cores")->source, "file " + path.string());
+    }
+    {
+        // The overrides apply on top of the file.
+        ScopedEnv set("SPYRE_MACHINE_SET", "cores=4");
+        MachineDescription m = load_machine_from_environment();
+        EXPECT_EQ(m.cores, 4);
+        EXPECT_EQ(m.find("cores")->source, "SPYRE_MACHINE_SET");
+        EXPECT_EQ(m.find("stick_bytes")->source, "file " + path.string());
+    }
+    fs::remove(path);
+}
+
+TEST(MachineErrors, MissingSpyreMachineFile) {
+    ScopedEnv file("SPYRE_MACHINE", "/nonexistent/spyre/machine.json");
+    ScopedEnv set("SPYRE_MACHINE_SET", nullptr);
+    const std::string msg = error_of([] { load_machine_from_environment(); });
+    EXPECT_NE(msg.find("SPYRE_MACHINE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("/nonexistent/spyre/machine.json"), std::string::npos) << msg;
+}
+
+TEST(MachineErrors, BadSpyreMachineSet) {
+    ScopedEnv file("SPYRE_MACHINE", nullptr);
+    ScopedEnv set("SPYRE_MACHINE_SET", "warp_factor=9");
+    const std::string msg = error_of([] { load_machine_from_environment(); });
+    EXPECT_NE(msg.find("SPYRE_MACHINE_SET"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unknown machine parameter 'warp_factor'"), std::string::npos) << msg;
+}
+
+TEST(MachineErrors, OverrideUnknownKeyBadNumberAndMissingEquals) {
+    MachineDescription m = builtin();
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "corez=4", "S"); }).find("unknown machine parameter 'corez'"),
+              std::string::npos);
+    std::string msg = error_of([&] { apply_machine_overrides(m, "cores=four", "S"); });
+    EXPECT_NE(msg.find("value of 'cores' is not a number: 'four'"), std::string::npos) << msg;
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "cores=", "S"); }).find("not a number"), std::string::npos);
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "cores=4x", "S"); }).find("not a number"), std::string::npos);
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "clock_ghz=inf", "S"); }).find("not a number"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "cores", "S"); }).find("expected key=value"), std::string::npos);
+    msg = error_of([&] { apply_machine_overrides(m, "cores=2.5", "S"); });
+    EXPECT_NE(msg.find("'cores' must be an integer"), std::string::npos) << msg;
+    msg = error_of([&] { apply_machine_overrides(m, "cores=0", "S"); });
+    EXPECT_NE(msg.find("cores must be in [1, 1024]"), std::string::npos) << msg;
+    msg = error_of([&] { apply_machine_overrides(m, "stick_bytes=100", "S"); });
+    EXPECT_NE(msg.find("power of two"), std::string::npos) << msg;
+    msg = error_of([&] { apply_machine_overrides(m, "cores=1e30", "S"); });
+    EXPECT_FALSE(msg.empty()) << "an integer parameter far out of range must be rejected";
+}
+
+TEST(MachineErrors, FailedOverrideLeavesTheDescriptionUnchanged) {
+    MachineDescription m = builtin();
+    EXPECT_THROW(apply_machine_overrides(m, "cores=8,bogus=1", "S"), Error);
+    EXPECT_EQ(m.cores, 32);
+    EXPECT_EQ(m.find("cores")->source, "built-in");
+    EXPECT_THROW(apply_machine_overrides(m, "cores=0", "S"), Error);
+    EXPECT_EQ(m.cores, 32);
+    EXPECT_EQ(m.find("cores")->value, 32);
+}
+
+TEST(MachineErrors, MissingParameter) {
+    const std::string msg = error_of([] { parse_machine_description(builtin_without("barrier_ids"), "test.json"); });
+    EXPECT_NE(msg.find("missing parameter 'barrier_ids'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("test.json"), std::string::npos) << msg;
+}
+
+TEST(MachineErrors, UnknownParameterInTheFile) {
+    const std::string text =
+        builtin_with("\"parameters\": {", "\"parameters\": {\n \"flux_capacitors\": { \"value\": 1, \"unit\": \"x\", "
+                                          "\"provenance\": \"E\", \"rationale\": \"none\" },");
+    const std::string msg = error_of([&] { parse_machine_description(text, "test.json"); });
+    EXPECT_NE(msg.find("unknown parameter 'flux_capacitors'"), std::string::npos) << msg;
+}
+
+TEST(MachineErrors, BadProvenance) {
+    std::string msg = error_of(
+        [] { parse_machine_description(builtin_with("\"provenance\": \"P\"", "\"provenance\": \"Q\""), "test.json"); });
+    EXPECT_NE(msg.find("provenance P, M or E"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'cores'"), std::string::npos) << msg;
+    msg = error_of(
+        [] { parse_machine_description(builtin_with(", \"provenance\": \"P\"", ""), "test.json"); });
+    EXPECT_NE(msg.find("provenance"), std::string::npos) << "a missing provenance is an error: " << msg;
+}
+
+TEST(MachineErrors, BadValues) {
+    std::string msg = error_of(
+        [] { parse_machine_description(builtin_with("\"value\": 32,", "\"value\": \"32\","), "test.json"); });
+    EXPECT_NE(msg.find("'cores' needs a numeric 'value'"), std::string::npos) << msg;
+    msg = error_of([] { parse_machine_description(builtin_with("\"value\": 32,", "\"value\": 32.5,"), "test.json"); });
+    EXPECT_NE(msg.find("must be an integer"), std::string::npos) << msg;
+    msg = error_of([] { parse_machine_description("{ \"parameters\": [1, 2] }", "test.json"); });
+    EXPECT_NE(msg.find("'parameters' object"), std::string::npos) << msg;
+    msg = error_of([] { parse_machine_description("{ not json", "test.json"); });
+    EXPECT_NE(msg.find("not valid JSON"), std::string::npos) << msg;
+}
+
+TEST(MachineErrors, IllTypedTextFieldsGiveASpyreError) {
+    // A unit, rationale or name of the wrong JSON type is a spyre::Error like
+    // every other mistake in the file, not a JSON library exception.
+    std::string msg = error_of(
+        [] { parse_machine_description(builtin_with("\"unit\": \"cores\"", "\"unit\": 3"), "test.json"); });
+    EXPECT_NE(msg.find("cores"), std::string::npos) << msg;
+    msg = error_of(
+        [] { parse_machine_description(builtin_with("\"name\": \"spyre-card\"", "\"name\": 7"), "test.json"); });
+    EXPECT_NE(msg.find("name"), std::string::npos) << msg;
+}
+
+TEST(MachineFingerprint, ChangesWithStructureNotWithRates) {
+    const MachineDescription base = builtin();
+    const uint64_t fp = base.structural_fingerprint();
+    EXPECT_EQ(fp, builtin().structural_fingerprint()) << "deterministic";
+
+    MachineDescription fewer_cores = base;
+    apply_machine_overrides(fewer_cores, "cores=16", "S");
+    EXPECT_NE(fewer_cores.structural_fingerprint(), fp);
+
+    MachineDescription smaller_scratchpad = base;
+    apply_machine_overrides(smaller_scratchpad, "scratchpad_bytes=1048576", "S");
+    EXPECT_NE(smaller_scratchpad.structural_fingerprint(), fp);
+
+    MachineDescription faster = base;
+    apply_machine_overrides(faster, "dram_bandwidth_gbps=300,clock_ghz=2,pt_sustained_macs_per_ns=1500", "S");
+    EXPECT_EQ(faster.structural_fingerprint(), fp);
+}
+
+}  // namespace
+}  // namespace spyre

@@ -1,0 +1,107 @@
+// Test helper: builds Spyre programs in memory, instruction by instruction,
+// and runs them on dense host tensors. Keeps simulator tests short enough to
+// read as specifications.
+#pragma once
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spyre/host_run.h"
+#include "spyre/machine.h"
+#include "spyre/program.h"
+#include "spyre/validator.h"
+
+namespace spyre::testing {
+
+inline MachineDescription builtin_machine() { return parse_machine_description(builtin_machine_json(), "built-in"); }
+
+using isa::Opcode;
+using isa::Unit;
+
+struct ProgramBuilder {
+    MachineDescription m = builtin_machine();
+    Program p;
+
+    explicit ProgramBuilder(const std::string &name) {
+        p.kernel_name = name;
+        p.machine_fingerprint = m.structural_fingerprint();
+        p.cores.resize(m.cores);
+    }
+
+    int arg(const std::string &name, ArgKind kind, DType t, std::vector<int64_t> extent) {
+        ProgramArgument a;
+        a.name = name;
+        a.kind = kind;
+        a.shape.dtype = t;
+        a.shape.extent = std::move(extent);
+        a.layout = default_layout(a.shape, m.stick_bytes);
+        p.args.push_back(a);
+        return (int)p.args.size() - 1;
+    }
+
+    isa::Instruction &emit(int core, Unit u, Opcode op, std::initializer_list<int64_t> fields) {
+        auto &s = p.cores[core].unit[(int)u];
+        s.push_back(isa::make_instruction(op, fields));
+        return s.back();
+    }
+
+    // dma.load of rows x row_bytes, all valid, contiguous rows in both memories.
+    isa::Instruction &load(int core, int arg, int64_t dram, int64_t sp, int64_t row_bytes, int64_t rows = 1,
+                           int64_t dram_row_stride = -1) {
+        if (dram_row_stride < 0) dram_row_stride = row_bytes;
+        return emit(core, Unit::Dma, Opcode::DmaLoad,
+                    {arg, dram, sp, row_bytes, row_bytes, rows, dram_row_stride, row_bytes, rows, 1, 0, 0, 1});
+    }
+    isa::Instruction &store(int core, int arg, int64_t dram, int64_t sp, int64_t row_bytes, int64_t rows = 1,
+                            int64_t dram_row_stride = -1) {
+        if (dram_row_stride < 0) dram_row_stride = row_bytes;
+        return emit(core, Unit::Dma, Opcode::DmaStore, {arg, dram, sp, row_bytes, rows, dram_row_stride, row_bytes, 1, 0, 0});
+    }
+    void signal(int core, Unit u, int ch) { emit(core, u, Opcode::Signal, {ch}); }
+    void wait(int core, Unit u, int ch) { emit(core, u, Opcode::Wait, {ch}); }
+
+    void validate() const { validate_program(p, m); }
+};
+
+inline uint32_t f32_bits(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
+template <typename T>
+T element(const HostTensor &t, int64_t i) {
+    T v;
+    std::memcpy(&v, &t.data[i * sizeof(T)], sizeof(T));
+    return v;
+}
+
+inline float as_float(const HostTensor &t, int64_t i) {
+    switch (t.shape.dtype) {
+    case DType::F32: return element<float>(t, i);
+    case DType::F16: return half_to_float(element<uint16_t>(t, i));
+    case DType::I32: return (float)element<int32_t>(t, i);
+    case DType::I8: return (float)(int8_t)t.data[i];
+    }
+    return 0;
+}
+
+inline HostTensor random_tensor(const std::string &name, DType t, std::vector<int64_t> extent, uint64_t seed) {
+    TensorShape s;
+    s.dtype = t;
+    s.extent = std::move(extent);
+    HostTensor h = HostTensor::zeros(name, s);
+    fill_random(h, seed);
+    return h;
+}
+
+inline HostRunResult run(const ProgramBuilder &b, const std::vector<HostTensor> &inputs,
+                         const std::vector<double> &params = {}, const SimulationOptions &opt = {}) {
+    b.validate();
+    DeviceMemory mem(b.m.dram_usable_bytes);
+    return run_on_host_tensors(b.p, b.m, mem, inputs, params, opt);
+}
+
+}  // namespace spyre::testing
