@@ -7,8 +7,11 @@
 //
 // Assumes: field values contain no whitespace (`dram=4096*C+256*L0`, not
 // `dram = 4096 * C`); argument and parameter names are single tokens.
-// Semantic rules that need the whole program (balanced loops, trip count
-// limits, channel counts, ...) are left to validate_program.
+// Besides syntax and the field ranges of isa.def, the assembler checks only
+// what it can point at on a line: an endloop without a loop and a loop index
+// L_d used where fewer than d+1 loops are open. Rules that need the machine or
+// the whole program (loops left open, trip count limits, channel counts, ...)
+// are left to validate_program, which spyre-as runs on its output.
 #include "spyre/assembler.h"
 
 #include <cctype>
@@ -307,11 +310,16 @@ private:
         return d;
     }
 
-    std::string new_name(const Token &t, const char *what) {
+    // Names are stored as 1..255 printable ASCII characters (program_format.h).
+    void check_name(const Token &t, const char *what) const {
         if (t.text.size() > 255) fail(t, std::string(what) + " name longer than 255 characters");
         for (char c : t.text) {
-            if ((unsigned char)c < 0x21 || (unsigned char)c > 0x7e) fail(t, std::string(what) + " name has a non-printable character");
+            if ((unsigned char)c < 0x21 || (unsigned char)c > 0x7e) fail(t, std::string(what) + " name has a non-ASCII character");
         }
+    }
+
+    std::string new_name(const Token &t, const char *what) {
+        check_name(t, what);
         if (!names_.insert(t.text).second) fail(t, "duplicate name '" + t.text + "'");
         return t.text;
     }
@@ -321,9 +329,8 @@ private:
         if (d.text == ".kernel") {
             expect_operands(tokens, 1, 1, "a kernel name: .kernel NAME");
             if (!program_.kernel_name.empty()) fail(d, "duplicate .kernel directive");
-            const Token &name = tokens[1];
-            if (name.text.size() > 255) fail(name, "kernel name longer than 255 characters");
-            program_.kernel_name = name.text;
+            check_name(tokens[1], "kernel");
+            program_.kernel_name = tokens[1].text;
         } else if (d.text == ".machine") {
             expect_operands(tokens, 1, 1, "a fingerprint: .machine 0xHEX");
             const std::string &s = tokens[1].text;

@@ -201,7 +201,7 @@ TEST(Assembler, ArgumentDefaultsToTheDefaultLayoutAndMachineToTheCurrentOne) {
     EXPECT_EQ(q.machine_fingerprint, 0xabcu);
 }
 
-TEST(Disassembler, PrintsFieldsInTableOrderWithAffineOperandsAndLoopIndentation) {
+TEST(AssemblerDisassembly, PrintsFieldsInTableOrderWithAffineOperandsAndLoopIndentation) {
     Program p = assemble_program(header() +
                                      ".core 3\n.unit dma\nloop count=4\nloop count=2\n"
                                      "dma.load arg=in dram=L0*256-L1*128 sp=0 row_bytes=128 valid_bytes=128 rows=1 "
@@ -220,7 +220,7 @@ TEST(Disassembler, PrintsFieldsInTableOrderWithAffineOperandsAndLoopIndentation)
     EXPECT_EQ(text.find(".unit pt"), std::string::npos) << "empty units are omitted";
 }
 
-TEST(Disassembler, AnnotatesDecodedInstructionsWithTheirFileOffset) {
+TEST(AssemblerDisassembly, AnnotatesDecodedInstructionsWithTheirFileOffset) {
     Program p = assemble_program(header() + ".core 0\n.unit sfu\nsignal channel=1\n", machine(), "t.s");
     const std::vector<uint8_t> bytes = encode_program(p);
     const Program decoded = decode_program(bytes);
@@ -309,7 +309,7 @@ TEST(AssemblerErrors, UnknownArgumentName) {
 TEST(AssemblerErrors, UnknownTypeName) {
     EXPECT_CONTAINS(assembly_error(header() + ".core 0\n.unit sfu\n"
                                               "sfu.abs dst=0 dst_stride=0 a=0 a_stride=0 a_mode=0 n=1 rows=1 type=f64 imm=0\n"),
-                    "test.s:6:67: unknown type 'f64'");
+                    "test.s:6:68: unknown type 'f64'");
 }
 
 TEST(AssemblerErrors, MalformedFloatImmediate) {
@@ -352,6 +352,7 @@ TEST(AssemblerErrors, MissingOrDuplicateKernelDirective) {
 }
 
 TEST(AssemblerErrors, BadDirectives) {
+    EXPECT_CONTAINS(assembly_error(".kernel caf\xc3\xa9\n"), "test.s:1:9: kernel name has a non-ASCII character");
     EXPECT_CONTAINS(assembly_error(".kernel k\n.section text\n"), "test.s:2:1: unknown directive '.section'");
     EXPECT_CONTAINS(assembly_error(".kernel k\n.machine 12zz\n"), "test.s:2:10: malformed machine fingerprint '12zz'");
     EXPECT_CONTAINS(assembly_error(".kernel k\n.param alpha\n"), "test.s:2:13: expected a parameter: .param NAME DTYPE");
