@@ -1,0 +1,84 @@
+# add_spyre_library: builds a Halide AOT library from one of our generator
+# executables, for the Spyre device or as the host reference.
+#
+#   add_spyre_library(<name> FROM <generator-exe> GENERATOR <gen>
+#                     [FUNCTION_NAME <fn>]        # default: <name>
+#                     [TARGET spyre|host]         # default: spyre
+#                     [PARAMS <key=value> ...]    # generator params
+#                     [FEATURES <f> ...]          # extra Halide target features
+#                     [USE_RUNTIME <lib>.runtime] # share another library's Halide runtime
+#                     [AUTOSCHEDULER <Halide::Plugin>] [PLUGINS ...])
+#
+# TARGET spyre compiles with the target `x86-64-linux-spyre`: our generator
+# driver (target/generator_main.cpp) strips the `spyre` token and enables the
+# Spyre schedule and lowering pass; CMake's helper still sees an x86-64-linux
+# triple, so it does not switch to cross-compiling. TARGET host builds the CPU
+# reference for the build machine (`host`, fast).
+#
+# The result is add_halide_library's static library target <name> (header
+# <name>.h with function <fn>) that also links spyre_runtime. For Spyre builds
+# the program files the lowering pass writes next to it, <fn>.spyre and
+# <fn>.spyre.txt, are declared byproducts and recorded in the target property
+# SPYRE_PROGRAM_FILES.
+include_guard(GLOBAL)
+
+function(add_spyre_library NAME)
+  set(one_value FROM GENERATOR FUNCTION_NAME TARGET USE_RUNTIME AUTOSCHEDULER)
+  set(multi_value PARAMS FEATURES PLUGINS)
+  cmake_parse_arguments(ARG "" "${one_value}" "${multi_value}" ${ARGN})
+  if (ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_spyre_library(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif ()
+  if (NOT ARG_FROM OR NOT ARG_GENERATOR)
+    message(FATAL_ERROR "add_spyre_library(${NAME}): FROM <generator-exe> and GENERATOR <name> are required")
+  endif ()
+  if (NOT ARG_TARGET)
+    set(ARG_TARGET spyre)
+  endif ()
+  if (NOT ARG_FUNCTION_NAME)
+    set(ARG_FUNCTION_NAME ${NAME})
+  endif ()
+
+  if (ARG_TARGET STREQUAL "spyre")
+    set(halide_target x86-64-linux-spyre)
+  elseif (ARG_TARGET STREQUAL "host")
+    set(halide_target host)
+  else ()
+    message(FATAL_ERROR "add_spyre_library(${NAME}): TARGET must be spyre or host, not '${ARG_TARGET}'")
+  endif ()
+
+  set(args FROM ${ARG_FROM} GENERATOR ${ARG_GENERATOR} FUNCTION_NAME ${ARG_FUNCTION_NAME}
+           TARGETS ${halide_target})
+  if (ARG_FEATURES)
+    list(APPEND args FEATURES ${ARG_FEATURES})
+  endif ()
+  if (ARG_PARAMS)
+    list(APPEND args PARAMS ${ARG_PARAMS})
+  endif ()
+  if (ARG_USE_RUNTIME)
+    list(APPEND args USE_RUNTIME ${ARG_USE_RUNTIME})
+  endif ()
+  if (ARG_AUTOSCHEDULER)
+    list(APPEND args AUTOSCHEDULER ${ARG_AUTOSCHEDULER})
+  endif ()
+  if (ARG_PLUGINS)
+    list(APPEND args PLUGINS ${ARG_PLUGINS})
+  endif ()
+
+  add_halide_library(${NAME} ${args})
+  target_link_libraries(${NAME} INTERFACE spyre_runtime)
+
+  if (ARG_TARGET STREQUAL "spyre")
+    # The lowering pass writes these into the generator's -o directory (the
+    # current binary dir for add_halide_library). Declared as byproducts of
+    # the generator step so Ninja knows who makes them and `clean` removes them.
+    set(program_files
+        ${CMAKE_CURRENT_BINARY_DIR}/${ARG_FUNCTION_NAME}.spyre
+        ${CMAKE_CURRENT_BINARY_DIR}/${ARG_FUNCTION_NAME}.spyre.txt)
+    add_custom_command(TARGET ${NAME}.update POST_BUILD
+                       COMMAND ${CMAKE_COMMAND} -E true
+                       BYPRODUCTS ${program_files}
+                       VERBATIM)
+    set_property(TARGET ${NAME} PROPERTY SPYRE_PROGRAM_FILES ${program_files})
+  endif ()
+endfunction()

@@ -1,0 +1,71 @@
+/* The C API of libspyre_runtime as generated kernels and apps see it.
+ *
+ * Generated kernels (compiled with -target=spyre) keep Halide's standard AOT
+ * signature; inside, the device region is a call to spyre_run_program() with
+ * the program embedded in the object. The runtime loads and validates the
+ * program once per process (cached by blob address), checks every buffer
+ * against the program's argument table, moves host data into the simulated
+ * device's stick layout, runs the simulator and copies outputs back.
+ *
+ * Only HalideRuntime.h is needed to use this header; no part of libHalide. */
+#ifndef SPYRE_RUNTIME_H
+#define SPYRE_RUNTIME_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes returned by the runtime (Halide pipelines return them unchanged). */
+enum spyre_error_code {
+    spyre_success = 0,
+    spyre_error_bad_program = -1001,       /* malformed, hostile or unsupported program blob */
+    spyre_error_machine_mismatch = -1002,  /* program built for another machine description */
+    spyre_error_buffer_mismatch = -1003,   /* buffer type/dimensions/extents differ from the program */
+    spyre_error_null_host = -1004,         /* buffer without host memory (and no device allocation) */
+    spyre_error_out_of_memory = -1005,     /* simulated device memory exhausted */
+    spyre_error_rule_violation = -1006,    /* the simulated device stopped the program (rule or deadlock) */
+    spyre_error_bad_argument = -1007       /* wrong argument count or other misuse of the API */
+};
+
+/* Called by generated code. `program` is a 1-D uint8 buffer holding the
+ * encoded program; `buffers` are the kernel's tensors in the program's
+ * argument-table order (inputs and outputs; temporaries are the runtime's);
+ * `params` the scalar run-time parameters in program order. On failure the
+ * message goes to halide_error(user_context, ...) (or stderr when no Halide
+ * runtime is linked) and to spyre_last_error(). */
+int spyre_run_program(void *user_context, halide_buffer_t *program, int32_t num_buffers, halide_buffer_t **buffers,
+                      int32_t num_params, const double *params);
+
+/* Figures of one kernel run (or the sum of all runs of a kernel). */
+typedef struct spyre_kernel_stats {
+    char kernel[64];
+    uint64_t calls;
+    double cycles;
+    double simulated_us;
+    double roofline_bound_us;
+    double pt_utilization;
+    uint64_t macs;
+    uint64_t dram_read_bytes;
+    uint64_t dram_write_bytes;
+    char bottleneck[16];
+} spyre_kernel_stats;
+
+/* The most recent run in this process. Returns 0, or -1 if nothing ran yet. */
+int spyre_get_last_run_stats(spyre_kernel_stats *out);
+/* All runs of the named kernel, summed (calls counts them). Returns 0, or -1 if unknown. */
+int spyre_get_kernel_stats(const char *kernel, spyre_kernel_stats *out);
+/* The message of the last failure in this thread ("" if none). */
+const char *spyre_last_error(void);
+/* Prints the per-kernel profile table (as SPYRE_PROFILE=1 does at exit). */
+void spyre_print_profile(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,464 @@
+// The C API generated kernels call (see spyre_runtime.h): program cache,
+// buffer checks against the argument table, device memory, simulation,
+// per-kernel statistics and the error path back to Halide.
+//
+// Environment (read at each run unless noted):
+//   SPYRE_SYNC=normal|serial|random  synchronization mode of the simulated device
+//   SPYRE_SEED=N                     seed of SPYRE_SYNC=random (default 1)
+//   SPYRE_DEBUG>=1                   one line per run on stderr (kernel, cycles, us)
+//   SPYRE_PROFILE=1                  (at the first run) print the profile table at exit
+#include "spyre/spyre_runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "spyre/device_memory.h"
+#include "spyre/error.h"
+#include "spyre/layout.h"
+#include "spyre/machine.h"
+#include "spyre/program.h"
+#include "spyre/program_format.h"
+#include "spyre/report.h"
+#include "spyre/simulator.h"
+#include "spyre/validator.h"
+
+// Present when the process links a Halide runtime (any AOT pipeline does);
+// otherwise errors go to stderr.
+extern "C" void halide_error(void *user_context, const char *msg) __attribute__((weak));
+
+namespace spyre {
+namespace {
+
+// A failure of one run with the C error code it maps to.
+class RunError : public Error {
+public:
+    RunError(int code, const std::string &what) : Error(what), code(code) {}
+    int code;
+};
+
+thread_local std::string t_last_error;
+
+int report_failure(void *user_context, int code, const std::string &message) {
+    t_last_error = message;
+    if (&halide_error != nullptr) {
+        const std::string line = message + "\n";
+        halide_error(user_context, line.c_str());
+    } else {
+        std::fprintf(stderr, "spyre runtime error: %s\n", message.c_str());
+    }
+    return code;
+}
+
+// ---- program cache: decode + validate once per blob ----
+
+struct CachedProgram {
+    size_t size = 0;
+    uint64_t trailer = 0;  // the blob's last 8 bytes (its checksum)
+    std::shared_ptr<const Program> program;
+};
+
+uint64_t blob_trailer(const uint8_t *data, size_t size) {
+    uint64_t t = 0;
+    if (size >= 8) std::memcpy(&t, data + size - 8, 8);
+    return t;
+}
+
+// Blobs embedded in generated objects are constants, so their address names
+// them. Size and checksum are compared as well, so a heap blob freed and
+// another allocated at the same address (tests, JIT) is not mistaken for it.
+std::shared_ptr<const Program> load_program(const uint8_t *data, size_t size) {
+    static std::mutex mutex;
+    static auto *cache = new std::map<const uint8_t *, CachedProgram>();  // never destroyed: usable at exit
+    const uint64_t trailer = blob_trailer(data, size);
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache->find(data);
+    if (it != cache->end() && it->second.size == size && it->second.trailer == trailer) return it->second.program;
+
+    const MachineDescription &m = default_machine();
+    auto program = std::make_shared<Program>();
+    try {
+        *program = decode_program(data, size);
+    } catch (const Error &e) {
+        throw RunError(spyre_error_bad_program,
+                       "spyre_run_program: the program blob (" + std::to_string(size) + " bytes) is malformed: " + e.what());
+    }
+    try {
+        validate_program(*program, m);
+    } catch (const Error &e) {
+        const int code = program->machine_fingerprint != m.structural_fingerprint() ? spyre_error_machine_mismatch
+                                                                                    : spyre_error_bad_program;
+        throw RunError(code, program->kernel_name + ": " + e.what());
+    }
+    (*cache)[data] = CachedProgram{size, trailer, program};
+    return program;
+}
+
+// ---- buffer checks ----
+
+bool type_matches(const halide_type_t &t, DType d) {
+    if (t.lanes != 1) return false;
+    switch (d) {
+    case DType::F32: return t.code == halide_type_float && t.bits == 32;
+    case DType::F16: return t.code == halide_type_float && t.bits == 16;
+    case DType::I32: return t.code == halide_type_int && t.bits == 32;
+    case DType::I8: return t.code == halide_type_int && t.bits == 8;
+    }
+    return false;
+}
+
+std::string halide_type_name(const halide_type_t &t) {
+    const char *code = "handle";
+    switch (t.code) {
+    case halide_type_int: code = "int"; break;
+    case halide_type_uint: code = "uint"; break;
+    case halide_type_float: code = "float"; break;
+    case halide_type_bfloat: code = "bfloat"; break;
+    default: break;
+    }
+    std::string s = code + std::to_string((int)t.bits);
+    if (t.lanes != 1) s += "x" + std::to_string((int)t.lanes);
+    return s;
+}
+
+const char *halide_name_of(DType d) {
+    switch (d) {
+    case DType::F32: return "float32";
+    case DType::F16: return "float16";
+    case DType::I32: return "int32";
+    case DType::I8: return "int8";
+    }
+    return "?";
+}
+
+void check_buffer(const Program &p, const ProgramArgument &a, int index, const halide_buffer_t *b) {
+    const std::string who = p.kernel_name + ": buffer '" + a.name + "'";
+    if (b == nullptr) {
+        throw RunError(spyre_error_bad_argument, who + " (buffer " + std::to_string(index) + ") is a null halide_buffer_t pointer");
+    }
+    if (!type_matches(b->type, a.shape.dtype)) {
+        throw RunError(spyre_error_buffer_mismatch, who + " has type " + halide_type_name(b->type) +
+                                                        ", the kernel was compiled for " + dtype_name(a.shape.dtype) + " (" +
+                                                        halide_name_of(a.shape.dtype) + ")");
+    }
+    const int rank = (int)a.shape.extent.size();
+    if (b->dimensions != rank) {
+        throw RunError(spyre_error_buffer_mismatch, who + " has " + std::to_string(b->dimensions) +
+                                                        " dimensions, the kernel was compiled for " + std::to_string(rank));
+    }
+    for (int d = 0; d < rank; d++) {
+        if ((int64_t)b->dim[d].extent != a.shape.extent[d]) {
+            throw RunError(spyre_error_buffer_mismatch, who + " dimension " + std::to_string(d) + " has extent " +
+                                                            std::to_string(b->dim[d].extent) + ", the kernel was compiled for " +
+                                                            std::to_string(a.shape.extent[d]));
+        }
+    }
+    if (b->host == nullptr) {
+        throw RunError(spyre_error_null_host, who + " has no host memory and no Spyre device allocation");
+    }
+    if (a.kind == ArgKind::Input && (b->flags & halide_buffer_flag_device_dirty)) {
+        throw RunError(spyre_error_bad_argument,
+                       who + " is device-dirty: its current contents live on a device the Spyre runtime does not manage; "
+                             "copy it to the host (copy_to_host) before calling the kernel");
+    }
+}
+
+HostView host_view(const halide_buffer_t *b) {
+    HostView v;
+    v.base = b->host;
+    for (int d = 0; d < b->dimensions; d++) {
+        v.extent.push_back(b->dim[d].extent);
+        v.stride_elems.push_back(b->dim[d].stride);
+    }
+    return v;
+}
+
+// ---- device memory ----
+
+DeviceMemory &device_memory() {
+    // Never destroyed, so kernels may still run from other static destructors.
+    static DeviceMemory *memory = new DeviceMemory(default_machine().dram_usable_bytes);
+    return *memory;
+}
+
+// The device allocations of one run, freed when the run ends however it ends.
+class RunAllocations {
+public:
+    explicit RunAllocations(DeviceMemory &memory) : memory_(memory) {}
+    ~RunAllocations() {
+        for (uint64_t h : handles_) {
+            try {
+                memory_.free(h);
+            } catch (...) {
+            }
+        }
+    }
+    RunAllocations(const RunAllocations &) = delete;
+    RunAllocations &operator=(const RunAllocations &) = delete;
+
+    ArgumentBinding allocate(const std::string &kernel, const ProgramArgument &a, int64_t bytes) {
+        uint64_t h;
+        try {
+            h = memory_.allocate(bytes, kernel + "/" + a.name);
+        } catch (const Error &e) {
+            throw RunError(spyre_error_out_of_memory, kernel + ": argument '" + a.name + "': " + e.what());
+        }
+        handles_.push_back(h);
+        return ArgumentBinding{memory_.data(h), bytes};
+    }
+
+private:
+    DeviceMemory &memory_;
+    std::vector<uint64_t> handles_;
+};
+
+// ---- environment ----
+
+SimulationOptions options_from_environment() {
+    SimulationOptions o;
+    if (const char *s = std::getenv("SPYRE_SYNC"); s && *s) {
+        const std::string v = s;
+        if (v == "normal") o.sync = SyncMode::Normal;
+        else if (v == "serial") o.sync = SyncMode::ForcedSerial;
+        else if (v == "random") o.sync = SyncMode::RandomLatency;
+        else throw RunError(spyre_error_bad_argument, "SPYRE_SYNC='" + v + "' is not one of normal, serial, random");
+    }
+    if (const char *s = std::getenv("SPYRE_SEED"); s && *s) {
+        char *end = nullptr;
+        errno = 0;
+        const unsigned long long seed = std::strtoull(s, &end, 0);
+        if (errno != 0 || *end != '\0') {
+            throw RunError(spyre_error_bad_argument, std::string("SPYRE_SEED='") + s + "' is not an unsigned integer");
+        }
+        o.seed = seed;
+    }
+    return o;
+}
+
+int env_level(const char *name) {
+    const char *s = std::getenv(name);
+    return s ? std::atoi(s) : 0;
+}
+
+// ---- statistics ----
+
+struct KernelTotals {
+    spyre_kernel_stats sums{};
+    std::map<std::string, double> us_by_bottleneck;  // the reported bottleneck is the one with most time
+};
+
+struct StatsRegistry {
+    std::mutex mutex;
+    bool have_last = false;
+    spyre_kernel_stats last{};
+    std::map<std::string, KernelTotals> kernels;
+};
+
+StatsRegistry &stats_registry() {
+    static StatsRegistry *r = new StatsRegistry();  // never destroyed: the atexit profile reads it
+    return *r;
+}
+
+void copy_name(char *dst, size_t n, const std::string &s) { std::snprintf(dst, n, "%s", s.c_str()); }
+
+double pt_utilization_of(double macs, double cycles, const MachineDescription &m) {
+    return cycles > 0 ? macs / (cycles * m.pt_peak_macs_per_cycle_fp16 * m.cores) : 0.0;
+}
+
+void record_run(const SimulationResult &r, const MachineDescription &m) {
+    const PerformanceFigures f = performance_figures(r, m);
+    spyre_kernel_stats s{};
+    copy_name(s.kernel, sizeof s.kernel, r.kernel);
+    s.calls = 1;
+    s.cycles = r.cycles;
+    s.simulated_us = r.simulated_us;
+    s.roofline_bound_us = f.roofline_bound_us;
+    s.pt_utilization = f.pt_utilization;
+    s.macs = r.macs;
+    s.dram_read_bytes = r.dram_read_bytes;
+    s.dram_write_bytes = r.dram_write_bytes;
+    copy_name(s.bottleneck, sizeof s.bottleneck, f.bottleneck);
+
+    StatsRegistry &reg = stats_registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.last = s;
+    reg.have_last = true;
+    KernelTotals &t = reg.kernels[r.kernel];
+    spyre_kernel_stats &sum = t.sums;
+    copy_name(sum.kernel, sizeof sum.kernel, r.kernel);
+    sum.calls += 1;
+    sum.cycles += s.cycles;
+    sum.simulated_us += s.simulated_us;
+    sum.roofline_bound_us += s.roofline_bound_us;
+    sum.macs += s.macs;
+    sum.dram_read_bytes += s.dram_read_bytes;
+    sum.dram_write_bytes += s.dram_write_bytes;
+    sum.pt_utilization = pt_utilization_of((double)sum.macs, sum.cycles, m);
+    t.us_by_bottleneck[f.bottleneck] += s.simulated_us;
+    auto top = std::max_element(t.us_by_bottleneck.begin(), t.us_by_bottleneck.end(),
+                                [](const auto &x, const auto &y) { return x.second < y.second; });
+    copy_name(sum.bottleneck, sizeof sum.bottleneck, top->first);
+}
+
+void print_profile_at_exit() { spyre_print_profile(stderr); }
+
+void on_first_run() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        stats_registry();  // exists before the handler is registered
+        if (env_level("SPYRE_PROFILE") >= 1) std::atexit(print_profile_at_exit);
+    });
+}
+
+// ---- one run ----
+
+void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers, halide_buffer_t **buffers,
+                 int32_t num_params, const double *params) {
+    if (blob == nullptr || blob->host == nullptr) {
+        throw RunError(spyre_error_bad_argument, "spyre_run_program: the program buffer is null or has no host memory");
+    }
+    if (blob->type.code != halide_type_uint || blob->type.bits != 8 || blob->type.lanes != 1 || blob->dimensions != 1 ||
+        blob->dim[0].stride != 1 || blob->dim[0].extent <= 0) {
+        throw RunError(spyre_error_bad_argument,
+                       "spyre_run_program: the program buffer must be a dense 1-D uint8 buffer of the encoded program");
+    }
+    const std::shared_ptr<const Program> program = load_program(blob->host, (size_t)blob->dim[0].extent);
+    const Program &p = *program;
+    const MachineDescription &m = default_machine();
+
+    std::vector<int> user_arg;  // argument index of each buffer
+    std::string names;
+    for (size_t i = 0; i < p.args.size(); i++) {
+        if (p.args[i].kind == ArgKind::Temp) continue;
+        user_arg.push_back((int)i);
+        names += (names.empty() ? "" : ", ") + p.args[i].name;
+    }
+    if (num_buffers != (int32_t)user_arg.size() || (num_buffers > 0 && buffers == nullptr)) {
+        throw RunError(spyre_error_bad_argument, p.kernel_name + ": called with " + std::to_string(num_buffers) +
+                                                     " buffers, the kernel takes " + std::to_string(user_arg.size()) +
+                                                     " (inputs and outputs in argument order: " + names + ")");
+    }
+    if (num_params != (int32_t)p.params.size() || (num_params > 0 && params == nullptr)) {
+        throw RunError(spyre_error_bad_argument, p.kernel_name + ": called with " + std::to_string(num_params) +
+                                                     " scalar parameters, the kernel takes " + std::to_string(p.params.size()));
+    }
+    for (size_t i = 0; i < user_arg.size(); i++) check_buffer(p, p.args[user_arg[i]], (int)i, buffers[i]);
+    const SimulationOptions options = options_from_environment();
+
+    // Allocate everything first, so exhaustion is found before any data moves.
+    RunAllocations allocations(device_memory());
+    std::vector<ArgumentBinding> bindings;
+    for (const ProgramArgument &a : p.args) {
+        const LayoutAddressing addr = layout_addressing(a.shape, a.layout, m.stick_bytes);
+        bindings.push_back(allocations.allocate(p.kernel_name, a, addr.total_bytes));
+    }
+    for (size_t i = 0; i < user_arg.size(); i++) {
+        const ProgramArgument &a = p.args[user_arg[i]];
+        if (a.kind != ArgKind::Input) continue;
+        pack_to_device(a.shape, a.layout, m.stick_bytes, host_view(buffers[i]), bindings[user_arg[i]].data);
+    }
+
+    SimulationResult result;
+    try {
+        result = simulate_program(p, m, bindings, std::vector<double>(params, params + num_params), options);
+    } catch (const SimulationError &e) {
+        throw RunError(spyre_error_rule_violation, p.kernel_name + ": " + e.what());
+    }
+
+    for (size_t i = 0; i < user_arg.size(); i++) {
+        const ProgramArgument &a = p.args[user_arg[i]];
+        if (a.kind != ArgKind::Output) continue;
+        unpack_from_device(a.shape, a.layout, m.stick_bytes, bindings[user_arg[i]].data, host_view(buffers[i]));
+        // The host now holds the newest contents; any device copy is stale.
+        buffers[i]->flags = (buffers[i]->flags | halide_buffer_flag_host_dirty) & ~(uint64_t)halide_buffer_flag_device_dirty;
+    }
+
+    record_run(result, m);
+    if (env_level("SPYRE_DEBUG") >= 1) {
+        std::fprintf(stderr, "spyre: ran %s: %.0f cycles, %.3f us\n", p.kernel_name.c_str(), result.cycles,
+                     result.simulated_us);
+    }
+    (void)user_context;
+}
+
+}  // namespace
+}  // namespace spyre
+
+extern "C" {
+
+int spyre_run_program(void *user_context, halide_buffer_t *program, int32_t num_buffers, halide_buffer_t **buffers,
+                      int32_t num_params, const double *params) {
+    using namespace spyre;
+    try {
+        on_first_run();
+        run_program(user_context, program, num_buffers, buffers, num_params, params);
+        return spyre_success;
+    } catch (const RunError &e) {
+        return report_failure(user_context, e.code, e.what());
+    } catch (const SimulationError &e) {
+        return report_failure(user_context, spyre_error_rule_violation, e.what());
+    } catch (const Error &e) {
+        return report_failure(user_context, spyre_error_bad_program, e.what());
+    } catch (const std::bad_alloc &) {
+        return report_failure(user_context, spyre_error_out_of_memory,
+                              "spyre_run_program: host memory exhausted while running the program");
+    } catch (const std::exception &e) {
+        return report_failure(user_context, spyre_error_bad_argument, std::string("spyre_run_program: ") + e.what());
+    } catch (...) {
+        return report_failure(user_context, spyre_error_bad_argument, "spyre_run_program: unknown internal error");
+    }
+}
+
+int spyre_get_last_run_stats(spyre_kernel_stats *out) {
+    if (out == nullptr) return -1;
+    spyre::StatsRegistry &reg = spyre::stats_registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (!reg.have_last) return -1;
+    *out = reg.last;
+    return 0;
+}
+
+int spyre_get_kernel_stats(const char *kernel, spyre_kernel_stats *out) {
+    if (kernel == nullptr || out == nullptr) return -1;
+    spyre::StatsRegistry &reg = spyre::stats_registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    auto it = reg.kernels.find(kernel);
+    if (it == reg.kernels.end()) return -1;
+    *out = it->second.sums;
+    return 0;
+}
+
+const char *spyre_last_error(void) { return spyre::t_last_error.c_str(); }
+
+void spyre_print_profile(FILE *out) {
+    if (out == nullptr) return;
+    std::vector<spyre_kernel_stats> rows;
+    {
+        spyre::StatsRegistry &reg = spyre::stats_registry();
+        std::lock_guard<std::mutex> lock(reg.mutex);
+        for (const auto &kv : reg.kernels) rows.push_back(kv.second.sums);
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const spyre_kernel_stats &a, const spyre_kernel_stats &b) { return a.simulated_us > b.simulated_us; });
+    std::fprintf(out, "Spyre profile (simulated device time)\n");
+    std::fprintf(out, "%-24s %7s %14s %12s %14s %8s %8s %10s  %s\n", "kernel", "calls", "total us", "mean us", "bound us",
+                 "% bound", "PT util", "DRAM MB", "bottleneck");
+    for (const spyre_kernel_stats &s : rows) {
+        const double mean = s.calls ? s.simulated_us / s.calls : 0.0;
+        const double pct = s.simulated_us > 0 ? 100.0 * s.roofline_bound_us / s.simulated_us : 0.0;
+        const double dram_mb = (double)(s.dram_read_bytes + s.dram_write_bytes) / 1e6;
+        std::fprintf(out, "%-24s %7llu %14.3f %12.3f %14.3f %7.1f%% %7.1f%% %10.3f  %s\n", s.kernel,
+                     (unsigned long long)s.calls, s.simulated_us, mean, s.roofline_bound_us, pct, 100.0 * s.pt_utilization,
+                     dram_mb, s.bottleneck);
+    }
+    if (rows.empty()) std::fprintf(out, "(no Spyre kernel ran)\n");
+}
+
+}  // extern "C"

@@ -1,0 +1,157 @@
+// Schedules of the batched matmul (see bmm_schedule.h).
+#include "bmm_schedule.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "spyre/machine.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+int round_up(int x, int multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+}
+
+std::vector<int> divisors(int x) {
+    std::vector<int> out;
+    for (int d = 1; d <= x; d++) {
+        if (x % d == 0) out.push_back(d);
+    }
+    return out;
+}
+
+// Scratchpad bytes per core for one tile: A (tm x tk), B (tk x tn), the fp32
+// accumulator and the result tile (tm x tn each).
+int64_t bmm_footprint(int tm, int tn, int tk, int bytes) {
+    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + (int64_t)tm * tn * 4 + (int64_t)tm * tn * bytes;
+}
+
+// The largest tile count below the core limit, preferring batch, then N, then M
+// (only exact divisors, so every core gets the same work).
+void choose_core_split(BmmSpyrePlan &p, int batch, int cores) {
+    const int m_tiles = p.mp / p.tm, n_tiles = p.np / p.tn;
+    int best = 0;
+    for (int cb : divisors(batch)) {
+        for (int cn : divisors(n_tiles)) {
+            for (int cm : divisors(m_tiles)) {
+                const int used = cb * cn * cm;
+                if (used > cores) continue;
+                // Strictly more cores wins; on a tie the earlier (batch, then N) choice stays,
+                // since cb and cn are visited in increasing order we prefer larger cb, cn.
+                const bool better = used > best || (used == best && (cb > p.cb || (cb == p.cb && cn > p.cn)));
+                if (better) {
+                    best = used;
+                    p.cb = cb;
+                    p.cn = cn;
+                    p.cm = cm;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape) {
+    const MachineDescription &machine = default_machine();
+    BmmSpyrePlan p;
+    const int bytes = shape.dtype.bytes();
+    p.in_lanes = stick_lanes(shape.dtype);
+    p.out_lanes = stick_lanes(shape.dtype);
+    p.tn = 64;  // one fp16 stick, two fp32 sticks
+    p.tm = std::min(64, round_up(shape.m, 8));
+    p.np = round_up(shape.n, std::max(p.tn, p.out_lanes));
+    p.mp = round_up(shape.m, p.tm);
+    p.kp = round_up(shape.k, p.in_lanes);
+
+    // The whole padded K if it fits in ~90% of the scratchpad (about 1.8 MiB),
+    // else the largest stick multiple dividing it that does.
+    const int64_t budget = machine.scratchpad_bytes * 9 / 10;
+    p.tk = 0;
+    for (int tk = p.kp; tk >= p.in_lanes; tk -= p.in_lanes) {
+        if (p.kp % tk == 0 && bmm_footprint(p.tm, p.tn, tk, bytes) <= budget) {
+            p.tk = tk;
+            break;
+        }
+    }
+    _halide_user_assert(p.tk > 0) << "bmm Spyre schedule: even a one-stick K chunk of a " << p.tm << "x" << p.tn
+                          << " tile does not fit in the scratchpad (" << budget << " bytes)";
+    p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
+    choose_core_split(p, shape.batch, (int)machine.cores);
+    return p;
+}
+
+void schedule_bmm_host(BmmFuncs f, const BmmShape &shape, const Target &target) {
+    Var n = f.n, m = f.m, b = f.b;
+    Var no("no"), mo("mo"), ni("ni"), mi("mi"), nn("nn"), nv("nv"), tile("tile");
+    const int vec = target.natural_vector_size(Float(32));
+    // Tiles no larger than the tensor (ShiftInwards needs extent >= factor)
+    // and whole vectors, so the accumulator never reads past B.
+    const int vn = std::min(vec, shape.n);
+    const int tn = shape.n >= 2 * vn ? 2 * vn : vn;
+    const int tm = std::min(4, shape.m);
+
+    // C tiles of tn x tm, parallel over (row tile, batch); each tile keeps its
+    // fp32 accumulator in registers (2 vectors x 4 rows), fully unrolled.
+    f.C.tile(n, m, no, mo, ni, mi, tn, tm).fuse(mo, b, tile).parallel(tile).vectorize(ni, vn);
+    f.acc.compute_at(f.C, no).split(n, nn, nv, vn).vectorize(nv).unroll(nn).unroll(m);
+    f.acc.update().reorder(n, m, f.k).split(n, nn, nv, vn).vectorize(nv).unroll(nn).unroll(m);
+}
+
+void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape, const BmmSpyrePlan &p) {
+    Var n = f.n, m = f.m, b = f.b;
+    Var bc("bc"), bi("bi"), mc("mc"), mr("mr"), nc("nc"), nr("nr");
+    Var mo("mo"), no("no"), mi("mi"), ni("ni"), nm("nm"), core("core");
+
+    // Everything divides exactly: the tensors are padded to the tiles.
+    _halide_user_assert(shape.batch % p.cb == 0 && p.mp % (p.cm * p.tm) == 0 && p.np % (p.cn * p.tn) == 0 &&
+                p.kp % p.tk == 0 && p.tn % p.out_lanes == 0 && p.tn % p.in_lanes == 0)
+        << "bmm Spyre schedule: tiles do not divide the padded extents (batch " << shape.batch << ", Mp " << p.mp
+        << ", Np " << p.np << ", Kp " << p.kp << ")";
+
+    // Core split (batch, M, N) fused into one constant-extent parallel loop;
+    // per core: for bi, mo, no { one TM x TN tile } as plain serial loops.
+    f.C.split(b, bc, bi, shape.batch / p.cb, TailStrategy::RoundUp)
+        .split(m, mc, mr, p.mp / p.cm, TailStrategy::RoundUp)
+        .split(n, nc, nr, p.np / p.cn, TailStrategy::RoundUp)
+        .tile(nr, mr, no, mo, ni, mi, p.tn, p.tm, TailStrategy::RoundUp)
+        .reorder(ni, mi, no, mo, bi, nc, mc, bc)
+        .fuse(nc, mc, nm)
+        .fuse(nm, bc, core)
+        .parallel(core)
+        .vectorize(ni, p.out_lanes);
+
+    // fp32 accumulator tile in the scratchpad: k outermost, rows, then n in
+    // fp32 sticks.
+    const int acc_lanes = stick_lanes(Float(32));
+    f.acc.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, acc_lanes);
+    Stage update = f.acc.update();
+    RVar ko("ko"), ki("ki");
+    if (p.k_chunked()) {
+        update.split(f.k, ko, ki, p.tk)  // RVars cannot RoundUp; tk divides kp, so no guard remains
+            .reorder(n, m, ki, ko);
+    } else {
+        update.reorder(n, m, f.k);
+    }
+    update.vectorize(n, acc_lanes);
+
+    // Input tiles staged in the scratchpad (DMA), whole-K or per K chunk.
+    for (Func in : {A_in, B_in}) {
+        if (p.k_chunked()) {
+            in.compute_at(f.acc, ko);
+        } else {
+            in.compute_at(f.C, no);
+        }
+        in.store_in(MemoryType::VTCM).vectorize(in.args()[0], p.in_lanes);
+    }
+
+    // Output tile cast in the scratchpad, then copied to DRAM by C itself.
+    f.result.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.out_lanes);
+}
+
+}  // namespace spyre

@@ -1,0 +1,57 @@
+// Schedules of the batched matmul C(n,m,b) = sum_k A(k,m,b) * B(n,k,b)
+// (generators/bmm_generator.cpp), kept apart from the algorithm.
+//
+// schedule_bmm_host: a CPU schedule for the host reference build.
+// schedule_bmm_spyre: the shape the Spyre lowering pass compiles, per core
+//   for bi, mo, no:   copy A tile, copy B tile (DRAM -> scratchpad),
+//                     acc = 0, acc += A*B over k, result = cast(acc),
+//                     copy the C tile (scratchpad -> DRAM)
+// with one constant-extent parallel loop over the cores outside.
+#pragma once
+
+#include "Halide.h"
+
+namespace spyre {
+
+// The Funcs and Vars of the bmm algorithm that a schedule works on.
+struct BmmFuncs {
+    Halide::Func C;       // output C(n, m, b) = result(n, m, b)
+    Halide::Func result;  // result(n, m, b) = cast(dtype, acc(n, m, b))
+    Halide::Func acc;     // fp32 accumulator: acc = 0; acc += A(k,m,b) * B(n,k,b)
+    Halide::RDom k;       // the reduction over the (padded) K
+    Halide::Var n, m, b;
+};
+
+// The true extents and element type of a bmm.
+struct BmmShape {
+    int batch = 1, m = 1, n = 1, k = 1;
+    Halide::Type dtype;
+};
+
+// Tiles, padding and core split of the Spyre schedule for one shape.
+struct BmmSpyrePlan {
+    int tm = 0, tn = 0, tk = 0;  // tile sizes; tk == kp unless K is chunked
+    int mp = 0, np = 0, kp = 0;  // padded extents (multiples of tm, tn and the input stick)
+    int cb = 1, cm = 1, cn = 1;  // cores along batch, m and n
+    int in_lanes = 0;            // stick lanes of the input dtype
+    int out_lanes = 0;           // stick lanes of the output dtype
+    int64_t footprint_bytes = 0; // scratchpad bytes per core (A, B tiles, acc, result)
+
+    bool k_chunked() const { return tk < kp; }
+    int cores() const { return cb * cm * cn; }
+};
+
+// Chooses the tiles and the core split for `shape` (machine sizes from the
+// runtime's machine description). Throws std::runtime_error if no K chunk fits.
+BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape);
+
+// Host reference: tiles of C, vectorized by the target's natural vector size,
+// parallel over row tiles and batch.
+void schedule_bmm_host(BmmFuncs f, const BmmShape &shape, const Halide::Target &target);
+
+// Spyre: A_in / B_in are the input wrappers (A.in(), B.in()) staged in the
+// scratchpad. The shape's padded extents must be those of `plan`.
+void schedule_bmm_spyre(BmmFuncs f, Halide::Func A_in, Halide::Func B_in, const BmmShape &shape,
+                        const BmmSpyrePlan &plan);
+
+}  // namespace spyre

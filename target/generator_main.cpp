@@ -1,0 +1,142 @@
+// main() of every spyre-halide generator executable (gen_bmm, ...).
+//
+// Halide 14's Target cannot name a new device, and GenGen's own main rejects
+// `target=spyre`. This driver rewrites the target before GenGen sees it:
+//   - `-target=X`, `-target X` and `target=X` are all accepted; X may be a
+//     comma-separated list of targets (Halide's multi-target form).
+//   - an entry with the token `spyre` (`spyre`, `host-spyre`,
+//     `x86-64-linux-spyre-no_runtime`, ...) loses the token; a bare `spyre` or
+//     `host-spyre` becomes the fixed baseline `x86-64-linux` (never `host`, so
+//     the host-side stub does not depend on the build machine's ISA) with the
+//     other features kept. spyre::is_spyre() is then true for the schedules.
+//   - one process compiles a pipeline for one kind of target: mixing spyre
+//     and non-spyre entries is an error, except when only a runtime is
+//     generated (-r without -g), which CMake's shared runtimes do.
+// -o, -f and -g are recorded in spyre::driver_options() for the lowering
+// pass; every argument is then handed unchanged to
+// Halide::Internal::generate_filter_main.
+#include <exception>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "spyre_target.h"
+
+namespace {
+
+const char *const kSpyreToken = "spyre";
+const char *const kSpyreBaseline = "x86-64-linux";
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream stream(s);
+    for (std::string part; std::getline(stream, part, sep);) parts.push_back(part);
+    return parts;
+}
+
+std::string join(const std::vector<std::string> &parts, char sep) {
+    std::string out;
+    for (const auto &p : parts) out += (out.empty() ? "" : std::string(1, sep)) + p;
+    return out;
+}
+
+bool is_arch_token(const std::string &t) {
+    for (const char *arch : {"x86", "arm", "powerpc", "hexagon", "wasm", "riscv"}) {
+        if (t == arch) return true;
+    }
+    return false;
+}
+
+// Rewrites one target entry; sets *is_spyre_entry when it named spyre.
+std::string rewrite_target_entry(const std::string &entry, bool *is_spyre_entry) {
+    std::vector<std::string> kept;
+    *is_spyre_entry = false;
+    for (const auto &token : split(entry, '-')) {
+        if (token == kSpyreToken) {
+            *is_spyre_entry = true;
+        } else {
+            kept.push_back(token);
+        }
+    }
+    if (!*is_spyre_entry) return entry;
+    if (!kept.empty() && kept.front() == "host") kept.erase(kept.begin());
+    if (kept.empty() || !is_arch_token(kept.front())) kept.insert(kept.begin(), kSpyreBaseline);
+    return join(kept, '-');
+}
+
+std::string strip_namespaces(const std::string &function_name) {
+    const size_t pos = function_name.rfind("::");
+    return pos == std::string::npos ? function_name : function_name.substr(pos + 2);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> args;
+    args.push_back(argv[0]);
+    spyre::DriverOptions options;
+    std::string target_value;
+    bool has_target = false, has_generator = false;
+
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a.rfind("-target=", 0) == 0 || a.rfind("target=", 0) == 0) {
+            target_value = a.substr(a.find('=') + 1);
+            has_target = true;
+            continue;  // re-added below, rewritten
+        }
+        if (a == "-target" && i + 1 < argc) {
+            target_value = argv[++i];
+            has_target = true;
+            continue;
+        }
+        if (a.size() == 2 && a[0] == '-' && i + 1 < argc) {
+            // GenGen flags all take one value: -g gen, -o dir, -e list, -f name, ...
+            const std::string value = argv[i + 1];
+            if (a == "-o") options.output_dir = value;
+            if (a == "-f") options.function_name = strip_namespaces(value);
+            if (a == "-g") {
+                options.generator_name = value;
+                has_generator = true;
+            }
+            args.push_back(a);
+            args.push_back(value);
+            i++;
+            continue;
+        }
+        args.push_back(a);
+    }
+
+    if (has_target) {
+        std::vector<std::string> entries;
+        int spyre_entries = 0, host_entries = 0;
+        for (const auto &entry : split(target_value, ',')) {
+            bool spyre_entry = false;
+            entries.push_back(rewrite_target_entry(entry, &spyre_entry));
+            (spyre_entry ? spyre_entries : host_entries)++;
+        }
+        if (spyre_entries > 0 && host_entries > 0 && has_generator) {
+            std::cerr << argv[0] << ": error: target=" << target_value
+                      << " mixes spyre and non-spyre targets; one generator run compiles for one kind of target\n";
+            return 1;
+        }
+        if (spyre_entries > 0 && host_entries == 0) spyre::set_compiling_for_spyre(true);
+        args.push_back("target=" + join(entries, ','));
+    }
+
+    if (options.function_name.empty()) options.function_name = options.generator_name;
+    spyre::set_driver_options(options);
+
+    std::vector<char *> cargs;
+    for (auto &a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    try {
+        return Halide::Internal::generate_filter_main((int)args.size(), cargs.data(), std::cerr);
+    } catch (const std::exception &e) {
+        // Halide::CompileError, spyre::CompileError, ...: one clear line, exit 1.
+        std::cerr << argv[0] << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,794 @@
+// Instruction selection for one core (see instruction_selection.h).
+#include "instruction_selection.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "index_evaluation.h"
+#include "scratchpad_plan.h"
+#include "spyre_lowering.h"
+
+namespace spyre {
+namespace compiler {
+
+using namespace Halide;
+using namespace Halide::Internal;
+namespace fld = isa::field;
+
+namespace {
+
+std::string to_text(const Expr &e) {
+    std::ostringstream os;
+    os << e;
+    std::string s = os.str();
+    if (s.size() > 160) s = s.substr(0, 157) + "...";
+    return s;
+}
+
+std::string to_text(const Stmt &s) {
+    std::ostringstream os;
+    os << s;
+    std::string t = os.str();
+    auto nl = t.find('\n');
+    if (nl != std::string::npos) t = t.substr(0, nl);
+    if (t.size() > 160) t = t.substr(0, 157) + "...";
+    return t;
+}
+
+// Spyre dtype of a Halide type; false when Spyre has no such type.
+bool spyre_dtype(const Type &t, DType *out) {
+    if (t.is_float() && t.bits() == 32) *out = DType::F32;
+    else if (t.is_float() && t.bits() == 16) *out = DType::F16;
+    else if (t.is_int() && t.bits() == 32) *out = DType::I32;
+    else if (t.is_int() && t.bits() == 8) *out = DType::I8;
+    else return false;
+    return true;
+}
+
+SymOperand constant(int64_t v) {
+    SymOperand s;
+    s.base = v;
+    return s;
+}
+
+SymOperand scaled(const SymOperand &a, int64_t k, int64_t offset) {
+    SymOperand s;
+    s.base = a.base * k + offset;
+    s.coef = a.coef;
+    for (auto &c : s.coef) c *= k;
+    return s;
+}
+
+// An SFU source operand.
+struct SfuSource {
+    int mode = 0;  // 0 vector, 1 scalar per row, 2 immediate, 3 parameter
+    SymOperand addr;
+    uint32_t imm = 0;
+};
+
+struct BufferInfo {
+    int64_t address = 0;
+    Type type;
+};
+
+class CoreSelector {
+public:
+    CoreSelector(const std::string &core_var, int core, const MachineDescription &m, KernelInterface &iface)
+        : m_(m), iface_(iface), plan_(m.stick_bytes) {
+        env_.bind_constant(core_var, core);
+        core_loop_ = core_var;
+    }
+
+    CoreProgram run(const Stmt &body) {
+        CoreProgram out;
+        walk(body, out.tree);
+        out.scratchpad_peak = plan_.peak_bytes();
+        out.scratchpad_peak_description = plan_.describe_peak();
+        return out;
+    }
+
+private:
+    // ---------------------------------------------------------------- errors
+    [[noreturn]] void fail(const std::string &rule) const {
+        std::ostringstream os;
+        os << "Spyre: in Func '" << (func_.empty() ? "?" : func_) << "'";
+        if (!env_.loop_names().empty()) os << ", loop '" << env_.loop_names().back() << "'";
+        else os << ", loop '" << core_loop_ << "'";
+        os << ": " << rule;
+        throw CompileError(os.str());
+    }
+
+    // ------------------------------------------------------------- statements
+    void walk(const Stmt &s, std::vector<ProgramNode> &out) {
+        if (!s.defined()) return;
+        if (const For *op = s.as<For>()) return visit_for(op, out);
+        if (const LetStmt *op = s.as<LetStmt>()) {
+            env_.push_let(op->name, op->value);
+            walk(op->body, out);
+            env_.pop_let(op->name);
+            return;
+        }
+        if (const Block *op = s.as<Block>()) {
+            walk(op->first, out);
+            walk(op->rest, out);
+            return;
+        }
+        if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
+            std::string saved = func_;
+            if (op->is_producer) func_ = op->name;
+            walk(op->body, out);
+            func_ = saved;
+            return;
+        }
+        if (const Allocate *op = s.as<Allocate>()) return visit_allocate(op, out);
+        if (const Free *op = s.as<Free>()) {
+            plan_.release(op->name);
+            return;
+        }
+        if (const Store *op = s.as<Store>()) return visit_store(op, out);
+        if (s.as<AssertStmt>()) return;  // static checks inside the region are proven by construction
+        if (const Evaluate *op = s.as<Evaluate>()) {
+            if (is_const(op->value)) return;
+            const Call *c = op->value.as<Call>();
+            fail("the call " + (c ? c->name : to_text(op->value)) +
+                 " is not supported in the device region (only copies, matmul-shaped reductions and vector arithmetic "
+                 "over scratchpad are)");
+        }
+        if (s.as<IfThenElse>()) {
+            fail("a condition (IfThenElse) in the device region is not supported: the loops must be static. Ragged "
+                 "tails come from splits that do not divide: pad the tensors with spyre::constrain_tensor multiples "
+                 "and use TailStrategy::RoundUp");
+        }
+        if (s.as<Fork>() || s.as<Acquire>()) fail("async() stages (Fork/Acquire) are not supported by this backend yet");
+        if (s.as<Atomic>()) fail("atomic() updates are not supported on Spyre");
+        if (s.as<Prefetch>()) fail("prefetch() is not supported on Spyre; stage the data in scratchpad instead");
+        fail("unsupported IR node in the device region: " + to_text(s));
+    }
+
+    void visit_for(const For *op, std::vector<ProgramNode> &out) {
+        if (op->for_type == ForType::Parallel) {
+            fail("loop '" + op->name + "' is parallel inside the core split; only one loop may be split across cores");
+        }
+        if (op->for_type != ForType::Serial) {
+            fail("loop '" + op->name + "' has a for-type the Spyre backend does not support (only serial loops run on a core)");
+        }
+        if (env_.depends_on_loops(op->extent) || env_.depends_on_loops(op->min)) {
+            fail("loop '" + op->name + "' has a min or extent that changes between iterations of an enclosing loop; "
+                 "extents must be compile-time constants");
+        }
+        const int64_t trip = env_.evaluate(op->extent, {});
+        const int64_t min = env_.evaluate(op->min, {});
+        if (trip <= 0) return;
+        if (trip == 1) {
+            env_.bind_constant(op->name, min);
+            walk(op->body, out);
+            return;
+        }
+        if (try_matmul(op, out)) return;
+        if (trip > m_.max_loop_trip_count) {
+            fail("loop '" + op->name + "' has " + std::to_string(trip) + " iterations, more than a hardware loop's " +
+                 std::to_string(m_.max_loop_trip_count) + "; split it");
+        }
+        ProgramNode loop = ProgramNode::loop(trip, op->name);
+        env_.bind_loop(op->name, env_.loop_depth(), min, trip);
+        walk(op->body, loop.body);
+        env_.unbind_loop(op->name);
+        if (!loop.body.empty()) out.push_back(std::move(loop));
+    }
+
+    void visit_allocate(const Allocate *op, std::vector<ProgramNode> &out) {
+        if (op->memory_type != MemoryType::VTCM) {
+            std::ostringstream mt;
+            mt << op->memory_type;
+            std::string saved = func_;
+            func_ = op->name;
+            fail("it is stored in memory type " + mt.str() +
+                 " inside the device region; compute units only reach their own scratchpad: schedule it with "
+                 ".store_in(MemoryType::VTCM)");
+        }
+        int64_t elems = 1;
+        for (const Expr &e : op->extents) {
+            if (env_.depends_on_loops(e)) fail("the scratchpad buffer '" + op->name + "' has a size that depends on a loop");
+            elems *= env_.evaluate(e, {});
+        }
+        DType dt;
+        if (!spyre_dtype(op->type, &dt)) {
+            fail("the scratchpad buffer '" + op->name + "' has element type " + type_text(op->type) +
+                 ", which Spyre does not support (float32, float16, int32, int8)");
+        }
+        BufferInfo b;
+        b.type = op->type;
+        b.address = plan_.allocate(op->name, elems * op->type.bytes());
+        buffers_[op->name].push_back(b);
+        walk(op->body, out);
+        if (plan_.is_live(op->name)) plan_.release(op->name);
+        buffers_[op->name].pop_back();
+        if (buffers_[op->name].empty()) buffers_.erase(op->name);
+    }
+
+    static std::string type_text(const Type &t) {
+        std::ostringstream os;
+        os << t;
+        return os.str();
+    }
+
+    const BufferInfo *scratchpad_buffer(const std::string &name) const {
+        auto it = buffers_.find(name);
+        return it == buffers_.end() ? nullptr : &it->second.back();
+    }
+    const KernelTensor *dram_tensor(const std::string &name) const {
+        auto it = iface_.tensors.find(name);
+        return it == iface_.tensors.end() ? nullptr : &it->second;
+    }
+
+    // Dense vector index ramp(base, 1, lanes): the affine base, or a compile error.
+    SymOperand dense_base(const Expr &index, const std::string &buffer, int lanes) {
+        const Ramp *r = index.as<Ramp>();
+        if (!r || !is_const_one(r->stride) || r->lanes != lanes) {
+            fail("the access to '" + buffer + "' at " + to_text(index) +
+                 " is not a dense vector; vectorize the stick dimension (dimension 0) so each vector is whole sticks");
+        }
+        auto a = env_.affine_in_loops(r->base);
+        if (!a) {
+            fail("the index of '" + buffer + "' (" + to_text(r->base) +
+                 ") is not affine in the loops inside the core; fused or div/mod serial loops cannot become hardware "
+                 "loops: split and reorder instead of fusing inside a core");
+        }
+        return *a;
+    }
+
+    void check_whole_sticks(const Type &t, const std::string &buffer) {
+        const int64_t bytes = (int64_t)t.lanes() * t.bytes();
+        if (t.lanes() == 1) {
+            fail("scalar store to '" + buffer + "'; vectorize the innermost dimension by the stick width (" +
+                 std::to_string(m_.stick_bytes / t.bytes()) + " lanes of " + type_text(t.element_of()) + ")");
+        }
+        if (bytes % m_.stick_bytes != 0) {
+            fail("vectors that are not whole sticks: '" + buffer + "' is stored " + std::to_string(t.lanes()) +
+                 " lanes of " + type_text(t.element_of()) + " (" + std::to_string(bytes) + " bytes); vectorize by a multiple of " +
+                 std::to_string(m_.stick_bytes / t.bytes()) + " lanes (" + std::to_string(m_.stick_bytes) + "-byte sticks)");
+        }
+    }
+
+    void check_stick_aligned(const SymOperand &bytes_offset, const std::string &what) {
+        bool ok = bytes_offset.base % m_.stick_bytes == 0;
+        for (int64_t c : bytes_offset.coef) ok = ok && c % m_.stick_bytes == 0;
+        if (!ok) {
+            fail("DMA of '" + what + "' is not aligned to whole sticks (offset " + std::to_string(bytes_offset.base) +
+                 " bytes); tiles along the stick dimension must start on stick boundaries");
+        }
+    }
+
+    void emit(std::vector<ProgramNode> &out, isa::Opcode op, std::initializer_list<SymOperand> fields) {
+        SymInstruction inst;
+        inst.op = op;
+        int i = 0;
+        for (const SymOperand &f : fields) inst.f[i++] = f;
+        if (i != isa::opcode_spec(op).num_fields) throw CompileError("internal: wrong field count for " + std::string(isa::opcode_spec(op).mnemonic));
+        inst.func = func_;
+        out.push_back(ProgramNode::instruction(inst));
+    }
+
+    void visit_store(const Store *op, std::vector<ProgramNode> &out) {
+        const Type t = op->value.type();
+        const BufferInfo *sp_dst = scratchpad_buffer(op->name);
+        const KernelTensor *dram_dst = dram_tensor(op->name);
+        if (!sp_dst && !dram_dst) fail("store to '" + op->name + "', which is neither a kernel argument nor in scratchpad");
+        check_whole_sticks(t, op->name);
+        if (!is_const_one(op->predicate)) fail("predicated store to '" + op->name + "' is not supported");
+        const int lanes = t.lanes();
+        const int64_t eb = t.bytes();
+        SymOperand dst = dense_base(op->index, op->name, lanes);
+
+        if (dram_dst) {
+            const Load *ld = op->value.as<Load>();
+            const BufferInfo *src = ld ? scratchpad_buffer(ld->name) : nullptr;
+            if (!src) {
+                fail("the output '" + op->name + "' is computed while being stored to DRAM (" + to_text(op->value) +
+                     "); compute it into a scratchpad Func (store_in(MemoryType::VTCM)) and copy that");
+            }
+            SymOperand sp = scaled(dense_base(ld->index, ld->name, lanes), eb, src->address);
+            SymOperand dram = scaled(dst, eb, 0);
+            check_stick_aligned(dram, op->name);
+            check_stick_aligned(sp, ld->name);
+            const int64_t row = lanes * eb;
+            emit(out, isa::Opcode::DmaStore,
+                 {constant(dram_dst->arg_index), dram, sp, constant(row), constant(1), constant(row), constant(row),
+                  constant(1), constant(0), constant(0)});
+            return;
+        }
+        // Destination in scratchpad.
+        if (const Load *ld = op->value.as<Load>()) {
+            if (const KernelTensor *src = dram_tensor(ld->name)) {
+                SymOperand dram = scaled(dense_base(ld->index, ld->name, lanes), eb, 0);
+                SymOperand sp = scaled(dst, eb, sp_dst->address);
+                check_stick_aligned(dram, ld->name);
+                check_stick_aligned(sp, op->name);
+                const int64_t row = lanes * eb;
+                emit(out, isa::Opcode::DmaLoad,
+                     {constant(src->arg_index), dram, sp, constant(row), constant(row), constant(1), constant(row),
+                      constant(row), constant(1), constant(1), constant(0), constant(0), constant(1)});
+                return;
+            }
+        }
+        temps_.clear();
+        SymOperand dst_addr = scaled(dst, eb, sp_dst->address);
+        compile_into(op->value, dst_addr, out);
+        for (const std::string &tname : temps_) plan_.release(tname);
+        temps_.clear();
+    }
+
+    // ----------------------------------------------------------------- matmul
+    struct MatmulOperands {
+        const Load *acc = nullptr, *a = nullptr, *b = nullptr;
+        Type in_type;
+    };
+
+    static Expr strip_widening_cast(const Expr &e, Type *narrow) {
+        if (const Cast *c = e.as<Cast>()) {
+            if (c->type.is_float() && c->type.bits() == 32 && c->value.type().is_float()) {
+                *narrow = c->value.type().element_of();
+                return c->value;
+            }
+        }
+        *narrow = e.type().element_of();
+        return e;
+    }
+
+    // B vector load and A broadcast scalar load, in either order.
+    bool match_product(const Expr &p, const Expr &q, MatmulOperands *mm) {
+        Type tp, tq;
+        Expr pp = strip_widening_cast(p, &tp), qq = strip_widening_cast(q, &tq);
+        if (tp != tq) return false;
+        for (int swap = 0; swap < 2; swap++) {
+            const Expr &vec = swap ? qq : pp;
+            const Expr &sca = swap ? pp : qq;
+            const Load *b = vec.as<Load>();
+            const Load *a = nullptr;
+            if (const Broadcast *bc = sca.as<Broadcast>()) a = bc->value.as<Load>();
+            if (!a) {
+                if (const Load *l = sca.as<Load>()) {
+                    if (l->index.as<Broadcast>()) a = l;
+                }
+            }
+            if (b && a && b->index.as<Ramp>() && scratchpad_buffer(a->name) && scratchpad_buffer(b->name)) {
+                mm->a = a;
+                mm->b = b;
+                mm->in_type = tp;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    bool match_matmul_store(const Store *st, MatmulOperands *mm) {
+        if (!scratchpad_buffer(st->name)) return false;
+        const Type t = st->value.type();
+        if (!(t.is_float() && t.bits() == 32) || !st->index.as<Ramp>()) return false;
+        const Add *add = st->value.as<Add>();
+        if (!add) return false;
+        for (int swap = 0; swap < 2; swap++) {
+            const Expr &accx = swap ? add->b : add->a;
+            const Expr &prod = swap ? add->a : add->b;
+            const Load *acc = accx.as<Load>();
+            if (!acc || acc->name != st->name || !equal(acc->index, st->index)) continue;
+            bool ok = false;
+            if (const Mul *mul = prod.as<Mul>()) ok = match_product(mul->a, mul->b, mm);
+            if (const Call *c = prod.as<Call>()) {
+                if (c->is_intrinsic(Call::widening_mul)) {
+                    ok = match_product(c->args[0], c->args[1], mm);
+                    if (ok) mm->in_type = c->args[0].type().element_of();
+                }
+            }
+            if (ok) {
+                mm->acc = acc;
+                DType dt;
+                if (!spyre_dtype(mm->in_type, &dt) || dt == DType::I32) return false;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    bool try_matmul(const For *outer, std::vector<ProgramNode> &out) {
+        // Peel up to three perfectly nested loops (lets allowed) down to one Store.
+        std::vector<const For *> loops;
+        std::vector<const LetStmt *> lets;
+        Stmt s = outer;
+        while (true) {
+            if (const For *f = s.as<For>()) {
+                if (f->for_type != ForType::Serial || loops.size() == 3) return false;
+                if (env_.depends_on_loops(f->extent) || env_.depends_on_loops(f->min)) return false;
+                loops.push_back(f);
+                s = f->body;
+            } else if (const LetStmt *l = s.as<LetStmt>()) {
+                lets.push_back(l);
+                s = l->body;
+            } else {
+                break;
+            }
+        }
+        const Store *st = s.as<Store>();
+        if (!st) return false;
+        MatmulOperands mm;
+        if (!match_matmul_store(st, &mm)) return false;
+
+        // Bind the peeled loops as temporary levels to classify them by the operands they move.
+        const int base_level = env_.loop_depth();
+        std::vector<int64_t> trips;
+        for (const For *f : loops) {
+            const int64_t trip = env_.evaluate(f->extent, {});
+            trips.push_back(trip);
+            env_.bind_loop(f->name, env_.loop_depth(), env_.evaluate(f->min, {}), trip);
+        }
+        for (const LetStmt *l : lets) env_.push_let(l->name, l->value);
+        auto cleanup = [&]() {
+            for (auto it = lets.rbegin(); it != lets.rend(); ++it) env_.pop_let((*it)->name);
+            for (auto it = loops.rbegin(); it != loops.rend(); ++it) env_.unbind_loop((*it)->name);
+        };
+        const int lanes = st->value.type().lanes();
+        const Ramp *acc_r = mm.acc->index.as<Ramp>();
+        const Ramp *b_r = mm.b->index.as<Ramp>();
+        Expr a_index = mm.a->index;
+        if (const Broadcast *bc = a_index.as<Broadcast>()) a_index = bc->value;
+        if (!acc_r || !b_r || !is_const_one(acc_r->stride) || !is_const_one(b_r->stride) || b_r->lanes != lanes) {
+            cleanup();
+            return false;
+        }
+        auto acc_a = env_.affine_in_loops(acc_r->base);
+        auto b_a = env_.affine_in_loops(b_r->base);
+        auto a_a = env_.affine_in_loops(a_index);
+        if (!acc_a || !b_a || !a_a) {
+            cleanup();
+            return false;
+        }
+        int m_level = -1, k_level = -1, n_level = -1;
+        for (size_t j = 0; j < loops.size(); j++) {
+            const int lv = base_level + (int)j;
+            const bool in_acc = acc_a->coef_at(lv) != 0, in_a = a_a->coef_at(lv) != 0, in_b = b_a->coef_at(lv) != 0;
+            int *slot = nullptr;
+            if (in_acc && in_a && !in_b) slot = &m_level;
+            else if (!in_acc && in_a && in_b) slot = &k_level;
+            else if (in_acc && in_b && !in_a) slot = &n_level;
+            if (!slot || *slot >= 0) {
+                cleanup();
+                return false;
+            }
+            *slot = lv;
+        }
+        const int64_t in_bytes = mm.in_type.bytes();
+        if ((k_level >= 0 && a_a->coef_at(k_level) != 1) ||
+            (n_level >= 0 && (acc_a->coef_at(n_level) != lanes || b_a->coef_at(n_level) != lanes))) {
+            cleanup();
+            return false;
+        }
+        auto trip_of = [&](int lv) { return lv < 0 ? (int64_t)1 : trips[lv - base_level]; };
+        auto outer_only = [&](const SymOperand &o, int64_t k, int64_t offset) {
+            SymOperand r = scaled(o, k, offset);
+            if (r.coef.size() > (size_t)base_level) r.coef.resize(base_level);
+            return r;
+        };
+        DType in_dt;
+        spyre_dtype(mm.in_type, &in_dt);
+        const BufferInfo *accb = scratchpad_buffer(mm.acc->name);
+        const BufferInfo *ab = scratchpad_buffer(mm.a->name);
+        const BufferInfo *bb = scratchpad_buffer(mm.b->name);
+        SymOperand c = outer_only(*acc_a, 4, accb->address);
+        SymOperand a = outer_only(*a_a, in_bytes, ab->address);
+        SymOperand b = outer_only(*b_a, in_bytes, bb->address);
+        const int64_t ldc = m_level >= 0 ? acc_a->coef_at(m_level) * 4 : (int64_t)lanes * 4;
+        const int64_t lda = m_level >= 0 ? a_a->coef_at(m_level) * in_bytes : 0;
+        const int64_t ldb = k_level >= 0 ? b_a->coef_at(k_level) * in_bytes : 0;
+        const std::string saved = func_;
+        cleanup();
+        emit(out, isa::Opcode::Matmul,
+             {c, constant(ldc), a, constant(lda), b, constant(ldb), constant(trip_of(m_level)),
+              constant(lanes * trip_of(n_level)), constant(trip_of(k_level)), constant((int)in_dt), constant(1)});
+        return true;
+    }
+
+    // -------------------------------------------------------------------- SFU
+    SymOperand new_temp(int lanes, const Type &t) {
+        const std::string name = "sfu.tmp." + std::to_string(temp_counter_++);
+        temps_.push_back(name);
+        return constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+    }
+
+    uint32_t immediate_bits(const Expr &v, const Type &t) {
+        if (const FloatImm *f = v.as<FloatImm>()) {
+            if (!t.is_float()) fail("float constant in integer arithmetic");
+            float x = (float)f->value;
+            uint32_t bits;
+            std::memcpy(&bits, &x, 4);
+            return bits;
+        }
+        int64_t iv = 0;
+        if (const IntImm *i = v.as<IntImm>()) iv = i->value;
+        else if (const UIntImm *u = v.as<UIntImm>()) iv = (int64_t)u->value;
+        if (t.is_float()) {
+            float x = (float)iv;
+            uint32_t bits;
+            std::memcpy(&bits, &x, 4);
+            return bits;
+        }
+        return (uint32_t)(int32_t)iv;
+    }
+
+    int param_index(const std::string &name, const Type &t, const Parameter &param) {
+        for (size_t i = 0; i < iface_.scalar_params.size(); i++) {
+            if (iface_.scalar_params[i] == name) return (int)i;
+        }
+        iface_.scalar_params.push_back(name);
+        iface_.param_types[name] = t;
+        iface_.param_objects[name] = param;
+        return (int)iface_.scalar_params.size() - 1;
+    }
+
+    // Evaluates `e` (a vector of `lanes`) to an operand, emitting SFU instructions for inner nodes.
+    SfuSource operand(const Expr &e, int lanes, std::vector<ProgramNode> &out) {
+        if (const Load *ld = e.as<Load>()) {
+            const BufferInfo *b = scratchpad_buffer(ld->name);
+            if (!b) {
+                if (dram_tensor(ld->name)) {
+                    fail("compute reads the DRAM buffer '" + ld->name + "' without staging it in scratchpad: stage it, e.g. " +
+                         ld->name + ".in().compute_at(...).store_in(MemoryType::VTCM)");
+                }
+                fail("load from '" + ld->name + "', which is not in scratchpad");
+            }
+            SfuSource s;
+            const int64_t eb = ld->type.bytes();
+            if (const Broadcast *bi = ld->index.as<Broadcast>()) {
+                auto a = env_.affine_in_loops(bi->value);
+                if (!a) fail("the scalar index into '" + ld->name + "' is not affine in the core's loops");
+                s.mode = 1;
+                s.addr = scaled(*a, eb, b->address);
+            } else if (ld->type.lanes() == 1) {
+                auto a = env_.affine_in_loops(ld->index);
+                if (!a) fail("the scalar index into '" + ld->name + "' is not affine in the core's loops");
+                s.mode = 1;
+                s.addr = scaled(*a, eb, b->address);
+            } else {
+                s.mode = 0;
+                s.addr = scaled(dense_base(ld->index, ld->name, ld->type.lanes()), eb, b->address);
+            }
+            return s;
+        }
+        if (const Broadcast *bc = e.as<Broadcast>()) {
+            const Expr &v = bc->value;
+            if (is_const(v)) {
+                SfuSource s;
+                s.mode = 2;
+                s.imm = immediate_bits(v, e.type());
+                return s;
+            }
+            if (const Variable *var = v.as<Variable>()) {
+                if (var->param.defined()) {
+                    SfuSource s;
+                    s.mode = 3;
+                    s.imm = (uint32_t)param_index(var->name, var->type, var->param);
+                    return s;
+                }
+            }
+            if (v.as<Load>()) return operand(v, lanes, out);
+            // A computed scalar: evaluate it as a one-lane vector into a temp, use it as a scalar operand.
+            fail("broadcast of a computed scalar (" + to_text(v) + ") is not supported; compute it in a scratchpad Func");
+        }
+        if (const Variable *var = e.as<Variable>()) {
+            auto it = vector_lets_.find(var->name);
+            if (it != vector_lets_.end() && !it->second.empty()) return it->second.back();
+            if (var->param.defined() && e.type().is_scalar()) {
+                SfuSource s;
+                s.mode = 3;
+                s.imm = (uint32_t)param_index(var->name, var->type, var->param);
+                return s;
+            }
+            fail("the vector variable '" + var->name + "' is not defined in scratchpad");
+        }
+        if (is_const(e)) {
+            SfuSource s;
+            s.mode = 2;
+            s.imm = immediate_bits(e, e.type());
+            return s;
+        }
+        SfuSource s;
+        s.mode = 0;
+        s.addr = new_temp(lanes, e.type());
+        compile_into(e, s.addr, out);
+        return s;
+    }
+
+    void emit_sfu(std::vector<ProgramNode> &out, isa::Opcode op, const SymOperand &dst, std::vector<SfuSource> src,
+                  int n, const Type &t) {
+        DType dt;
+        if (!spyre_dtype(t.element_of(), &dt)) {
+            fail("arithmetic in type " + type_text(t.element_of()) + " is not supported on Spyre (float32, float16, int32, int8)");
+        }
+        if ((isa::opcode_spec(op).flags & isa::FloatOnly) && !t.is_float()) {
+            fail(std::string(isa::opcode_spec(op).mnemonic) + " on " + type_text(t.element_of()) + " is not supported (floats only)");
+        }
+        // One immediate per instruction: materialise extra immediates into temporaries.
+        int imm_users = 0;
+        uint32_t imm = 0;
+        for (SfuSource &s : src) {
+            if (s.mode < 2) continue;
+            if (imm_users == 0 || (s.imm == imm && s.mode == src[0].mode)) {
+                if (imm_users == 0) imm = s.imm;
+                imm_users++;
+                continue;
+            }
+            SymOperand tmp = new_temp(n, t);
+            emit(out, isa::Opcode::Copy, {tmp, constant(0), constant(0), constant(0), constant(s.mode), constant(n),
+                                          constant(1), constant((int)dt), constant(s.imm)});
+            s.mode = 0;
+            s.addr = tmp;
+        }
+        std::vector<SymOperand> f;
+        f.push_back(dst);
+        f.push_back(constant(0));
+        for (const SfuSource &s : src) {
+            f.push_back(s.mode < 2 ? s.addr : constant(0));
+            f.push_back(constant(0));
+            f.push_back(constant(s.mode));
+        }
+        f.push_back(constant(n));
+        f.push_back(constant(1));
+        f.push_back(constant((int)dt));
+        f.push_back(constant(imm));
+        SymInstruction inst;
+        inst.op = op;
+        inst.func = func_;
+        if ((int)f.size() != isa::opcode_spec(op).num_fields) throw CompileError("internal: SFU field count");
+        for (size_t i = 0; i < f.size(); i++) inst.f[i] = f[i];
+        out.push_back(ProgramNode::instruction(inst));
+    }
+
+    void compile_into(const Expr &e, const SymOperand &dst, std::vector<ProgramNode> &out) {
+        const int lanes = e.type().lanes();
+        const Type t = e.type();
+        auto binary = [&](isa::Opcode op, const Expr &a, const Expr &b) {
+            SfuSource sa = operand(a, lanes, out);
+            SfuSource sb = operand(b, lanes, out);
+            emit_sfu(out, op, dst, {sa, sb}, lanes, t);
+        };
+        auto unary = [&](isa::Opcode op, const Expr &a) {
+            SfuSource sa = operand(a, lanes, out);
+            emit_sfu(out, op, dst, {sa}, lanes, t);
+        };
+        if (e.as<Load>() || e.as<Broadcast>() || is_const(e) || e.as<Variable>()) return unary(isa::Opcode::Copy, e);
+        if (const Add *o = e.as<Add>()) return binary(isa::Opcode::Add, o->a, o->b);
+        if (const Sub *o = e.as<Sub>()) return binary(isa::Opcode::Sub, o->a, o->b);
+        if (const Mul *o = e.as<Mul>()) return binary(isa::Opcode::Mul, o->a, o->b);
+        if (const Div *o = e.as<Div>()) {
+            if (!t.is_float()) fail("integer division is not supported on the SFU");
+            return binary(isa::Opcode::Div, o->a, o->b);
+        }
+        if (const Min *o = e.as<Min>()) return binary(isa::Opcode::Min, o->a, o->b);
+        if (const Max *o = e.as<Max>()) return binary(isa::Opcode::Max, o->a, o->b);
+        if (const Cast *o = e.as<Cast>()) {
+            if (o->value.type().element_of() == t.element_of()) return compile_into(o->value, dst, out);
+            SfuSource sa = operand(o->value, lanes, out);
+            DType from, to;
+            if (!spyre_dtype(o->value.type().element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
+                fail("cast from " + type_text(o->value.type().element_of()) + " to " + type_text(t.element_of()) +
+                     " is not supported on Spyre");
+            }
+            if (sa.mode != 0) {
+                SymOperand tmp = new_temp(lanes, o->value.type());
+                emit_sfu(out, isa::Opcode::Copy, tmp, {sa}, lanes, o->value.type());
+                sa.mode = 0;
+                sa.addr = tmp;
+            }
+            emit(out, isa::Opcode::Cast, {dst, constant(0), constant((int)to), sa.addr, constant(0), constant(lanes),
+                                          constant(1), constant((int)from)});
+            return;
+        }
+        if (const Select *o = e.as<Select>()) {
+            SfuSource mask = compare(o->condition, lanes, t, out);
+            SfuSource tv = operand(o->true_value, lanes, out);
+            SfuSource fv = operand(o->false_value, lanes, out);
+            emit_sfu(out, isa::Opcode::Select, dst, {mask, tv, fv}, lanes, t);
+            return;
+        }
+        if (const Let *o = e.as<Let>()) {
+            if (o->value.type().is_scalar()) {
+                env_.push_let(o->name, o->value);
+                compile_into(o->body, dst, out);
+                env_.pop_let(o->name);
+                return;
+            }
+            SfuSource v = operand(o->value, o->value.type().lanes(), out);
+            if (v.mode != 0 && v.mode != 1) {
+                SymOperand tmp = new_temp(o->value.type().lanes(), o->value.type());
+                emit_sfu(out, isa::Opcode::Copy, tmp, {v}, o->value.type().lanes(), o->value.type());
+                v.mode = 0;
+                v.addr = tmp;
+            }
+            vector_lets_[o->name].push_back(v);
+            compile_into(o->body, dst, out);
+            vector_lets_[o->name].pop_back();
+            return;
+        }
+        if (const Call *c = e.as<Call>()) {
+            if (c->is_intrinsic(Call::widening_mul) || c->is_intrinsic(Call::widening_add) ||
+                c->is_intrinsic(Call::widening_sub)) {
+                Expr a = Cast::make(t, c->args[0]), b = Cast::make(t, c->args[1]);
+                if (c->is_intrinsic(Call::widening_mul)) return compile_into(Mul::make(a, b), dst, out);
+                if (c->is_intrinsic(Call::widening_add)) return compile_into(Add::make(a, b), dst, out);
+                return compile_into(Sub::make(a, b), dst, out);
+            }
+            if (c->is_intrinsic(Call::abs)) return unary(isa::Opcode::Abs, c->args[0]);
+            static const std::map<std::string, isa::Opcode> math = {
+                {"exp_f32", isa::Opcode::Exp},   {"exp_f16", isa::Opcode::Exp},   {"log_f32", isa::Opcode::Log},
+                {"log_f16", isa::Opcode::Log},   {"tanh_f32", isa::Opcode::Tanh}, {"tanh_f16", isa::Opcode::Tanh},
+                {"sqrt_f32", isa::Opcode::Sqrt}, {"sqrt_f16", isa::Opcode::Sqrt}};
+            auto it = math.find(c->name);
+            if (it != math.end()) return unary(it->second, c->args[0]);
+            fail("the call '" + c->name + "' has no SFU instruction");
+        }
+        if (e.as<VectorReduce>()) {
+            fail("vector_reduce (a vectorized reduction variable) is not supported; vectorize a pure dimension and "
+                 "keep the reduction serial");
+        }
+        if (e.as<Shuffle>()) fail("shuffles (vector permutations) are not supported on the SFU");
+        fail("the expression " + to_text(e) + " has no SFU mapping");
+    }
+
+    // A comparison as a 1/0 mask in type t.
+    SfuSource compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {
+        Expr a, b;
+        isa::Opcode op;
+        bool negate = false;
+        if (const LT *o = cond.as<LT>()) a = o->a, b = o->b, op = isa::Opcode::CmpLt;
+        else if (const LE *o = cond.as<LE>()) a = o->a, b = o->b, op = isa::Opcode::CmpLe;
+        else if (const GT *o = cond.as<GT>()) a = o->b, b = o->a, op = isa::Opcode::CmpLt;
+        else if (const GE *o = cond.as<GE>()) a = o->b, b = o->a, op = isa::Opcode::CmpLe;
+        else if (const EQ *o = cond.as<EQ>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq;
+        else if (const NE *o = cond.as<NE>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq, negate = true;
+        else fail("the condition " + to_text(cond) + " is not a comparison the SFU supports");
+        const Type ct = a.type();
+        SymOperand mask = new_temp(lanes, ct);
+        SfuSource sa = operand(a, lanes, out), sb = operand(b, lanes, out);
+        emit_sfu(out, op, mask, {sa, sb}, lanes, ct);
+        if (negate) {
+            SfuSource one;
+            one.mode = 2;
+            one.imm = immediate_bits(make_one(ct.element_of()), ct);
+            SfuSource m;
+            m.addr = mask;
+            emit_sfu(out, isa::Opcode::Sub, mask, {one, m}, lanes, ct);
+        }
+        SfuSource r;
+        r.addr = mask;
+        if (ct.element_of() != t.element_of()) {
+            DType from, to;
+            if (!spyre_dtype(ct.element_of(), &from) || !spyre_dtype(t.element_of(), &to)) fail("unsupported comparison type");
+            SymOperand conv = new_temp(lanes, t);
+            emit(out, isa::Opcode::Cast, {conv, constant(0), constant((int)to), mask, constant(0), constant(lanes),
+                                          constant(1), constant((int)from)});
+            r.addr = conv;
+        }
+        return r;
+    }
+
+    const MachineDescription &m_;
+    KernelInterface &iface_;
+    IndexEnvironment env_;
+    ScratchpadPlan plan_;
+    std::map<std::string, std::vector<BufferInfo>> buffers_;
+    std::map<std::string, std::vector<SfuSource>> vector_lets_;
+    std::vector<std::string> temps_;
+    int temp_counter_ = 0;
+    std::string func_;
+    std::string core_loop_;
+};
+
+}  // namespace
+
+CoreProgram select_core_instructions(const Stmt &region_body, const std::string &core_var, int core,
+                                     const MachineDescription &m, KernelInterface &interface) {
+    CoreSelector sel(core_var, core, m, interface);
+    return sel.run(region_body);
+}
+
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,52 @@
+// Instruction selection for one core: walks the device region of the lowered
+// Halide IR (the body of the loop split across cores) with the core index
+// fixed, and produces the core's program tree (program_tree.h):
+//  - serial loops with constant extents become hardware loops;
+//  - Allocates stored in MemoryType::VTCM get scratchpad addresses (first fit);
+//  - vector copies DRAM -> scratchpad and scratchpad -> DRAM become DMA
+//    transfers (plain copy Funcs and in()/copy_to_host() wrappers alike);
+//  - matmul-shaped update loops (acc += B[k, n-vector] * A[m, k]) become PT
+//    matmul tiles;
+//  - any other vector arithmetic over scratchpad becomes SFU instructions
+//    (expression trees through scratchpad temporaries).
+// Every rule violation is a CompileError naming the Func, the loop and the rule.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "program_tree.h"
+#include "spyre/machine.h"
+
+namespace spyre {
+namespace compiler {
+
+// A tensor argument of the kernel as the device region uses it.
+struct KernelTensor {
+    std::string name;     // Halide buffer name (Load/Store name)
+    int arg_index = 0;    // index in the program's argument table
+    Halide::Type type;
+    bool is_output = false;
+};
+
+struct KernelInterface {
+    std::map<std::string, KernelTensor> tensors;     // by name
+    std::vector<std::string> scalar_params;          // run-time scalar parameters, program order
+    std::map<std::string, Halide::Type> param_types;
+    std::map<std::string, Halide::Internal::Parameter> param_objects;
+};
+
+struct CoreProgram {
+    std::vector<ProgramNode> tree;
+    int64_t scratchpad_peak = 0;
+    std::string scratchpad_peak_description;
+};
+
+// `core_var` is the name of the loop split across cores; `region_body` its body.
+CoreProgram select_core_instructions(const Halide::Internal::Stmt &region_body, const std::string &core_var, int core,
+                                     const MachineDescription &m, KernelInterface &interface);
+
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,75 @@
+// The compiler's in-memory form of one core's program before synchronization:
+// a tree of hardware loops and instructions in the sequential order of the
+// lowered Halide IR. Operands are affine in the loop levels of the tree
+// (level 0 = outermost loop inside the core), with any number of levels; loop
+// folding and synchronization turn the tree into the unit streams of isa.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spyre/isa.h"
+
+namespace spyre {
+namespace compiler {
+
+// base + sum(coef[level] * L_level)
+struct SymOperand {
+    int64_t base = 0;
+    std::vector<int64_t> coef;
+
+    int64_t coef_at(size_t level) const { return level < coef.size() ? coef[level] : 0; }
+    void set_coef(size_t level, int64_t v) {
+        if (coef.size() <= level) coef.resize(level + 1, 0);
+        coef[level] = v;
+    }
+    bool depends_on_loops() const {
+        for (int64_t c : coef) {
+            if (c != 0) return true;
+        }
+        return false;
+    }
+};
+
+// A scratchpad byte range an instruction reads or writes (over all iterations of its loops).
+struct ScratchpadAccess {
+    int64_t lo = 0, hi = 0;  // [lo, hi)
+    bool write = false;
+};
+
+struct SymInstruction {
+    isa::Opcode op = isa::Opcode::EndLoop;
+    std::array<SymOperand, isa::kMaxFields> f{};
+    std::string func;  // the Halide Func it implements, for messages
+
+    isa::Unit unit() const { return isa::opcode_spec(op).unit; }
+};
+
+struct ProgramNode {
+    enum class Kind { Loop, Instruction } kind = Kind::Instruction;
+    // Loop
+    int64_t trip = 0;
+    std::string loop_name;
+    std::vector<ProgramNode> body;
+    // Instruction
+    SymInstruction inst;
+
+    static ProgramNode loop(int64_t trip, const std::string &name) {
+        ProgramNode n;
+        n.kind = Kind::Loop;
+        n.trip = trip;
+        n.loop_name = name;
+        return n;
+    }
+    static ProgramNode instruction(const SymInstruction &i) {
+        ProgramNode n;
+        n.kind = Kind::Instruction;
+        n.inst = i;
+        return n;
+    }
+};
+
+}  // namespace compiler
+}  // namespace spyre

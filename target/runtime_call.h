@@ -1,0 +1,35 @@
+// Replacing the device region by a call into the Spyre runtime: the encoded
+// program is embedded in the host object as a constant buffer (picked up by
+// Halide's InferArguments and emitted like GPU kernels are), and the core loop
+// becomes
+//   spyre_status = spyre_run_program(__user_context, <program>, N, {bufs...}, P, {params...})
+//   assert(spyre_status == 0, spyre_status)
+// so the generated function keeps Halide's AOT signature and returns the
+// runtime's error code on failure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre {
+namespace compiler {
+
+struct RuntimeCallArguments {
+    std::string kernel_name;
+    std::vector<uint8_t> program;             // encoded program
+    std::vector<std::string> buffers;         // Halide buffer names in argument-table order
+    std::vector<Halide::Expr> scalar_params;  // in program order
+    bool has_user_context = false;            // target has the user_context feature
+};
+
+Halide::Internal::Stmt make_runtime_call(const RuntimeCallArguments &args);
+
+// `s` with the loop `region` replaced by `replacement`.
+Halide::Internal::Stmt replace_loop(const Halide::Internal::Stmt &s, const Halide::Internal::For *region,
+                                    const Halide::Internal::Stmt &replacement);
+
+}  // namespace compiler
+}  // namespace spyre

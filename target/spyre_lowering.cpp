@@ -1,0 +1,214 @@
+// The Spyre lowering pass, as a table of contents. It runs at the end of
+// Halide's lower() (after flattening, vectorization and loop partitioning;
+// see docs/compiler.md) and, in order:
+//   1. find_device_region          the one loop split across cores
+//   2. kernel tensors              the arguments the region reads and writes
+//   3. select_core_instructions    per core: DMA / PT / SFU instructions in a loop tree,
+//                                  scratchpad placement and the budget check
+//   4. fold_loops                  single-instruction loops into instruction dimensions
+//   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
+//   6. validate_program            the same validator the runtime uses
+//   7. write <kernel>.spyre and <kernel>.spyre.txt
+//   8. make_runtime_call           embed the program, replace the region by the runtime call
+//   9. strip_spyre_argument_checks Halide's argument checks the runtime replaces
+// SPYRE_DEBUG=1 prints a summary per kernel, 2 also the IR before and the program after.
+#include "spyre_lowering.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "argument_checks.h"
+#include "device_region.h"
+#include "instruction_selection.h"
+#include "loop_folding.h"
+#include "runtime_call.h"
+#include "spyre/assembler.h"
+#include "spyre/program_format.h"
+#include "spyre/validator.h"
+#include "spyre_target.h"
+#include "synchronization.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+int debug_level() {
+    const char *d = std::getenv("SPYRE_DEBUG");
+    return d ? std::atoi(d) : 0;
+}
+
+// Tensors the region reads (Load) or writes (Store) that are kernel arguments.
+class TensorUses : public IRVisitor {
+public:
+    std::vector<std::string> order;
+    std::set<std::string> stored;
+
+private:
+    using IRVisitor::visit;
+    void note(const std::string &name, const Parameter &param) {
+        if (!param.defined() && !find_tensor(name)) return;
+        if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+    }
+    void visit(const Load *op) override {
+        note(op->name, op->param);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        note(op->name, op->param);
+        if (op->param.defined() || find_tensor(op->name)) stored.insert(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
+bool to_dtype(const Type &t, DType *out) {
+    if (t.is_float() && t.bits() == 32) *out = DType::F32;
+    else if (t.is_float() && t.bits() == 16) *out = DType::F16;
+    else if (t.is_int() && t.bits() == 32) *out = DType::I32;
+    else if (t.is_int() && t.bits() == 8) *out = DType::I8;
+    else return false;
+    return true;
+}
+
+class SpyreLoweringPass : public IRMutator {
+public:
+    explicit SpyreLoweringPass(SpyreLoweringOptions o) : opt_(std::move(o)) {}
+
+    Stmt mutate(const Stmt &s) override {
+        try {
+            return lower(s);
+        } catch (const CompileError &e) {
+            throw Halide::CompileError(std::string(e.what()) + "\n");
+        } catch (const spyre::Error &e) {
+            throw Halide::CompileError("Spyre: " + std::string(e.what()) + "\n");
+        }
+    }
+
+private:
+    Stmt lower(const Stmt &s) {
+        const MachineDescription &m = default_machine();
+        const int dbg = debug_level();
+        if (dbg >= 2) std::cerr << "spyre: IR before Spyre lowering of " << opt_.kernel_name << ":\n" << s << "\n";
+
+        compiler::DeviceRegion region = compiler::find_device_region(s, m);
+
+        // Kernel tensors: inputs in order of first use, then outputs.
+        TensorUses uses;
+        region.loop->body.accept(&uses);
+        std::vector<std::string> names;
+        for (const auto &n : uses.order) {
+            if (!uses.stored.count(n)) names.push_back(n);
+        }
+        for (const auto &n : uses.order) {
+            if (uses.stored.count(n)) names.push_back(n);
+        }
+        compiler::KernelInterface iface;
+        Program program;
+        program.kernel_name = opt_.kernel_name;
+        program.machine_fingerprint = m.structural_fingerprint();
+        for (const std::string &n : names) {
+            const SpyreTensorInfo *info = find_tensor(n);
+            if (!info) {
+                throw CompileError("Spyre: the kernel argument '" + n +
+                                   "' has no static shape; declare it with spyre::constrain_tensor(...)");
+            }
+            ProgramArgument a;
+            a.name = n;
+            a.kind = uses.stored.count(n) ? ArgKind::Output : ArgKind::Input;
+            if (!to_dtype(info->type, &a.shape.dtype)) {
+                throw CompileError("Spyre: the kernel argument '" + n + "' has a type Spyre does not support");
+            }
+            a.shape.extent.assign(info->extents.begin(), info->extents.end());
+            a.layout = default_layout(a.shape, m.stick_bytes);
+            a.layout.padded.assign(info->padded.begin(), info->padded.end());
+            compiler::KernelTensor t;
+            t.name = n;
+            t.arg_index = (int)program.args.size();
+            t.type = info->type;
+            t.is_output = a.kind == ArgKind::Output;
+            iface.tensors[n] = t;
+            program.args.push_back(a);
+        }
+
+        // Per core: instruction selection, folding, synchronization.
+        program.cores.resize(m.cores);
+        int64_t peak = 0;
+        for (int c = 0; c < region.cores; c++) {
+            compiler::CoreProgram cp =
+                compiler::select_core_instructions(region.loop->body, region.loop->name, c, m, iface);
+            if (cp.scratchpad_peak > m.scratchpad_bytes) {
+                throw CompileError("Spyre: scratchpad footprint over budget in the core loop '" + region.loop->name +
+                                   "': core " + std::to_string(c) + " needs " + std::to_string(cp.scratchpad_peak) +
+                                   " bytes, the budget is " + std::to_string(m.scratchpad_bytes) +
+                                   " bytes per core; live at the peak: " + cp.scratchpad_peak_description +
+                                   ". Use smaller tiles or stage less at this loop level");
+            }
+            peak = std::max(peak, cp.scratchpad_peak);
+            compiler::fold_loops(cp.tree);
+            program.cores[c] = compiler::emit_core_streams(cp.tree, m);
+        }
+        for (const std::string &pname : iface.scalar_params) {
+            ScalarParam sp;
+            sp.name = pname;
+            if (!to_dtype(iface.param_types[pname], &sp.dtype)) {
+                throw CompileError("Spyre: the scalar parameter '" + pname + "' has a type Spyre does not support");
+            }
+            program.params.push_back(sp);
+        }
+        try {
+            validate_program(program, m);
+        } catch (const spyre::Error &e) {
+            throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
+        }
+        std::vector<uint8_t> bytes = encode_program(program);
+        if (dbg >= 1) {
+            std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "
+                      << program.instruction_count() << " instructions, " << bytes.size()
+                      << " bytes, scratchpad peak " << peak << " bytes per core\n";
+        }
+        if (dbg >= 2) std::cerr << disassemble_program(program);
+        if (!opt_.output_dir.empty()) {
+            const std::string base = opt_.output_dir + "/" + opt_.kernel_name;
+            write_file_bytes(base + ".spyre", bytes);
+            std::ofstream txt(base + ".spyre.txt");
+            txt << disassemble_program(program);
+            if (!txt) throw CompileError("Spyre: cannot write " + base + ".spyre.txt");
+        }
+
+        compiler::RuntimeCallArguments call;
+        call.kernel_name = program.kernel_name;
+        call.program = std::move(bytes);
+        call.buffers = names;
+        call.has_user_context = opt_.user_context;
+        for (const std::string &pname : iface.scalar_params) {
+            call.scalar_params.push_back(
+                Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
+        }
+        Stmt result = compiler::replace_loop(s, region.loop, compiler::make_runtime_call(call));
+        std::set<std::string> name_set(names.begin(), names.end());
+        return compiler::strip_spyre_argument_checks(result, name_set);
+    }
+
+    SpyreLoweringOptions opt_;
+};
+
+}  // namespace
+
+SpyreLoweringOptions lowering_options_from_driver(const std::string &default_kernel_name) {
+    SpyreLoweringOptions o;
+    const DriverOptions &d = driver_options();
+    o.kernel_name = d.function_name.empty() ? default_kernel_name : d.function_name;
+    o.output_dir = d.output_dir;
+    return o;
+}
+
+void attach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
+    p.add_custom_lowering_pass(new SpyreLoweringPass(options));
+}
+
+}  // namespace spyre

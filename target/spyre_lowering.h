@@ -1,0 +1,31 @@
+// The Spyre backend's entry point: a Halide custom lowering pass that turns
+// the device region of a scheduled, lowered pipeline into a Spyre program,
+// embeds it in the host object and replaces the region by a runtime call.
+// The passes it runs, in order, are listed in spyre_lowering.cpp.
+#pragma once
+
+#include <string>
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct SpyreLoweringOptions {
+    std::string kernel_name;  // program and report name
+    std::string output_dir;   // where <kernel_name>.spyre and .spyre.txt go; empty: not written
+    bool user_context = false; // the target has Halide's user_context feature
+};
+
+// Options from the generator driver (kernel = -f name, dir = -o).
+SpyreLoweringOptions lowering_options_from_driver(const std::string &default_kernel_name);
+
+// Adds the Spyre lowering pass to `p` (call from a generator's schedule() when is_spyre()).
+void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
+
+// Compile errors of the Spyre backend: they name the Func, the loop and the rule.
+class CompileError : public std::runtime_error {
+public:
+    explicit CompileError(const std::string &w) : std::runtime_error(w) {}
+};
+
+}  // namespace spyre

@@ -1,0 +1,286 @@
+// Token synchronization and stream emission (see synchronization.h).
+#include "synchronization.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "spyre_lowering.h"
+
+namespace spyre {
+namespace compiler {
+
+namespace {
+
+namespace fld = isa::field;
+constexpr int U = isa::kNumUnits;
+
+int channel_of(int from, int to) { return from * U + to; }
+
+// Range of an affine operand over the loop box.
+void operand_range(const SymOperand &o, const std::vector<int64_t> &trips, int64_t *lo, int64_t *hi) {
+    *lo = *hi = o.base;
+    for (size_t d = 0; d < o.coef.size() && d < trips.size(); d++) {
+        const int64_t span = o.coef[d] * (trips[d] - 1);
+        if (span < 0) *lo += span;
+        else *hi += span;
+    }
+}
+
+void add_range(std::vector<ScratchpadAccess> &acc, const SymOperand &addr, const std::vector<int64_t> &trips,
+               int64_t extent_lo, int64_t extent_hi, bool write) {
+    int64_t lo, hi;
+    operand_range(addr, trips, &lo, &hi);
+    acc.push_back({lo + extent_lo, hi + extent_hi, write});
+}
+
+// Extent [lo, hi) covered by count steps of stride plus `last` bytes.
+void strided_extent(int64_t count1, int64_t stride1, int64_t count2, int64_t stride2, int64_t last, int64_t *lo,
+                    int64_t *hi) {
+    *lo = std::min<int64_t>(0, (count1 - 1) * stride1) + std::min<int64_t>(0, (count2 - 1) * stride2);
+    *hi = std::max<int64_t>(0, (count1 - 1) * stride1) + std::max<int64_t>(0, (count2 - 1) * stride2) + last;
+}
+
+std::vector<ScratchpadAccess> accesses_of(const SymInstruction &in, const std::vector<int64_t> &trips) {
+    std::vector<ScratchpadAccess> acc;
+    const auto &f = in.f;
+    int64_t lo, hi;
+    switch (in.op) {
+    case isa::Opcode::DmaLoad:
+        strided_extent(f[fld::DmaLoad::rows].base, f[fld::DmaLoad::sp_row_stride].base, f[fld::DmaLoad::planes].base,
+                       f[fld::DmaLoad::sp_plane_stride].base, f[fld::DmaLoad::row_bytes].base, &lo, &hi);
+        add_range(acc, f[fld::DmaLoad::sp], trips, lo, hi, true);
+        break;
+    case isa::Opcode::DmaStore:
+        strided_extent(f[fld::DmaStore::rows].base, f[fld::DmaStore::sp_row_stride].base, f[fld::DmaStore::planes].base,
+                       f[fld::DmaStore::sp_plane_stride].base, f[fld::DmaStore::row_bytes].base, &lo, &hi);
+        add_range(acc, f[fld::DmaStore::sp], trips, lo, hi, false);
+        break;
+    case isa::Opcode::Matmul: {
+        const int64_t m = f[fld::Matmul::m].base, n = f[fld::Matmul::n].base, k = f[fld::Matmul::k].base;
+        const int64_t eb = dtype_bytes((DType)f[fld::Matmul::in_type].base);
+        strided_extent(m, f[fld::Matmul::lda].base, 1, 0, k * eb, &lo, &hi);
+        add_range(acc, f[fld::Matmul::a], trips, lo, hi, false);
+        strided_extent(k, f[fld::Matmul::ldb].base, 1, 0, n * eb, &lo, &hi);
+        add_range(acc, f[fld::Matmul::b], trips, lo, hi, false);
+        strided_extent(m, f[fld::Matmul::ldc].base, 1, 0, n * 4, &lo, &hi);
+        add_range(acc, f[fld::Matmul::c], trips, lo, hi, true);
+        break;
+    }
+    default: {
+        // SFU: every operand field named dst/a/b/c with its stride and mode; n and rows.
+        const isa::OpcodeSpec &spec = isa::opcode_spec(in.op);
+        auto idx = [&](const std::string &name) {
+            for (int i = 0; i < spec.num_fields; i++) {
+                if (name == spec.fields[i].name) return i;
+            }
+            return -1;
+        };
+        const int64_t n = f[idx("n")].base, rows = f[idx("rows")].base;
+        const int ti = idx("type");
+        const int64_t eb = dtype_bytes((DType)f[ti].base);
+        const bool reduce = spec.cost == isa::CostClass::SfuReduce;
+        for (const char *name : {"dst", "a", "b", "c"}) {
+            const int fi = idx(name);
+            if (fi < 0) continue;
+            const std::string s = name;
+            const int mi = idx(s + "_mode");
+            const int64_t mode = mi < 0 ? 0 : f[mi].base;
+            if (mode >= 2) continue;
+            int64_t b = eb;
+            if (in.op == isa::Opcode::Cast && s == "dst") b = dtype_bytes((DType)f[fld::Cast::dst_type].base);
+            const int64_t stride = f[idx(s + "_stride")].base;
+            const int64_t len = (mode == 1 || (reduce && s == "dst")) ? b : n * b;
+            strided_extent(rows, stride, 1, 0, len, &lo, &hi);
+            if (reduce && s == "dst") hi = std::max(hi, n * b);
+            add_range(acc, f[fi], trips, lo, hi, s == "dst");
+            if (s == "dst" && reduce && f[idx("accumulate")].base) add_range(acc, f[fi], trips, lo, hi, false);
+        }
+        break;
+    }
+    }
+    return acc;
+}
+
+bool conflict(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b) {
+    for (const auto &x : a) {
+        for (const auto &y : b) {
+            if ((x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
+        }
+    }
+    return false;
+}
+
+struct ItemSummary {
+    std::array<std::vector<ScratchpadAccess>, U> acc;
+    std::array<bool, U> uses{};
+};
+
+void summarize(const ProgramNode &n, std::vector<int64_t> &trips, ItemSummary &s) {
+    if (n.kind == ProgramNode::Kind::Instruction) {
+        const int u = (int)n.inst.unit();
+        s.uses[u] = true;
+        for (auto &a : accesses_of(n.inst, trips)) s.acc[u].push_back(a);
+        return;
+    }
+    trips.push_back(n.trip);
+    for (const ProgramNode &c : n.body) summarize(c, trips, s);
+    trips.pop_back();
+}
+
+isa::Operand to_operand(const SymOperand &s, const MachineDescription &m, const SymInstruction &in) {
+    isa::Operand o;
+    o.base = s.base;
+    for (size_t d = 0; d < s.coef.size(); d++) {
+        if (s.coef[d] == 0) continue;
+        if ((int64_t)d >= m.max_loop_depth) {
+            throw CompileError("Spyre: in Func '" + in.func + "': the loop nest around " +
+                               isa::opcode_spec(in.op).mnemonic + " needs " + std::to_string(d + 1) +
+                               " hardware loop levels, the machine has " + std::to_string(m.max_loop_depth) +
+                               "; fuse outer loops into the core split or make tiles larger");
+        }
+        if (s.coef[d] > INT32_MAX || s.coef[d] < INT32_MIN) {
+            throw CompileError("Spyre: in Func '" + in.func + "': a loop step of " + std::to_string(s.coef[d]) +
+                               " bytes does not fit the 32-bit address stride of " + isa::opcode_spec(in.op).mnemonic);
+        }
+        o.stride[d] = (int32_t)s.coef[d];
+    }
+    return o;
+}
+
+class StreamEmitter {
+public:
+    explicit StreamEmitter(const MachineDescription &m) : m_(m) {}
+
+    using Streams = std::array<std::vector<isa::Instruction>, U>;
+
+    void emit_body(const std::vector<ProgramNode> &items, std::vector<int64_t> &trips, bool is_loop_body, Streams &out) {
+        const int n = (int)items.size();
+        std::vector<ItemSummary> sum(n);
+        for (int i = 0; i < n; i++) summarize(items[i], trips, sum[i]);
+
+        // marks[i][u1][u2]: item i's unit u1 signals u2 afterwards. waits[j]: (u2, u1, source item).
+        std::vector<std::array<std::array<bool, U>, U>> marks(n);
+        for (auto &m : marks)
+            for (auto &r : m) r.fill(false);
+        struct Wait {
+            int to, from, source;
+        };
+        std::vector<std::vector<Wait>> waits(n);
+        int observed[U][U];
+        for (auto &r : observed)
+            for (int &v : r) v = -1;
+        auto find_source = [&](int j_limit_exclusive, int u1, int u2, const std::vector<ScratchpadAccess> &sink,
+                               int lower_exclusive) {
+            for (int i = j_limit_exclusive - 1; i > lower_exclusive; i--) {
+                if (sum[i].uses[u1] && conflict(sum[i].acc[u1], sink)) return i;
+            }
+            return -1;
+        };
+        for (int j = 0; j < n; j++) {
+            for (int u2 = 0; u2 < U; u2++) {
+                if (!sum[j].uses[u2]) continue;
+                for (int u1 = 0; u1 < U; u1++) {
+                    if (u1 == u2) continue;
+                    int i = find_source(j, u1, u2, sum[j].acc[u2], observed[u2][u1]);
+                    if (i < 0) continue;
+                    marks[i][u1][u2] = true;
+                    waits[j].push_back({u2, u1, i});
+                    observed[u2][u1] = i;
+                }
+            }
+        }
+        if (is_loop_body) {
+            // Loop-carried: the next iteration's item j against this iteration's items after `observed`.
+            for (int j = 0; j < n; j++) {
+                for (int u2 = 0; u2 < U; u2++) {
+                    if (!sum[j].uses[u2]) continue;
+                    for (int u1 = 0; u1 < U; u1++) {
+                        if (u1 == u2) continue;
+                        int i = find_source(n, u1, u2, sum[j].acc[u2], observed[u2][u1]);
+                        if (i < 0) continue;
+                        marks[i][u1][u2] = true;  // drained at the end of the body
+                    }
+                }
+            }
+        }
+
+        // Emission with token counting per channel.
+        int consumed[U][U] = {};
+        auto marks_up_to = [&](int u1, int u2, int i) {
+            int c = 0;
+            for (int k = 0; k <= i; k++) c += marks[k][u1][u2];
+            return c;
+        };
+        for (int j = 0; j < n; j++) {
+            for (const Wait &w : waits[j]) {
+                const int need = marks_up_to(w.from, w.to, w.source) - consumed[w.to][w.from];
+                for (int k = 0; k < need; k++) out[w.to].push_back(make(isa::Opcode::Wait, channel_of(w.from, w.to)));
+                consumed[w.to][w.from] += std::max(need, 0);
+            }
+            emit_item(items[j], trips, out);
+            for (int u1 = 0; u1 < U; u1++) {
+                for (int u2 = 0; u2 < U; u2++) {
+                    if (marks[j][u1][u2]) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
+                }
+            }
+        }
+        if (is_loop_body) {
+            for (int u1 = 0; u1 < U; u1++) {
+                for (int u2 = 0; u2 < U; u2++) {
+                    if (u1 == u2) continue;
+                    const int rest = marks_up_to(u1, u2, n - 1) - consumed[u2][u1];
+                    for (int k = 0; k < rest; k++) out[u2].push_back(make(isa::Opcode::Wait, channel_of(u1, u2)));
+                }
+            }
+        }
+    }
+
+private:
+    static isa::Instruction make(isa::Opcode op, int64_t v) { return isa::make_instruction(op, {v}); }
+
+    void emit_item(const ProgramNode &node, std::vector<int64_t> &trips, Streams &out) {
+        if (node.kind == ProgramNode::Kind::Instruction) {
+            isa::Instruction inst;
+            inst.op = node.inst.op;
+            for (int i = 0; i < isa::opcode_spec(inst.op).num_fields; i++) {
+                inst.f[i] = to_operand(node.inst.f[i], m_, node.inst);
+            }
+            out[(int)node.inst.unit()].push_back(inst);
+            return;
+        }
+        if ((int64_t)trips.size() >= m_.max_loop_depth) {
+            throw CompileError("Spyre: loop '" + node.loop_name + "' would be hardware loop level " +
+                               std::to_string(trips.size() + 1) + ", the machine has " +
+                               std::to_string(m_.max_loop_depth) +
+                               " levels; fuse outer loops into the core split or make tiles larger");
+        }
+        Streams inner;
+        trips.push_back(node.trip);
+        emit_body(node.body, trips, true, inner);
+        trips.pop_back();
+        for (int u = 0; u < U; u++) {
+            if (inner[u].empty()) continue;
+            out[u].push_back(make(isa::Opcode::Loop, node.trip));
+            out[u].insert(out[u].end(), inner[u].begin(), inner[u].end());
+            out[u].push_back(isa::make_instruction(isa::Opcode::EndLoop, {}));
+        }
+    }
+
+    const MachineDescription &m_;
+};
+
+}  // namespace
+
+CoreStreams emit_core_streams(const std::vector<ProgramNode> &tree, const MachineDescription &m) {
+    StreamEmitter e(m);
+    StreamEmitter::Streams s;
+    std::vector<int64_t> trips;
+    e.emit_body(tree, trips, false, s);
+    CoreStreams cs;
+    for (int u = 0; u < U; u++) cs.unit[u] = std::move(s[u]);
+    return cs;
+}
+
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,32 @@
+// Token synchronization and stream emission for one core. The program tree
+// is in the sequential order of the Halide IR; the hardware runs the DMA, PT
+// and SFU streams independently. This pass finds every pair of instructions
+// on different units that touch overlapping scratchpad bytes (one of them
+// writing), in program order and across loop iterations, and orders them with
+// a token: the earlier unit signals after its instruction (or after the loop
+// that contains it), the later unit waits before its instruction (or loop).
+// Each directed unit pair has its own token channel; signals and waits of a
+// loop body balance within every iteration (remaining tokens are drained at
+// the end of the body), so counts never drift across iterations. Instructions
+// on the same unit need nothing: a unit runs its stream in order.
+//
+// Expects a folded program tree; guarantees streams that compute exactly what
+// the sequential program computes, in any timing (tested with the simulator's
+// forced-serial and random-latency modes).
+#pragma once
+
+#include <vector>
+
+#include "program_tree.h"
+#include "spyre/machine.h"
+#include "spyre/program.h"
+
+namespace spyre {
+namespace compiler {
+
+// Emits the three unit streams of one core. Throws CompileError when the tree
+// needs more loop levels than the hardware has.
+CoreStreams emit_core_streams(const std::vector<ProgramNode> &tree, const MachineDescription &m);
+
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,60 @@
+// Static shapes for kernel arguments, and the padding Spyre tensors carry.
+//
+// constrain_tensor(buf, extents, multiples) declares a dense tensor with the
+// given extents (innermost first). For host builds that is all it does. For
+// Spyre builds every dimension is padded up to its multiple (the stick
+// dimension, dimension 0, at least to whole sticks) and the padded extents and
+// dense padded strides are what Halide sees: device tensors hold that padding
+// (zeros on upload), so schedules may read and write whole tiles and whole
+// sticks without ever leaving the tensor. The true extents are recorded for the
+// Spyre lowering pass, which puts them in the program's argument table; the
+// runtime checks user buffers against the true extents and moves only them.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "spyre_target.h"
+
+namespace spyre {
+
+struct SpyreTensorInfo {
+    std::string name;
+    Halide::Type type;
+    std::vector<int> extents;  // true extents, innermost first
+    std::vector<int> padded;   // padded extents (== extents for host builds)
+};
+
+void register_tensor(const SpyreTensorInfo &info);
+// nullptr if no tensor of that name was constrained in this process.
+const SpyreTensorInfo *find_tensor(const std::string &name);
+void clear_tensor_registry();
+
+// Lanes of one stick for an element type (machine's stick_bytes / element bytes).
+int stick_lanes(const Halide::Type &t);
+
+// T is any Halide buffer-like object with name(), type() and dim(i) (Input/Output<Buffer<>>, ImageParam).
+template <typename T>
+void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> multiples = {}) {
+    multiples.resize(extents.size(), 1);
+    SpyreTensorInfo info;
+    info.name = buf.name();
+    info.type = buf.type();
+    info.extents = extents;
+    int stride = 1;
+    for (size_t d = 0; d < extents.size(); d++) {
+        int mult = std::max(1, multiples[d]);
+        if (is_spyre() && d == 0) mult = std::lcm(mult, stick_lanes(info.type));
+        const int padded = padded_extent(extents[d], mult);
+        info.padded.push_back(padded);
+        buf.dim((int)d).set_bounds(0, padded).set_stride(stride);
+        stride *= padded;
+    }
+    register_tensor(info);
+}
+
+}  // namespace spyre
