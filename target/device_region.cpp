@@ -1,6 +1,7 @@
 // Finding the loop split across cores (see device_region.h).
 #include "device_region.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "spyre_lowering.h"
@@ -14,6 +15,11 @@ namespace {
 class ParallelLoops : public IRVisitor {
 public:
     std::vector<const For *> loops;
+    std::vector<std::string> outputs;
+    const ProducerConsumer *output_production = nullptr;
+    // The scratchpad Allocates around the output's production, outermost first, when there is no core loop.
+    const IRNode *single_core_region = nullptr;
+    Stmt single_core_body;
 
 private:
     using IRVisitor::visit;
@@ -21,12 +27,52 @@ private:
         if (op->for_type == ForType::Parallel) loops.push_back(op);
         IRVisitor::visit(op);
     }
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer && !output_production &&
+            std::find(outputs.begin(), outputs.end(), op->name) != outputs.end()) {
+            output_production = op;
+            // Widen to the chain of VTCM Allocates directly around it (Halide hoists
+            // them out of a core loop of extent 1 that it removed).
+            single_core_region = op->body.get();
+            single_core_body = op->body;
+            for (auto it = allocates_.rbegin(); it != allocates_.rend(); ++it) {
+                single_core_region = *it;
+                single_core_body = Stmt(*it);
+            }
+        }
+        std::vector<const Allocate *> saved;
+        saved.swap(allocates_);
+        IRVisitor::visit(op);
+        allocates_.swap(saved);
+    }
+    void visit(const Allocate *op) override {
+        if (op->memory_type == Halide::MemoryType::VTCM) allocates_.push_back(op);
+        else allocates_.clear();
+        IRVisitor::visit(op);
+        if (!allocates_.empty() && allocates_.back() == op) allocates_.pop_back();
+    }
+    void visit(const Block *op) override {
+        std::vector<const Allocate *> saved = allocates_;
+        allocates_.clear();
+        IRVisitor::visit(op);
+        allocates_ = saved;
+    }
+
+    std::vector<const Allocate *> allocates_;  // VTCM Allocates enclosing the current node without other statements between
 };
 }  // namespace
 
-DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m) {
+DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, const std::vector<std::string> &outputs) {
     ParallelLoops finder;
+    finder.outputs = outputs;
     s.accept(&finder);
+    if (finder.loops.empty() && finder.output_production) {
+        DeviceRegion r;
+        r.node = finder.single_core_region;
+        r.body = finder.single_core_body;
+        r.cores = 1;
+        return r;
+    }
     if (finder.loops.empty()) {
         throw CompileError("Spyre: no loop is split across the cores: the schedule must mark exactly one loop of "
                            "constant extent <= " + std::to_string(m.cores) + " as .parallel() (the static core split)");
@@ -52,7 +98,9 @@ DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m) {
         throw CompileError("Spyre: the core loop '" + loop->name + "' must start at 0");
     }
     DeviceRegion r;
-    r.loop = loop;
+    r.node = loop;
+    r.body = loop->body;
+    r.core_var = loop->name;
     r.cores = (int)extent->value;
     return r;
 }

@@ -4,6 +4,9 @@
 // outside stays host code.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "Halide.h"
 #include "spyre/machine.h"
 
@@ -11,12 +14,17 @@ namespace spyre {
 namespace compiler {
 
 struct DeviceRegion {
-    const Halide::Internal::For *loop = nullptr;  // the core loop
-    int cores = 0;                                // its extent
+    const Halide::Internal::IRNode *node = nullptr;  // the statement the runtime call replaces
+    Halide::Internal::Stmt body;                     // what each core runs
+    std::string core_var;                            // the core loop's variable ("" for one core)
+    int cores = 0;
 };
 
-// Throws CompileError when there is no such loop, more than one, or its extent is not a constant <= cores.
-DeviceRegion find_device_region(const Halide::Internal::Stmt &s, const MachineDescription &m);
+// Throws CompileError when there is more than one parallel loop, or its extent
+// is not a constant <= cores. When the core split has a single iteration Halide
+// removes the loop; the region is then the production of `outputs` on one core.
+DeviceRegion find_device_region(const Halide::Internal::Stmt &s, const MachineDescription &m,
+                                const std::vector<std::string> &outputs);
 
 }  // namespace compiler
 }  // namespace spyre

@@ -75,7 +75,7 @@ class CoreSelector {
 public:
     CoreSelector(const std::string &core_var, int core, const MachineDescription &m, KernelInterface &iface)
         : m_(m), iface_(iface), plan_(m.stick_bytes) {
-        env_.bind_constant(core_var, core);
+        if (!core_var.empty()) env_.bind_constant(core_var, core);
         core_loop_ = core_var;
     }
 

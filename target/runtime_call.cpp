@@ -17,9 +17,7 @@ Stmt make_runtime_call(const RuntimeCallArguments &args) {
     std::memcpy(blob.data(), args.program.data(), args.program.size());
     Expr program = Variable::make(type_of<halide_buffer_t *>(), blob_name + ".buffer", blob);
 
-    std::vector<Expr> buffer_ptrs;
-    for (const std::string &b : args.buffers) buffer_ptrs.push_back(Variable::make(type_of<halide_buffer_t *>(), b + ".buffer"));
-    Expr buffers = Call::make(Handle(), Call::make_struct, buffer_ptrs, Call::Intrinsic);
+    Expr buffers = Call::make(Handle(), Call::make_struct, args.buffers, Call::Intrinsic);
 
     Expr params;
     if (args.scalar_params.empty()) {
@@ -41,23 +39,23 @@ Stmt make_runtime_call(const RuntimeCallArguments &args) {
 }
 
 namespace {
-class ReplaceLoop : public IRMutator {
+class ReplaceStatement : public IRMutator {
 public:
-    ReplaceLoop(const For *r, Stmt s) : region_(r), replacement_(std::move(s)) {}
+    ReplaceStatement(const IRNode *r, Stmt s) : region_(r), replacement_(std::move(s)) {}
+
+    Stmt mutate(const Stmt &s) override {
+        if (s.get() == region_) return replacement_;
+        return IRMutator::mutate(s);
+    }
 
 private:
-    using IRMutator::visit;
-    const For *region_;
+    const IRNode *region_;
     Stmt replacement_;
-    Stmt visit(const For *op) override {
-        if (op == region_) return replacement_;
-        return IRMutator::visit(op);
-    }
 };
 }  // namespace
 
-Stmt replace_loop(const Stmt &s, const For *region, const Stmt &replacement) {
-    ReplaceLoop r(region, replacement);
+Stmt replace_statement(const Stmt &s, const IRNode *region, const Stmt &replacement) {
+    ReplaceStatement r(region, replacement);
     return r.mutate(s);
 }
 

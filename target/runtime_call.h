@@ -20,16 +20,16 @@ namespace compiler {
 struct RuntimeCallArguments {
     std::string kernel_name;
     std::vector<uint8_t> program;             // encoded program
-    std::vector<std::string> buffers;         // Halide buffer names in argument-table order
+    std::vector<Halide::Expr> buffers;        // halide_buffer_t* of each tensor, argument-table order
     std::vector<Halide::Expr> scalar_params;  // in program order
     bool has_user_context = false;            // target has the user_context feature
 };
 
 Halide::Internal::Stmt make_runtime_call(const RuntimeCallArguments &args);
 
-// `s` with the loop `region` replaced by `replacement`.
-Halide::Internal::Stmt replace_loop(const Halide::Internal::Stmt &s, const Halide::Internal::For *region,
-                                    const Halide::Internal::Stmt &replacement);
+// `s` with the statement `region` replaced by `replacement`.
+Halide::Internal::Stmt replace_statement(const Halide::Internal::Stmt &s, const Halide::Internal::IRNode *region,
+                                         const Halide::Internal::Stmt &replacement);
 
 }  // namespace compiler
 }  // namespace spyre

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "argument_checks.h"
@@ -46,22 +47,34 @@ int debug_level() {
 // Tensors the region reads (Load) or writes (Store) that are kernel arguments.
 class TensorUses : public IRVisitor {
 public:
+    explicit TensorUses(const std::map<std::string, SpyreTensorInfo> &t) : tensors_(t) {}
     std::vector<std::string> order;
     std::set<std::string> stored;
+    // How to name each tensor's halide_buffer_t in host code: a pipeline argument
+    // (Parameter) or a Buffer embedded in the pipeline (JIT inputs bound to buffers).
+    std::map<std::string, Expr> buffer_exprs;
 
 private:
+    const std::map<std::string, SpyreTensorInfo> &tensors_;
+    bool known(const std::string &name) const { return tensors_.count(name) != 0; }
     using IRVisitor::visit;
-    void note(const std::string &name, const Parameter &param) {
-        if (!param.defined() && !find_tensor(name)) return;
+    void note(const std::string &name, const Parameter &param, const Buffer<> &image = Buffer<>()) {
+        if (!param.defined() && !known(name)) return;
         if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+        if (!buffer_exprs.count(name)) {
+            const Type t = type_of<halide_buffer_t *>();
+            if (image.defined()) buffer_exprs[name] = Variable::make(t, name + ".buffer", image);
+            else if (param.defined()) buffer_exprs[name] = Variable::make(t, name + ".buffer", param);
+            else buffer_exprs[name] = Variable::make(t, name + ".buffer");
+        }
     }
     void visit(const Load *op) override {
-        note(op->name, op->param);
+        note(op->name, op->param, op->image);
         IRVisitor::visit(op);
     }
     void visit(const Store *op) override {
         note(op->name, op->param);
-        if (op->param.defined() || find_tensor(op->name)) stored.insert(op->name);
+        if (op->param.defined() || known(op->name)) stored.insert(op->name);
         IRVisitor::visit(op);
     }
 };
@@ -77,7 +90,7 @@ bool to_dtype(const Type &t, DType *out) {
 
 class SpyreLoweringPass : public IRMutator {
 public:
-    explicit SpyreLoweringPass(SpyreLoweringOptions o) : opt_(std::move(o)) {}
+    explicit SpyreLoweringPass(SpyreLoweringOptions o) : opt_(std::move(o)), tensors_(snapshot_tensor_registry()) {}
 
     Stmt mutate(const Stmt &s) override {
         try {
@@ -95,11 +108,15 @@ private:
         const int dbg = debug_level();
         if (dbg >= 2) std::cerr << "spyre: IR before Spyre lowering of " << opt_.kernel_name << ":\n" << s << "\n";
 
-        compiler::DeviceRegion region = compiler::find_device_region(s, m);
+        std::vector<std::string> output_names;
+        for (const auto &kv : tensors_) {
+            if (kv.second.is_output) output_names.push_back(kv.first);
+        }
+        compiler::DeviceRegion region = compiler::find_device_region(s, m, output_names);
 
         // Kernel tensors: inputs in order of first use, then outputs.
-        TensorUses uses;
-        region.loop->body.accept(&uses);
+        TensorUses uses(tensors_);
+        region.body.accept(&uses);
         std::vector<std::string> names;
         for (const auto &n : uses.order) {
             if (!uses.stored.count(n)) names.push_back(n);
@@ -112,7 +129,8 @@ private:
         program.kernel_name = opt_.kernel_name;
         program.machine_fingerprint = m.structural_fingerprint();
         for (const std::string &n : names) {
-            const SpyreTensorInfo *info = find_tensor(n);
+            auto found = tensors_.find(n);
+            const SpyreTensorInfo *info = found == tensors_.end() ? nullptr : &found->second;
             if (!info) {
                 throw CompileError("Spyre: the kernel argument '" + n +
                                    "' has no static shape; declare it with spyre::constrain_tensor(...)");
@@ -140,9 +158,9 @@ private:
         int64_t peak = 0;
         for (int c = 0; c < region.cores; c++) {
             compiler::CoreProgram cp =
-                compiler::select_core_instructions(region.loop->body, region.loop->name, c, m, iface);
+                compiler::select_core_instructions(region.body, region.core_var, c, m, iface);
             if (cp.scratchpad_peak > m.scratchpad_bytes) {
-                throw CompileError("Spyre: scratchpad footprint over budget in the core loop '" + region.loop->name +
+                throw CompileError("Spyre: scratchpad footprint over budget in the core loop '" + region.core_var +
                                    "': core " + std::to_string(c) + " needs " + std::to_string(cp.scratchpad_peak) +
                                    " bytes, the budget is " + std::to_string(m.scratchpad_bytes) +
                                    " bytes per core; live at the peak: " + cp.scratchpad_peak_description +
@@ -183,18 +201,19 @@ private:
         compiler::RuntimeCallArguments call;
         call.kernel_name = program.kernel_name;
         call.program = std::move(bytes);
-        call.buffers = names;
+        for (const std::string &n : names) call.buffers.push_back(uses.buffer_exprs.at(n));
         call.has_user_context = opt_.user_context;
         for (const std::string &pname : iface.scalar_params) {
             call.scalar_params.push_back(
                 Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
         }
-        Stmt result = compiler::replace_loop(s, region.loop, compiler::make_runtime_call(call));
+        Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
         std::set<std::string> name_set(names.begin(), names.end());
         return compiler::strip_spyre_argument_checks(result, name_set);
     }
 
     SpyreLoweringOptions opt_;
+    std::map<std::string, SpyreTensorInfo> tensors_;
 };
 
 }  // namespace

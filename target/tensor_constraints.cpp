@@ -22,6 +22,8 @@ const SpyreTensorInfo *find_tensor(const std::string &name) {
     return it == registry().end() ? nullptr : &it->second;
 }
 
+std::map<std::string, SpyreTensorInfo> snapshot_tensor_registry() { return registry(); }
+
 void clear_tensor_registry() {
     registry().clear();
 }

@@ -27,12 +27,16 @@ struct SpyreTensorInfo {
     Halide::Type type;
     std::vector<int> extents;  // true extents, innermost first
     std::vector<int> padded;   // padded extents (== extents for host builds)
+    bool is_output = false;
 };
 
 void register_tensor(const SpyreTensorInfo &info);
 // nullptr if no tensor of that name was constrained in this process.
 const SpyreTensorInfo *find_tensor(const std::string &name);
 void clear_tensor_registry();
+// A copy of every registered tensor (the lowering pass keeps one taken when it is attached,
+// so building another pipeline before this one is compiled cannot change its shapes).
+std::map<std::string, SpyreTensorInfo> snapshot_tensor_registry();
 
 // Lanes of one stick for an element type (machine's stick_bytes / element bytes).
 int stick_lanes(const Halide::Type &t);
@@ -42,7 +46,14 @@ template <typename T>
 void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> multiples = {}) {
     multiples.resize(extents.size(), 1);
     SpyreTensorInfo info;
-    info.name = buf.name();
+    // The IR names an input by its parameter and an output by its Func, which
+    // Halide makes unique per process (C, C$2, ...) when a generator runs twice.
+    if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
+        info.name = Halide::Func(buf).name();
+        info.is_output = true;
+    } else {
+        info.name = buf.name();
+    }
     info.type = buf.type();
     info.extents = extents;
     int stride = 1;

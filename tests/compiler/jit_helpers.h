@@ -1,0 +1,83 @@
+// Test helpers for compiler tests: build a registered generator for Spyre or
+// for the host in this process (JIT), run it on Halide buffers, and make
+// random, non-constant tensors. The Spyre build runs through the same lowering
+// pass, embedded program and runtime call as an AOT build.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "spyre_target.h"
+#include "tensor_constraints.h"
+
+namespace spyre::testing {
+
+// `name` must be the generator input's name: inputs bound to buffers keep the buffer's name in the IR.
+inline Halide::Buffer<> random_buffer(const std::string &name, Halide::Type t, std::vector<int> extents, uint64_t seed) {
+    Halide::Buffer<> b(t, extents, name);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    if (t == Halide::Float(32)) {
+        b.as<float>().for_each_value([&](float &v) { v = u(rng); });
+    } else {
+        b.as<Halide::float16_t>().for_each_value([&](Halide::float16_t &v) { v = Halide::float16_t(u(rng)); });
+    }
+    return b;
+}
+
+// The same values in a buffer whose allocation has the padded extents (zeros in
+// the padding) but whose extents are the true ones. Spyre JIT builds need it for
+// inputs bound to buffers: Halide embeds such a buffer and indexes it with its
+// real strides, which must then be the padded dense strides of the device
+// layout. (AOT callers pass any strides; the runtime converts.)
+inline Halide::Buffer<> padded_copy(const Halide::Buffer<> &dense, const std::vector<int> &padded) {
+    Halide::Buffer<> big(dense.type(), padded, dense.name());
+    std::memset(big.data(), 0, big.size_in_bytes());
+    Halide::Buffer<> view = big;
+    for (int d = 0; d < dense.dimensions(); d++) view.crop(d, 0, dense.dim(d).extent());
+    view.copy_from(dense);
+    return view;
+}
+
+inline double value_at(const Halide::Buffer<> &b, int x, int y, int z) {
+    if (b.type() == Halide::Float(32)) return b.as<float>()(x, y, z);
+    return (double)(float)b.as<Halide::float16_t>()(x, y, z);
+}
+
+// Halide 14 keeps a generator's configure/build steps protected (its stubs use
+// them); tests reach them through this accessor, the standard pointer-to-member idiom.
+struct GeneratorSteps : Halide::Internal::GeneratorBase {
+    static void configure(Halide::Internal::GeneratorBase *g) { (g->*(&GeneratorSteps::call_configure))(); }
+    static Halide::Pipeline build(Halide::Internal::GeneratorBase *g) { return (g->*(&GeneratorSteps::build_pipeline))(); }
+};
+
+// Builds generator `name` with `params` for Spyre (baseline x86-64 target) or the
+// host, binds the inputs, and realizes the single output with `out_extents`.
+template <typename... Inputs>
+Halide::Buffer<> run_generator(const std::string &name, const std::map<std::string, std::string> &params,
+                               bool for_spyre, Halide::Type out_type, const std::vector<int> &out_extents,
+                               const Inputs &...inputs) {
+    set_compiling_for_spyre(for_spyre);
+    DriverOptions d;
+    d.function_name = name;
+    set_driver_options(d);
+    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : Halide::get_host_target();
+    auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(target));
+    Halide::Internal::GeneratorParamsMap pm;
+    for (const auto &kv : params) pm[kv.first] = kv.second;
+    gen->set_generator_param_values(pm);
+    GeneratorSteps::configure(gen.get());
+    gen->set_inputs(inputs...);
+    Halide::Pipeline p = GeneratorSteps::build(gen.get());
+    Halide::Buffer<> out(out_type, out_extents);
+    p.realize(Halide::Realization({out}), target);
+    set_compiling_for_spyre(false);
+    return out;
+}
+
+}  // namespace spyre::testing
