@@ -1,6 +1,7 @@
 // Instruction selection for one core (see instruction_selection.h).
 #include "instruction_selection.h"
 
+#include <cctype>
 #include <cstring>
 #include <sstream>
 
@@ -89,17 +90,39 @@ public:
 
 private:
     // ---------------------------------------------------------------- errors
+    // Halide makes Func names unique per process (stage$2); users wrote "stage".
+    static std::string display(const std::string &name) {
+        std::string out;
+        for (size_t i = 0; i < name.size(); i++) {
+            if (name[i] == '$' && i + 1 < name.size() && std::isdigit((unsigned char)name[i + 1])) {
+                while (i + 1 < name.size() && std::isdigit((unsigned char)name[i + 1])) i++;
+                continue;
+            }
+            out += name[i];
+        }
+        return out;
+    }
+
     [[noreturn]] void fail(const std::string &rule) const {
         std::ostringstream os;
-        os << "Spyre: in Func '" << (func_.empty() ? "?" : func_) << "'";
-        if (!env_.loop_names().empty()) os << ", loop '" << env_.loop_names().back() << "'";
-        else os << ", loop '" << core_loop_ << "'";
+        os << "Spyre: in Func '" << (func_.empty() ? "?" : display(func_)) << "'";
+        if (!env_.loop_names().empty()) os << ", loop '" << display(env_.loop_names().back()) << "'";
+        else os << ", loop '" << display(core_loop_) << "'";
         os << ": " << rule;
-        throw CompileError(os.str());
+        throw CompileError(display(os.str()));
     }
 
     // ------------------------------------------------------------- statements
     void walk(const Stmt &s, std::vector<ProgramNode> &out) {
+        try {
+            walk_statement(s, out);
+        } catch (const CompileError &e) {
+            if (std::string(e.what()).rfind("Spyre:", 0) == 0) throw;
+            fail(e.what());  // add the Func and loop to errors from index evaluation
+        }
+    }
+
+    void walk_statement(const Stmt &s, std::vector<ProgramNode> &out) {
         if (!s.defined()) return;
         if (const For *op = s.as<For>()) return visit_for(op, out);
         if (const LetStmt *op = s.as<LetStmt>()) {
@@ -156,8 +179,14 @@ private:
             fail("loop '" + op->name + "' has a min or extent that changes between iterations of an enclosing loop; "
                  "extents must be compile-time constants");
         }
-        const int64_t trip = env_.evaluate(op->extent, {});
-        const int64_t min = env_.evaluate(op->min, {});
+        int64_t trip = 0, min = 0;
+        try {
+            trip = env_.evaluate(op->extent, {});
+            min = env_.evaluate(op->min, {});
+        } catch (const CompileError &e) {
+            fail("loop '" + op->name + "' has extent " + to_text(op->extent) +
+                 ", which is not a compile-time constant; extents must be compile-time constants (" + e.what() + ")");
+        }
         if (trip <= 0) return;
         if (trip == 1) {
             env_.bind_constant(op->name, min);

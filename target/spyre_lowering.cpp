@@ -230,4 +230,8 @@ void attach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
     p.add_custom_lowering_pass(new SpyreLoweringPass(options));
 }
 
+void attach_spyre_lowering(Func &output, const SpyreLoweringOptions &options) {
+    output.add_custom_lowering_pass(new SpyreLoweringPass(options));
+}
+
 }  // namespace spyre

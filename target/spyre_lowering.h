@@ -21,6 +21,8 @@ SpyreLoweringOptions lowering_options_from_driver(const std::string &default_ker
 
 // Adds the Spyre lowering pass to `p` (call from a generator's schedule() when is_spyre()).
 void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
+// The same for a JIT pipeline whose output is `output`.
+void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options);
 
 // Compile errors of the Spyre backend: they name the Func, the loop and the rule.
 class CompileError : public std::runtime_error {

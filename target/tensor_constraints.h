@@ -41,7 +41,8 @@ std::map<std::string, SpyreTensorInfo> snapshot_tensor_registry();
 // Lanes of one stick for an element type (machine's stick_bytes / element bytes).
 int stick_lanes(const Halide::Type &t);
 
-// T is any Halide buffer-like object with name(), type() and dim(i) (Input/Output<Buffer<>>, ImageParam).
+// T is any Halide buffer-like object with name(), type() and dim(i): Input/Output<Buffer<>> in
+// generators, ImageParam and Func::output_buffer() in JIT pipelines.
 template <typename T>
 void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> multiples = {}) {
     multiples.resize(extents.size(), 1);
@@ -50,6 +51,9 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
     // Halide makes unique per process (C, C$2, ...) when a generator runs twice.
     if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
         info.name = Halide::Func(buf).name();
+        info.is_output = true;
+    } else if constexpr (std::is_same_v<T, Halide::OutputImageParam>) {
+        info.name = buf.name();  // a Func's output_buffer(): named like the Func
         info.is_output = true;
     } else {
         info.name = buf.name();
