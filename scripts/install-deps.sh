@@ -8,7 +8,7 @@ PACKAGES=(
   libhalide14-0-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  python3
+  python3 bc
 )
 
 missing=()
