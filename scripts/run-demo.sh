@@ -8,7 +8,7 @@ scripts/install-deps.sh
 scripts/build.sh
 echo
 echo "== gen_bmm -target=spyre (default shape), running on the simulated Spyre device =="
-build/bin/bmm_app
+build/bin/bmm
 echo
 echo "== a hand-written 32-core program (examples/vadd32.s) through spyre-as and spyre-run =="
 build/bin/spyre-as examples/vadd32.s -o build/vadd32.spyre
