@@ -29,6 +29,7 @@ struct KernelTensor {
     int arg_index = 0;    // index in the program's argument table
     Halide::Type type;
     bool is_output = false;
+    std::vector<int64_t> padded;  // padded extents: the dense strides Halide indexes with
 };
 
 struct KernelInterface {

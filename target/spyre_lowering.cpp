@@ -68,6 +68,14 @@ private:
             else buffer_exprs[name] = Variable::make(t, name + ".buffer");
         }
     }
+    void visit(const Variable *op) override {
+        // copy_to_host() stages name their source as `<tensor>.buffer` in halide_buffer_copy.
+        const std::string suffix = ".buffer";
+        if (op->name.size() > suffix.size() && op->name.compare(op->name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            const std::string tensor = op->name.substr(0, op->name.size() - suffix.size());
+            if (known(tensor)) note(tensor, op->param, op->image);
+        }
+    }
     void visit(const Load *op) override {
         note(op->name, op->param, op->image);
         IRVisitor::visit(op);
@@ -149,6 +157,7 @@ private:
             t.arg_index = (int)program.args.size();
             t.type = info->type;
             t.is_output = a.kind == ArgKind::Output;
+            t.padded.assign(info->padded.begin(), info->padded.end());
             iface.tensors[n] = t;
             program.args.push_back(a);
         }

@@ -70,6 +70,18 @@ TEST(SpyreCompile, LegalElementwiseScheduleRunsAndMatchesTheAlgorithm) {
         }
 }
 
+TEST(SpyreCompile, CopyToHostStagingBecomesDma) {
+    Elementwise e;
+    e.schedule();
+    e.stage.copy_to_host();  // a halide_buffer_copy stage instead of a copy loop
+    Buffer<float> r = e.run();
+    for (int j = 0; j < 32; j++)
+        for (int i = 0; i < 64; i++) {
+            const float v = (float)(i * 7 + j * 13 % 11) / 17.0f - 2.0f;
+            ASSERT_EQ(r(i, j), v * 2.0f + 1.0f) << i << "," << j;
+        }
+}
+
 TEST(SpyreCompileErrors, ScratchpadFootprintOverBudgetPrintsFootprintAndBudget) {
     Elementwise e;
     // Stage the whole 64 x 32 tensor 512 times over: compute_at the root of the core loop with a huge allocation.
