@@ -1,17 +1,30 @@
-// The simulated device's scheduler: runs every unit's stream in order as a
-// discrete-event simulation. The unit whose next instruction can start
-// earliest goes next (ties by core, then unit), so functional effects happen
-// in simulated-time order; tokens, ring arrivals and barriers carry times.
-// Control instructions (loop, endloop, signal, wait, barrier) take no time.
-// See simulator.h for the contract.
+// The simulated device: a discrete-event timing simulation of every unit's
+// stream, followed (in functional mode) by a parallel functional replay.
+//
+// Timing (always): the unit whose next instruction can start earliest goes
+// next (ties: DRAM events, then core, then unit). Control instructions take
+// no time; tokens, ring arrivals and barriers carry times; DMA transfers share
+// the card's DRAM through sim::DramModel and finish when it says so; PT, SFU
+// and ring durations come from sim::TimingModel. Address rules (bounds, whole
+// sticks) are checked here, so timing-only runs enforce them too; timing never
+// reads data, which is why timing-only and functional runs report the same
+// cycles. In functional mode every timed instruction is recorded with its
+// evaluated fields and epoch (see sim/functional_replay.h).
+//
+// Functional (unless timing-only): the record is replayed on all host threads.
 #include "spyre/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <map>
 #include <queue>
 #include <random>
 #include <sstream>
+#include <thread>
 
+#include "sim/dram_model.h"
+#include "sim/functional_replay.h"
 #include "sim/scratchpad.h"
 #include "sim/timing_model.h"
 #include "sim/unit_semantics.h"
@@ -20,7 +33,7 @@ namespace spyre {
 
 namespace {
 
-enum class UnitStatus { Ready, BlockedOnToken, BlockedOnBarrier, Done };
+enum class UnitStatus { Ready, BlockedOnToken, BlockedOnBarrier, BlockedOnDram, Done };
 
 struct UnitState {
     int core = 0;
@@ -43,22 +56,29 @@ struct BarrierState {
     std::vector<int> waiting;  // unit ids
 };
 
+struct PendingTransfer {
+    int unit_id;
+    double start;
+    double tail;  // cycles after the DRAM part: zero fill and access latency
+    isa::Opcode op;
+};
+
+constexpr int kDramEvent = -1;
+
 struct QueueEntry {
     double time;
-    int id;
+    int id;  // unit id, or kDramEvent
     bool operator>(const QueueEntry &o) const { return time != o.time ? time > o.time : id > o.id; }
 };
 
-class Machine {
+class Device {
 public:
-    Machine(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
-            const std::vector<double> &params, const SimulationOptions &o)
-        : p_(p), m_(m), params_(params), opt_(o), timing_(m), rng_(o.seed) {
+    Device(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
+           const std::vector<double> &params, const SimulationOptions &o)
+        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), rng_(o.seed) {
         bind_arguments(args);
         const int cores = (int)p.cores.size();
-        for (int c = 0; c < cores; c++) {
-            scratchpads_.emplace_back(m.scratchpad_bytes, o.functional, o.check_uninitialized);
-        }
+        for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
         tokens_.assign(cores * m.token_channels_per_core, {});
         token_waiters_.assign(cores * m.token_channels_per_core, {});
         barriers_.assign(m.barrier_ids, {});
@@ -72,17 +92,37 @@ public:
                 if (s.stream->empty()) s.status = UnitStatus::Done;
             }
         }
+        if (opt_.functional) record_.per_core.resize(cores);
         result_.kernel = p.kernel_name;
         result_.cores.resize(cores);
     }
 
     SimulationResult run() {
+        simulate_time();
+        if (opt_.functional) {
+            std::vector<sim::Scratchpad> sps;
+            for (size_t c = 0; c < p_.cores.size(); c++) {
+                sps.emplace_back(m_.scratchpad_bytes, true, opt_.check_uninitialized);
+            }
+            const unsigned hw = std::thread::hardware_concurrency();
+            sim::replay_functional(p_, m_, record_, sps, bindings_, params_, hw == 0 ? 1 : (int)hw);
+        }
+        return std::move(result_);
+    }
+
+private:
+    // ------------------------------------------------------------ timing phase
+    void simulate_time() {
         for (size_t i = 0; i < units_.size(); i++) {
             if (units_[i].status == UnitStatus::Ready) queue_.push({0.0, (int)i});
         }
         while (!queue_.empty()) {
             QueueEntry e = queue_.top();
             queue_.pop();
+            if (e.id == kDramEvent) {
+                finish_transfers(e.time);
+                continue;
+            }
             UnitState &u = units_[e.id];
             if (u.status != UnitStatus::Ready || u.time != e.time) continue;  // stale entry
             step(e.id);
@@ -92,10 +132,8 @@ public:
         for (const auto &u : units_) end = std::max(end, u.time);
         result_.cycles = end;
         result_.simulated_us = end / (m_.clock_ghz * 1000.0);
-        return std::move(result_);
     }
 
-private:
     void bind_arguments(const std::vector<ArgumentBinding> &args) {
         if (args.size() != p_.args.size()) {
             throw Error("program '" + p_.kernel_name + "' takes " + std::to_string(p_.args.size()) + " arguments, " +
@@ -147,19 +185,20 @@ private:
         return opt_.sync == SyncMode::ForcedSerial ? std::max(u.time, serial_free_) : u.time;
     }
 
-    void finish_timed(int id, double start, double end, isa::Opcode op) {
-        UnitState &u = units_[id];
-        if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = end;
-        result_.cores[u.core].unit[u.unit].busy_cycles += end - start;
-        if (opt_.record_trace) result_.trace.push_back({u.core, u.unit, op, start, end});
-        u.time = end;
-        advance(u);
-        queue_.push({u.time, id});
-    }
-
     void advance(UnitState &u) {
         u.pc++;
         if (u.pc >= u.stream->size()) u.status = UnitStatus::Done;
+    }
+
+    void finish_timed(int id, double start, double end, isa::Opcode op) {
+        UnitState &u = units_[id];
+        if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = std::max(serial_free_, end);
+        result_.cores[u.core].unit[u.unit].busy_cycles += end - start;
+        if (opt_.record_trace) result_.trace.push_back({u.core, u.unit, op, start, end});
+        u.time = end;
+        u.status = UnitStatus::Ready;
+        advance(u);
+        if (u.status == UnitStatus::Ready) queue_.push({u.time, id});
     }
 
     void signal(int core, int channel, double when) {
@@ -178,13 +217,28 @@ private:
         tokens_[key].push_back(when);
     }
 
+    void record(const UnitState &u, isa::Opcode op, const int64_t *f) {
+        if (!opt_.functional) return;
+        sim::RecordedInstruction r;
+        r.sequence = sequence_++;
+        r.epoch = record_.epochs - 1;
+        r.unit = (uint8_t)u.unit;
+        r.pc = (uint32_t)u.pc;
+        r.op = op;
+        std::copy(f, f + isa::kMaxFields, r.f);
+        record_.per_core[u.core].push_back(r);
+    }
+    void new_epoch() {
+        if (opt_.functional) record_.epochs++;
+    }
+
     // Executes instructions of unit `id` until it issues a timed instruction, blocks or ends.
     void step(int id) {
         UnitState &u = units_[id];
         while (u.status == UnitStatus::Ready) {
             const isa::Instruction &inst = (*u.stream)[u.pc];
             const isa::OpcodeSpec &spec = isa::opcode_spec(inst.op);
-            int64_t f[isa::kMaxFields];
+            int64_t f[isa::kMaxFields] = {};
             for (int i = 0; i < spec.num_fields; i++) f[i] = inst.f[i].eval(u.index);
             result_.cores[u.core].unit[u.unit].instructions++;
             result_.dynamic_instructions++;
@@ -238,6 +292,7 @@ private:
                 u.waiting_on = (int)f[0];
                 b.waiting.push_back(id);
                 if (b.arrived == b.participants) {
+                    new_epoch();  // DRAM written before the barrier is visible to every core after it
                     for (int wid : b.waiting) {
                         UnitState &w = units_[wid];
                         w.time = b.latest;
@@ -258,69 +313,115 @@ private:
 
     void execute_timed(int id, isa::Opcode op, const int64_t *f) {
         UnitState &u = units_[id];
-        sim::Scratchpad &sp = scratchpads_[u.core];
-        const bool functional = opt_.functional;
+        sim::Scratchpad &sp = address_checks_[u.core];
         const double start = start_time(u);
-        double end = start;
         try {
             switch (op) {
             case isa::Opcode::DmaLoad: {
                 namespace F = isa::field::DmaLoad;
-                sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], functional);
+                sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
                 const int64_t total = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 const int64_t read = f[F::valid_bytes] * std::min(f[F::valid_rows], f[F::rows]) *
                                      std::min(f[F::valid_planes], f[F::planes]);
                 result_.dram_read_bytes += read;
-                end = timing_.dram_transfer(start, read, 0, total - read);
-                end = start + scaled(end - start);
-                break;
+                record(u, op, f);
+                start_transfer(id, start, read, 0, total - read, op);
+                return;
             }
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
-                sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], functional);
+                sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
-                end = timing_.dram_transfer(start, 0, bytes, 0);
-                end = start + scaled(end - start);
-                break;
+                record(u, op, f);
+                start_transfer(id, start, 0, bytes, 0, op);
+                return;
             }
             case isa::Opcode::RingPut: {
                 namespace F = isa::field::RingPut;
-                sim::execute_ring_put(f, m_.stick_bytes, sp, scratchpads_[f[F::dst_core]], functional);
+                sim::execute_ring_put(f, m_.stick_bytes, sp, address_checks_[f[F::dst_core]], false);
                 result_.ring_bytes += f[F::bytes];
-                end = start + scaled(timing_.ring_cycles(f[F::bytes]));
+                record(u, op, f);
+                new_epoch();  // the receiving core sees the bytes only after this transfer
+                const double end = start + scaled(timing_.ring_cycles(f[F::bytes]));
                 signal((int)f[F::dst_core], (int)f[F::dst_channel], end);
-                break;
+                finish_timed(id, start, end, op);
+                return;
             }
             case isa::Opcode::Matmul:
-                sim::execute_matmul(f, sp, functional);
+                sim::execute_matmul(f, sp, false);
                 result_.macs += timing_.matmul_macs(f);
-                end = start + scaled(timing_.compute_cycles(op, f));
                 break;
-            default:
-                sim::execute_sfu(op, f, sp, params_, functional);
-                end = start + scaled(timing_.compute_cycles(op, f));
-                break;
+            default: sim::execute_sfu(op, f, sp, params_, false); break;
             }
         } catch (const sim::RuleViolation &e) {
             fail(u, e.what());
         }
-        finish_timed(id, start, end, op);
+        record(u, op, f);
+        finish_timed(id, start, start + scaled(timing_.compute_cycles(op, f)), op);
+    }
+
+    // DMA: the DRAM part through the shared model, then zero fill and latency.
+    void start_transfer(int id, double start, int64_t read, int64_t write, int64_t zero_fill, isa::Opcode op) {
+        UnitState &u = units_[id];
+        const double tail = (double)zero_fill / m_.stick_bytes + ((read + write) > 0 ? scaled(m_.dma_latency_cycles) : 0.0);
+        if (read + write == 0) {
+            finish_timed(id, start, start + tail, op);
+            return;
+        }
+        if (opt_.sync == SyncMode::ForcedSerial) {
+            // One transfer at a time: alone on the card, at its port limit.
+            const int tid = dram_.start(start, read, write);
+            const double done = dram_.next_completion();
+            dram_.complete_until(done);
+            (void)tid;
+            finish_timed(id, start, done + tail, op);
+            return;
+        }
+        const int tid = dram_.start(start, read, write);
+        pending_[tid] = {id, start, tail, op};
+        u.status = UnitStatus::BlockedOnDram;
+        u.time = start;
+        schedule_dram_event();
+    }
+
+    void schedule_dram_event() {
+        const double t = dram_.next_completion();
+        if (std::isfinite(t) && t != dram_event_time_) {
+            dram_event_time_ = t;
+            queue_.push({t, kDramEvent});
+        }
+    }
+
+    void finish_transfers(double now) {
+        if (now != dram_event_time_) return;  // superseded
+        dram_event_time_ = -1;
+        for (int tid : dram_.complete_until(now)) {
+            auto it = pending_.find(tid);
+            const PendingTransfer t = it->second;
+            pending_.erase(it);
+            finish_timed(t.unit_id, t.start, now + t.tail, t.op);
+        }
+        schedule_dram_event();
     }
 
     void report_deadlock_if_any() {
         std::ostringstream os;
         int blocked = 0;
+        const UnitState *first = nullptr;
         for (const auto &u : units_) {
             if (u.status == UnitStatus::Done) continue;
+            if (!first) first = &u;
             if (blocked < 8) {
                 os << "\n  core " << u.core << ", " << isa::unit_name((isa::Unit)u.unit) << " instruction " << u.pc << ": ";
                 if (u.status == UnitStatus::BlockedOnToken) {
                     os << "wait on token channel " << u.waiting_on << " that no unit signals any more";
-                } else {
+                } else if (u.status == UnitStatus::BlockedOnBarrier) {
                     const BarrierState &b = barriers_[u.waiting_on];
                     os << "barrier " << u.waiting_on << " with " << b.arrived << " of " << b.participants
                        << " participants arrived";
+                } else {
+                    os << "unfinished (internal: state " << (int)u.status << ")";
                 }
             }
             blocked++;
@@ -329,13 +430,6 @@ private:
         std::ostringstream head;
         head << "deadlock in '" << p_.kernel_name << "': " << blocked << " unit(s) wait forever"
              << (blocked > 8 ? " (first 8 shown)" : "") << ":" << os.str();
-        const UnitState *first = nullptr;
-        for (const auto &u : units_) {
-            if (u.status != UnitStatus::Done) {
-                first = &u;
-                break;
-            }
-        }
         throw SimulationError(head.str(), first->core, first->unit, (int64_t)first->pc,
                               (*first->stream)[first->pc].file_offset);
     }
@@ -345,16 +439,21 @@ private:
     const std::vector<double> &params_;
     SimulationOptions opt_;
     sim::TimingModel timing_;
+    sim::DramModel dram_;
     std::mt19937_64 rng_;
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
-    std::vector<sim::Scratchpad> scratchpads_;
+    std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
     std::vector<std::deque<double>> tokens_;
     std::vector<std::deque<int>> token_waiters_;
     std::vector<BarrierState> barriers_;
     std::vector<UnitState> units_;
+    std::map<int, PendingTransfer> pending_;
     std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
     double serial_free_ = 0;
+    double dram_event_time_ = -1;
+    uint64_t sequence_ = 0;
+    sim::ExecutionRecord record_;
     SimulationResult result_;
 };
 
@@ -362,8 +461,8 @@ private:
 
 SimulationResult simulate_program(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
                                   const std::vector<double> &params, const SimulationOptions &options) {
-    Machine machine(p, m, args, params, options);
-    return machine.run();
+    Device device(p, m, args, params, options);
+    return device.run();
 }
 
 }  // namespace spyre

@@ -1,13 +1,15 @@
 // One core's scratchpad as the simulator sees it: the bytes, plus a "written"
 // map for poison tracking (a read of a byte never written is a rule
-// violation). Address checks throw RuleViolation; the scheduler adds the
-// core/unit/instruction context.
+// violation). Memory is obtained zeroed from the OS on first touch (calloc),
+// so simulating 32 cores costs only the bytes a program uses. Address checks
+// throw RuleViolation; the caller adds the core/unit/instruction context.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "spyre/error.h"
 
@@ -23,13 +25,14 @@ public:
 class Scratchpad {
 public:
     Scratchpad(int64_t bytes, bool functional, bool track_poison)
-        : size_(bytes), functional_(functional), track_poison_(functional && track_poison) {
-        if (functional_) data_.assign(bytes, 0);
-        if (track_poison_) written_.assign(bytes, 0);
+        : size_(bytes), track_poison_(functional && track_poison) {
+        if (functional) data_.reset(static_cast<uint8_t *>(std::calloc(bytes, 1)));
+        if (track_poison_) written_.reset(static_cast<uint8_t *>(std::calloc(bytes, 1)));
+        if ((functional && !data_) || (track_poison_ && !written_)) throw Error("out of host memory for a simulated scratchpad");
     }
 
     int64_t size() const { return size_; }
-    uint8_t *data() { return data_.data(); }
+    uint8_t *data() { return data_.get(); }
 
     void check_bounds(int64_t addr, int64_t len, const char *what) const {
         if (addr < 0 || len < 0 || addr > size_ || len > size_ - addr) {
@@ -41,24 +44,26 @@ public:
     void check_read(int64_t addr, int64_t len, const char *what) const {
         check_bounds(addr, len, what);
         if (!track_poison_ || len == 0) return;
-        const void *hole = std::memchr(written_.data() + addr, 0, len);
+        const void *hole = std::memchr(written_.get() + addr, 0, len);
         if (hole) {
-            int64_t at = static_cast<const uint8_t *>(hole) - written_.data();
+            int64_t at = static_cast<const uint8_t *>(hole) - written_.get();
             throw RuleViolation(std::string(what) + " reads scratchpad byte " + std::to_string(at) +
                                 " which was never written (uninitialised data)");
         }
     }
     void check_write(int64_t addr, int64_t len, const char *what) {
         check_bounds(addr, len, what);
-        if (track_poison_ && len > 0) std::memset(written_.data() + addr, 1, len);
+        if (track_poison_ && len > 0) std::memset(written_.get() + addr, 1, len);
     }
 
 private:
+    struct FreeDeleter {
+        void operator()(uint8_t *p) const { std::free(p); }
+    };
     int64_t size_;
-    bool functional_;
     bool track_poison_;
-    std::vector<uint8_t> data_;
-    std::vector<uint8_t> written_;
+    std::unique_ptr<uint8_t, FreeDeleter> data_;
+    std::unique_ptr<uint8_t, FreeDeleter> written_;
 };
 
 }  // namespace sim

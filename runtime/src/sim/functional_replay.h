@@ -1,0 +1,47 @@
+// The functional half of a simulation. The timing simulation runs first (it
+// never needs data: timing does not depend on values) and records, per core,
+// every timed instruction it executed with its evaluated fields and the
+// "epoch" it ran in. Epochs end at every cross-core event (ring transfer,
+// barrier release); inside an epoch cores share no scratchpad and, in a
+// correctly synchronized program, no DRAM bytes they both write. The replay
+// therefore runs the cores of an epoch on all host threads at once, each core
+// in its recorded order, and epochs one after another: the same results as a
+// serial execution in simulated-time order.
+//
+// Poison tracking (reads of scratchpad never written) happens here, in that
+// same order. Errors carry the core, unit and instruction; when several
+// cores fail, the one that happened first in simulated time is reported.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/scratchpad.h"
+#include "spyre/isa.h"
+#include "spyre/simulator.h"
+
+namespace spyre {
+namespace sim {
+
+struct RecordedInstruction {
+    uint64_t sequence;  // global order of execution in simulated time
+    uint32_t epoch;
+    uint8_t unit;
+    uint32_t pc;        // index in the unit's stream
+    isa::Opcode op;
+    int64_t f[isa::kMaxFields];
+};
+
+struct ExecutionRecord {
+    std::vector<std::vector<RecordedInstruction>> per_core;
+    uint32_t epochs = 1;
+};
+
+// Replays the record. `scratchpads` has one functional Scratchpad per core.
+// Throws SimulationError for the earliest violation.
+void replay_functional(const Program &p, const MachineDescription &m, const ExecutionRecord &record,
+                       std::vector<Scratchpad> &scratchpads, const std::vector<ArgumentBinding> &bindings,
+                       const std::vector<double> &params, int threads);
+
+}  // namespace sim
+}  // namespace spyre
