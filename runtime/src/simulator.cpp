@@ -44,7 +44,8 @@ struct UnitState {
     int64_t index[isa::kMaxLoopDepth] = {0, 0, 0, 0};
     int64_t trip[isa::kMaxLoopDepth] = {0, 0, 0, 0};
     size_t loop_start[isa::kMaxLoopDepth] = {0, 0, 0, 0};
-    double time = 0;
+    double time = 0;     // when the unit can issue its next instruction
+    double landed = 0;   // when its last DMA's data has landed (access latency included)
     UnitStatus status = UnitStatus::Ready;
     int waiting_on = -1;  // channel or barrier id
 };
@@ -59,7 +60,8 @@ struct BarrierState {
 struct PendingTransfer {
     int unit_id;
     double start;
-    double tail;  // cycles after the DRAM part: zero fill and access latency
+    double fill;     // zero-fill cycles after the DRAM part
+    double latency;  // access latency: paid by whoever observes completion
     isa::Opcode op;
 };
 
@@ -129,7 +131,7 @@ private:
         }
         report_deadlock_if_any();
         double end = 0;
-        for (const auto &u : units_) end = std::max(end, u.time);
+        for (const auto &u : units_) end = std::max({end, u.time, u.landed});
         result_.cycles = end;
         result_.simulated_us = end / (m_.clock_ghz * 1000.0);
     }
@@ -262,7 +264,7 @@ private:
                 continue;
             }
             case isa::Opcode::Signal:
-                signal(u.core, (int)f[0], u.time);
+                signal(u.core, (int)f[0], std::max(u.time, u.landed));
                 advance(u);
                 continue;
             case isa::Opcode::Wait: {
@@ -287,7 +289,7 @@ private:
                                 " participants, but another core arrived expecting " + std::to_string(b.participants));
                 }
                 b.arrived++;
-                b.latest = std::max(b.latest, u.time);
+                b.latest = std::max({b.latest, u.time, u.landed});
                 u.status = UnitStatus::BlockedOnBarrier;
                 u.waiting_on = (int)f[0];
                 b.waiting.push_back(id);
@@ -361,28 +363,38 @@ private:
         finish_timed(id, start, start + scaled(timing_.compute_cycles(op, f)), op);
     }
 
-    // DMA: the DRAM part through the shared model, then zero fill and latency.
+    // DMA: the DRAM part through the shared model, then the zero fill. The
+    // unit issues its next transfer right away (transfers pipeline); the
+    // access latency is paid by whoever observes completion: a signal, a
+    // barrier or the end of the kernel.
     void start_transfer(int id, double start, int64_t read, int64_t write, int64_t zero_fill, isa::Opcode op) {
         UnitState &u = units_[id];
-        const double tail = (double)zero_fill / m_.stick_bytes + ((read + write) > 0 ? scaled(m_.dma_latency_cycles) : 0.0);
+        const double fill = (double)zero_fill / m_.stick_bytes;
+        const double latency = (read + write) > 0 ? scaled(m_.dma_latency_cycles) : 0.0;
         if (read + write == 0) {
-            finish_timed(id, start, start + tail, op);
+            finish_transfer(id, start, start + fill, 0.0, op);
             return;
         }
         if (opt_.sync == SyncMode::ForcedSerial) {
-            // One transfer at a time: alone on the card, at its port limit.
-            const int tid = dram_.start(start, read, write);
+            // One transfer at a time: alone on the card, at its port limit, latency included.
+            dram_.start(start, read, write);
             const double done = dram_.next_completion();
             dram_.complete_until(done);
-            (void)tid;
-            finish_timed(id, start, done + tail, op);
+            finish_transfer(id, start, done + fill + latency, 0.0, op);
             return;
         }
         const int tid = dram_.start(start, read, write);
-        pending_[tid] = {id, start, tail, op};
+        pending_[tid] = {id, start, fill, latency, op};
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
         schedule_dram_event();
+    }
+
+    void finish_transfer(int id, double start, double end, double latency, isa::Opcode op) {
+        UnitState &u = units_[id];
+        u.landed = std::max(u.landed, end + latency);
+        if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = std::max(serial_free_, u.landed);
+        finish_timed(id, start, end, op);
     }
 
     void schedule_dram_event() {
@@ -400,7 +412,7 @@ private:
             auto it = pending_.find(tid);
             const PendingTransfer t = it->second;
             pending_.erase(it);
-            finish_timed(t.unit_id, t.start, now + t.tail, t.op);
+            finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op);
         }
         schedule_dram_event();
     }

@@ -3,6 +3,8 @@
 // read as specifications.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 #include "spyre/host_run.h"
 #include "spyre/machine.h"
 #include "spyre/program.h"
+#include "spyre/report.h"
 #include "spyre/validator.h"
 
 namespace spyre::testing {
@@ -97,11 +100,24 @@ inline HostTensor random_tensor(const std::string &name, DType t, std::vector<in
     return h;
 }
 
+// Runs the program; for every functional run also checks two properties of
+// the timing model that must hold for every program: a timing-only run reports
+// exactly the same cycles, and no run beats the roofline bound.
 inline HostRunResult run(const ProgramBuilder &b, const std::vector<HostTensor> &inputs,
                          const std::vector<double> &params = {}, const SimulationOptions &opt = {}) {
     b.validate();
     DeviceMemory mem(b.m.dram_usable_bytes);
-    return run_on_host_tensors(b.p, b.m, mem, inputs, params, opt);
+    HostRunResult r = run_on_host_tensors(b.p, b.m, mem, inputs, params, opt);
+    if (opt.functional) {
+        SimulationOptions timing_only = opt;
+        timing_only.functional = false;
+        HostRunResult t = run_on_host_tensors(b.p, b.m, mem, inputs, params, timing_only);
+        EXPECT_EQ(t.sim.cycles, r.sim.cycles) << "timing-only and functional runs of '" << b.p.kernel_name
+                                              << "' disagree";
+    }
+    const PerformanceFigures f = performance_figures(r.sim, b.m);
+    EXPECT_GE(r.sim.simulated_us * (1 + 1e-9), f.roofline_bound_us) << "'" << b.p.kernel_name << "' beats the roofline bound";
+    return r;
 }
 
 }  // namespace spyre::testing
