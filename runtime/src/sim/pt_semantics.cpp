@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "spyre/dtype.h"
+#include "sim/half_convert.h"
 #include "sim/unit_semantics.h"
 
 namespace spyre {
@@ -48,8 +49,7 @@ void gather_as_float(const uint8_t *base, int64_t stride, int64_t rows, int64_t 
         if (t == DType::F32) {
             std::memcpy(o, row, cols * 4);
         } else {
-            const uint16_t *h = reinterpret_cast<const uint16_t *>(row);
-            for (int64_t j = 0; j < cols; j++) o[j] = half_to_float(h[j]);
+            halves_to_floats(reinterpret_cast<const uint16_t *>(row), o, cols);
         }
     }
 }

@@ -6,11 +6,13 @@
 // instruction's immediate (mode 2: f32 bits for float types, an int32 for
 // integer types) or a run-time parameter (mode 3: imm is its index).
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "spyre/dtype.h"
+#include "sim/half_convert.h"
 #include "sim/unit_semantics.h"
 
 namespace spyre {
@@ -99,6 +101,16 @@ void fetch_row(const Source &s, int64_t row, int64_t n, DType t, const Scratchpa
         const int64_t a = s.addr + row * s.stride;
         sp.check_read(a, n * eb, what);
         if (!functional) return;
+        if constexpr (std::is_same_v<V, float>) {
+            if (t == DType::F16) {
+                halves_to_floats(reinterpret_cast<const uint16_t *>(base + a), out, n);
+                return;
+            }
+            if (t == DType::F32) {
+                std::memcpy(out, base + a, n * 4);
+                return;
+            }
+        }
         for (int64_t i = 0; i < n; i++) {
             if constexpr (std::is_same_v<V, float>) {
                 out[i] = load_float(base + a + i * eb, t);
@@ -181,6 +193,26 @@ V apply(isa::Opcode op, V a, V b, V c) {
     throw RuleViolation(std::string(isa::opcode_spec(op).mnemonic) + " is not defined for this type");
 }
 
+// One row of an elementwise op; the common ops get their own loops (vectorized
+// by the compiler), the rest go element by element through apply().
+template <typename V>
+void apply_row(isa::Opcode op, const ElementwiseFields &e, const std::vector<V> *in, V *out) {
+    const int64_t n = e.n;
+    const V *a = in[0].data();
+    const V *b = e.num_sources > 1 ? in[1].data() : nullptr;
+    const V *c = e.num_sources > 2 ? in[2].data() : nullptr;
+    switch (op) {
+    case isa::Opcode::Copy: std::copy(a, a + n, out); return;
+    case isa::Opcode::Add: for (int64_t i = 0; i < n; i++) out[i] = (V)(a[i] + b[i]); return;
+    case isa::Opcode::Sub: for (int64_t i = 0; i < n; i++) out[i] = (V)(a[i] - b[i]); return;
+    case isa::Opcode::Mul: for (int64_t i = 0; i < n; i++) out[i] = (V)(a[i] * b[i]); return;
+    case isa::Opcode::Fma: for (int64_t i = 0; i < n; i++) out[i] = (V)(a[i] * b[i] + c[i]); return;
+    default: break;
+    }
+    const V zero = V(0);
+    for (int64_t i = 0; i < n; i++) out[i] = apply<V>(op, a[i], b ? b[i] : zero, c ? c[i] : zero);
+}
+
 template <typename V>
 void run_elementwise(isa::Opcode op, const ElementwiseFields &e, Scratchpad &sp, const std::vector<double> &params,
                      bool functional) {
@@ -197,9 +229,16 @@ void run_elementwise(isa::Opcode op, const ElementwiseFields &e, Scratchpad &sp,
         const int64_t d = e.dst + r * e.dst_stride;
         sp.check_write(d, e.n * eb, "SFU destination");
         if (!functional) continue;
-        const V zero = V(0);
-        for (int64_t i = 0; i < e.n; i++) {
-            out[i] = apply<V>(op, in[0][i], e.num_sources > 1 ? in[1][i] : zero, e.num_sources > 2 ? in[2][i] : zero);
+        apply_row<V>(op, e, in, out.data());
+        if constexpr (std::is_same_v<V, float>) {
+            if (e.type == DType::F16) {
+                floats_to_halves(out.data(), reinterpret_cast<uint16_t *>(base + d), e.n);
+                continue;
+            }
+            if (e.type == DType::F32) {
+                std::memcpy(base + d, out.data(), e.n * 4);
+                continue;
+            }
         }
         for (int64_t i = 0; i < e.n; i++) {
             if constexpr (std::is_same_v<V, float>) {
@@ -256,6 +295,18 @@ void run_cast(const int64_t *f, Scratchpad &sp, bool functional) {
         sp.check_read(a, n * seb, "sfu.cast source");
         sp.check_write(d, n * deb, "sfu.cast destination");
         if (!functional) continue;
+        if (st == DType::F32 && dt == DType::F16) {
+            std::vector<float> src(n);
+            std::memcpy(src.data(), base + a, n * 4);
+            floats_to_halves(src.data(), reinterpret_cast<uint16_t *>(base + d), n);
+            continue;
+        }
+        if (st == DType::F16 && dt == DType::F32) {
+            std::vector<float> dst(n);
+            halves_to_floats(reinterpret_cast<const uint16_t *>(base + a), dst.data(), n);
+            std::memcpy(base + d, dst.data(), n * 4);
+            continue;
+        }
         // Cast row through a temporary so overlapping source/destination rows behave as a copy.
         std::vector<uint8_t> tmp(n * deb);
         for (int64_t i = 0; i < n; i++) {
