@@ -1,8 +1,10 @@
 // spyre-run: runs any Spyre program on the simulated device.
 //   spyre-run PROGRAM [--seed N] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
 //             [--param NAME=VALUE]... [--timing-only] [--sync normal|serial|random]
-//             [--report out.json]
+//             [--report out.json] [--trace trace.json] [--svg timeline.svg]
 // Inputs not given as .npy files are random (seeded). Prints a one-screen summary.
+// --trace writes a Chrome trace (chrome://tracing, ui.perfetto.dev) and --svg a
+// timeline picture; either one records the per-instruction trace.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -13,6 +15,7 @@
 #include "spyre/npy.h"
 #include "spyre/program_format.h"
 #include "spyre/report.h"
+#include "spyre/trace_output.h"
 #include "spyre/validator.h"
 
 using namespace spyre;
@@ -47,11 +50,19 @@ HostTensor tensor_from_npy(const std::string &name, const NpyArray &a, const Ten
     return t;
 }
 
+void write_text_file(const std::string &path, const std::string &text, const char *what) {
+    FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) throw Error(std::string("cannot write ") + what + " '" + path + "'");
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) throw Error(std::string("error writing ") + what + " '" + path + "'");
+    std::printf("  wrote %s to %s\n", what, path.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"Run a Spyre program on the simulated device"};
-    std::string program_path, report_path, sync = "normal";
+    std::string program_path, report_path, trace_path, svg_path, sync = "normal";
     uint64_t seed = 1;
     bool timing_only = false;
     std::vector<std::string> inputs, outputs, params;
@@ -64,6 +75,8 @@ int main(int argc, char **argv) {
     app.add_option("--sync", sync, "normal | serial | random (synchronization test modes)")
         ->check(CLI::IsMember({"normal", "serial", "random"}));
     app.add_option("--report", report_path, "write the JSON report here");
+    app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, Perfetto) of every instruction here");
+    app.add_option("--svg", svg_path, "write an SVG timeline of the cores' units here");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -101,6 +114,7 @@ int main(int argc, char **argv) {
         opt.functional = !timing_only;
         opt.sync = sync == "serial" ? SyncMode::ForcedSerial : sync == "random" ? SyncMode::RandomLatency : SyncMode::Normal;
         opt.seed = seed;
+        opt.record_trace = !trace_path.empty() || !svg_path.empty();
         DeviceMemory memory(m.dram_usable_bytes);
         HostRunResult r = run_on_host_tensors(p, m, memory, host_inputs, pv, opt);
 
@@ -118,14 +132,9 @@ int main(int argc, char **argv) {
             out_files.erase(it);
         }
         if (!out_files.empty()) throw Error("--output names '" + out_files.begin()->first + "', which is not an output of the program");
-        if (!report_path.empty()) {
-            FILE *f = std::fopen(report_path.c_str(), "w");
-            if (!f) throw Error("cannot write report '" + report_path + "'");
-            std::string j = report_json(r.sim, m);
-            std::fwrite(j.data(), 1, j.size(), f);
-            std::fclose(f);
-            std::printf("  wrote report to %s\n", report_path.c_str());
-        }
+        if (!report_path.empty()) write_text_file(report_path, report_json(r.sim, m), "report");
+        if (!trace_path.empty()) write_text_file(trace_path, chrome_trace_json(r.sim, m), "trace");
+        if (!svg_path.empty()) write_text_file(svg_path, timeline_svg(r.sim, m), "timeline");
     } catch (const std::exception &e) {
         std::fprintf(stderr, "spyre-run: %s: %s\n", program_path.c_str(), e.what());
         return 1;
