@@ -198,6 +198,7 @@ private:
             return;
         }
         if (try_matmul(op, out)) return;
+        if (try_row_reduction(op, min, trip, out)) return;
         if (trip > m_.max_loop_trip_count) {
             fail("loop '" + op->name + "' has " + std::to_string(trip) + " iterations, more than a hardware loop's " +
                  std::to_string(m_.max_loop_trip_count) + "; split it");
@@ -307,10 +308,21 @@ private:
         const BufferInfo *sp_dst = scratchpad_buffer(op->name);
         const KernelTensor *dram_dst = dram_tensor(op->name);
         if (!sp_dst && !dram_dst) fail("store to '" + op->name + "', which is neither a kernel argument nor in scratchpad");
-        check_whole_sticks(t, op->name);
         if (!is_const_one(op->predicate)) fail("predicated store to '" + op->name + "' is not supported");
         const int lanes = t.lanes();
         const int64_t eb = t.bytes();
+        if (lanes == 1 && sp_dst) {
+            // A scalar in scratchpad (a reduction's result, a per-row statistic): an SFU op on one
+            // element; loop folding turns the loop around it into rows.
+            auto a = env_.affine_in_loops(op->index);
+            if (!a) fail("the index of '" + op->name + "' (" + to_text(op->index) + ") is not affine in the core's loops");
+            temps_.clear();
+            compile_into(op->value, scaled(*a, eb, sp_dst->address), out);
+            for (const std::string &tname : temps_) plan_.release(tname);
+            temps_.clear();
+            return;
+        }
+        check_whole_sticks(t, op->name);
         SymOperand dst = dense_base(op->index, op->name, lanes);
 
         if (dram_dst) {
@@ -447,6 +459,74 @@ private:
              {constant(t->arg_index), dram, constant(b->address), constant(row), constant(row), constant(rows),
               constant(drs), constant(srs), constant(rows), constant(planes), constant(dps), constant(sps),
               constant(planes)});
+        return true;
+    }
+
+    // ------------------------------------------------------- row reductions
+    // `for r: acc[i] = acc[i] + src[j + r]` (or max) with a scalar accumulator whose
+    // index does not move with r: one sfu.rowsum / sfu.rowmax over the row. A
+    // float16 source summed into float32 is widened into a temporary row first.
+    bool try_row_reduction(const For *loop, int64_t min, int64_t trip, std::vector<ProgramNode> &out) {
+        std::vector<const LetStmt *> lets;
+        Stmt body = loop->body;
+        while (const LetStmt *l = body.as<LetStmt>()) {
+            lets.push_back(l);
+            body = l->body;
+        }
+        const Store *st = body.as<Store>();
+        if (!st || st->value.type().lanes() != 1) return false;
+        const BufferInfo *accb = scratchpad_buffer(st->name);
+        if (!accb) return false;
+        isa::Opcode op;
+        Expr a, b;
+        if (const Add *o = st->value.as<Add>()) op = isa::Opcode::RowSum, a = o->a, b = o->b;
+        else if (const Max *o = st->value.as<Max>()) op = isa::Opcode::RowMax, a = o->a, b = o->b;
+        else return false;
+        const Load *self = a.as<Load>();
+        Expr x = b;
+        if (!self || self->name != st->name || !equal(self->index, st->index)) {
+            self = b.as<Load>();
+            x = a;
+            if (!self || self->name != st->name || !equal(self->index, st->index)) return false;
+        }
+        const Type acc_t = st->value.type();
+        Type src_t = acc_t;
+        if (const Cast *c = x.as<Cast>()) {
+            if (!(acc_t.is_float() && c->value.type().is_float())) return false;
+            src_t = c->value.type();
+            x = c->value;
+        }
+        const Load *src = x.as<Load>();
+        if (!src || src->type.lanes() != 1 || !scratchpad_buffer(src->name)) return false;
+
+        env_.bind_loop(loop->name, env_.loop_depth(), min, trip);
+        for (const LetStmt *l : lets) env_.push_let(l->name, l->value);
+        auto acc_i = env_.affine_in_loops(st->index);
+        auto src_i = env_.affine_in_loops(src->index);
+        const int level = env_.loop_depth() - 1;
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) env_.pop_let((*it)->name);
+        env_.unbind_loop(loop->name);
+        if (!acc_i || !src_i || acc_i->coef_at(level) != 0 || src_i->coef_at(level) != 1) return false;
+        auto outer = [&](SymOperand o, int64_t k, int64_t offset) {
+            o = scaled(o, k, offset);
+            if (o.coef.size() > (size_t)level) o.coef.resize(level);
+            return o;
+        };
+        DType acc_dt, src_dt;
+        if (!spyre_dtype(acc_t, &acc_dt) || !spyre_dtype(src_t, &src_dt)) return false;
+        SymOperand dst = outer(*acc_i, acc_t.bytes(), accb->address);
+        SymOperand row = outer(*src_i, src_t.bytes(), scratchpad_buffer(src->name)->address);
+        if (src_dt != acc_dt) {
+            temps_.clear();
+            SymOperand wide = new_temp((int)trip, acc_t);
+            emit(out, isa::Opcode::Cast, {wide, constant(0), constant((int)acc_dt), row, constant(0), constant(trip),
+                                          constant(1), constant((int)src_dt)});
+            emit(out, op, {dst, constant(0), wide, constant(0), constant(trip), constant(1), constant((int)acc_dt), constant(1)});
+            for (const std::string &tname : temps_) plan_.release(tname);
+            temps_.clear();
+            return true;
+        }
+        emit(out, op, {dst, constant(0), row, constant(0), constant(trip), constant(1), constant((int)acc_dt), constant(1)});
         return true;
     }
 

@@ -134,8 +134,23 @@ bool fold_sfu(SymInstruction &in, int level, int64_t trip) {
     return true;
 }
 
+// Row reductions: one reduced row per folded iteration.
+bool fold_row_reduce(SymInstruction &in, int level, int64_t trip) {
+    namespace F = fld::RowSum;
+    auto &f = in.f;
+    if (f[F::rows].base != 1) return false;
+    f[F::rows].base = trip;
+    f[F::dst_stride].base = f[F::dst].coef_at(level);
+    f[F::a_stride].base = f[F::a].coef_at(level);
+    f[F::dst].set_coef(level, 0);
+    f[F::a].set_coef(level, 0);
+    return true;
+}
+
 bool fold_into(SymInstruction &in, int level, int64_t trip) {
     switch (in.op) {
+    case isa::Opcode::RowSum:
+    case isa::Opcode::RowMax: return fold_row_reduce(in, level, trip);
     case isa::Opcode::DmaLoad: return fold_dma_load(in, level, trip);
     case isa::Opcode::DmaStore: return fold_dma_store(in, level, trip);
     default: return fold_sfu(in, level, trip);

@@ -1,6 +1,7 @@
 // DMA unit semantics: strided transfers of whole sticks between device DRAM
 // and the core's scratchpad (with zero padding on loads), and ring transfers
 // into another core's scratchpad.
+#include <algorithm>
 #include <cstring>
 
 #include "sim/unit_semantics.h"
@@ -15,6 +16,20 @@ void require_sticks(int64_t v, int64_t stick, const char *name) {
         throw RuleViolation(std::string("DMA not in whole sticks: ") + name + " = " + std::to_string(v) +
                             " is not a multiple of the " + std::to_string(stick) + "-byte stick");
     }
+}
+
+void check_dram(int64_t off, int64_t len, const ArgumentBinding &dram, const char *what);
+
+// Bounding-interval check of strided runs in DRAM (exact: the extreme runs are actual runs).
+void check_dram_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
+                    const ArgumentBinding &dram, const char *what) {
+    if (len == 0 || rows == 0 || planes == 0) return;
+    const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
+    const int64_t hi = base + std::max<int64_t>(0, (rows - 1) * row_stride) + std::max<int64_t>(0, (planes - 1) * plane_stride) + len;
+    if (lo >= 0 && hi <= dram.bytes) return;
+    // Report the first run that is outside, as a per-run check would.
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t r = 0; r < rows; r++) check_dram(base + p * plane_stride + r * row_stride, len, dram, what);
 }
 
 void check_dram(int64_t off, int64_t len, const ArgumentBinding &dram, const char *what) {
@@ -37,6 +52,11 @@ void execute_dma_load(const int64_t *f, int64_t stick, Scratchpad &sp, const Arg
     require_sticks(f[F::dram_plane_stride], stick, "dram_plane_stride");
     require_sticks(f[F::sp_plane_stride], stick, "sp_plane_stride");
     const int64_t row_bytes = f[F::row_bytes], valid_bytes = f[F::valid_bytes];
+    sp.check_box(f[F::sp], row_bytes, f[F::rows], f[F::sp_row_stride], f[F::planes], f[F::sp_plane_stride],
+                 "dma.load destination");
+    check_dram_box(f[F::dram], valid_bytes, std::min(f[F::valid_rows], f[F::rows]), f[F::dram_row_stride],
+                   std::min(f[F::valid_planes], f[F::planes]), f[F::dram_plane_stride], dram, "dma.load source");
+    if (!functional) return;
     for (int64_t p = 0; p < f[F::planes]; p++) {
         for (int64_t r = 0; r < f[F::rows]; r++) {
             const int64_t spa = f[F::sp] + p * f[F::sp_plane_stride] + r * f[F::sp_row_stride];
@@ -63,6 +83,11 @@ void execute_dma_store(const int64_t *f, int64_t stick, Scratchpad &sp, const Ar
     require_sticks(f[F::dram_plane_stride], stick, "dram_plane_stride");
     require_sticks(f[F::sp_plane_stride], stick, "sp_plane_stride");
     const int64_t row_bytes = f[F::row_bytes];
+    sp.check_box(f[F::sp], row_bytes, f[F::rows], f[F::sp_row_stride], f[F::planes], f[F::sp_plane_stride],
+                 "dma.store source");
+    check_dram_box(f[F::dram], row_bytes, f[F::rows], f[F::dram_row_stride], f[F::planes], f[F::dram_plane_stride], dram,
+                   "dma.store destination");
+    if (!functional) return;
     for (int64_t p = 0; p < f[F::planes]; p++) {
         for (int64_t r = 0; r < f[F::rows]; r++) {
             const int64_t spa = f[F::sp] + p * f[F::sp_plane_stride] + r * f[F::sp_row_stride];

@@ -3,6 +3,8 @@
 // element is accumulated in increasing k order with separately rounded
 // multiply and add (no fused multiply-add), exactly as a host loop
 // `c += a * b` computes it, so results are bit-exact against such a reference.
+#include <immintrin.h>
+
 #include <cstring>
 #include <vector>
 
@@ -15,9 +17,8 @@ namespace sim {
 
 namespace {
 
-// Inner kernels; compiled for AVX2 and baseline x86-64, picked at load time.
-__attribute__((target_clones("avx2", "default"))) void accumulate_rows_f32(float *c, const float *a, const float *b,
-                                                                             int64_t m, int64_t n, int64_t k) {
+// Portable kernel: every c element accumulates in increasing k.
+void accumulate_rows_f32_portable(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k) {
     for (int64_t i = 0; i < m; i++) {
         float *crow = c + i * n;
         const float *arow = a + i * k;
@@ -27,6 +28,55 @@ __attribute__((target_clones("avx2", "default"))) void accumulate_rows_f32(float
             for (int64_t j = 0; j < n; j++) crow[j] = crow[j] + av * brow[j];
         }
     }
+}
+
+// AVX2 kernel: 4 x 16 blocks of C held in registers across the whole k loop,
+// separate multiply and add (no FMA), so each element sees exactly the
+// portable kernel's operations in the same order.
+__attribute__((target("avx2"))) void accumulate_rows_f32_avx2(float *c, const float *a, const float *b, int64_t m,
+                                                                int64_t n, int64_t k) {
+    const int64_t m4 = m / 4 * 4, n16 = n / 16 * 16;
+    for (int64_t i = 0; i < m4; i += 4) {
+        for (int64_t j = 0; j < n16; j += 16) {
+            float *c0 = c + i * n + j;
+            __m256 acc[4][2];
+            for (int r = 0; r < 4; r++) {
+                acc[r][0] = _mm256_loadu_ps(c0 + r * n);
+                acc[r][1] = _mm256_loadu_ps(c0 + r * n + 8);
+            }
+            const float *arow = a + i * k;
+            for (int64_t kk = 0; kk < k; kk++) {
+                const __m256 b0 = _mm256_loadu_ps(b + kk * n + j);
+                const __m256 b1 = _mm256_loadu_ps(b + kk * n + j + 8);
+                for (int r = 0; r < 4; r++) {
+                    const __m256 av = _mm256_broadcast_ss(arow + r * k + kk);
+                    acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(av, b0));
+                    acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(av, b1));
+                }
+            }
+            for (int r = 0; r < 4; r++) {
+                _mm256_storeu_ps(c0 + r * n, acc[r][0]);
+                _mm256_storeu_ps(c0 + r * n + 8, acc[r][1]);
+            }
+        }
+        // Columns past the last 16-block.
+        for (int r = 0; r < 4; r++) {
+            float *crow = c + (i + r) * n;
+            const float *arow = a + (i + r) * k;
+            for (int64_t kk = 0; kk < k; kk++) {
+                const float av = arow[kk];
+                for (int64_t j = n16; j < n; j++) crow[j] = crow[j] + av * b[kk * n + j];
+            }
+        }
+    }
+    // Rows past the last 4-block.
+    accumulate_rows_f32_portable(c + m4 * n, a + m4 * k, b, m - m4, n, k);
+}
+
+void accumulate_rows_f32(float *c, const float *a, const float *b, int64_t m, int64_t n, int64_t k) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) return accumulate_rows_f32_avx2(c, a, b, m, n, k);
+    accumulate_rows_f32_portable(c, a, b, m, n, k);
 }
 
 __attribute__((target_clones("avx2", "default"))) void accumulate_rows_i8(int32_t *c, const int8_t *a, const int8_t *b,
@@ -62,13 +112,16 @@ void execute_matmul(const int64_t *f, Scratchpad &sp, bool functional) {
     const DType t = (DType)f[F::in_type];
     const int64_t eb = dtype_bytes(t);
     const bool accumulate = f[F::accumulate] != 0;
+    sp.check_box(f[F::a], k * eb, m, f[F::lda], 1, 0, "pt.matmul operand A");
+    sp.check_box(f[F::b], n * eb, k, f[F::ldb], 1, 0, "pt.matmul operand B");
+    sp.check_box(f[F::c], n * 4, m, f[F::ldc], 1, 0, "pt.matmul result C");
+    if (!functional) return;
     for (int64_t i = 0; i < m; i++) sp.check_read(f[F::a] + i * f[F::lda], k * eb, "pt.matmul operand A");
     for (int64_t kk = 0; kk < k; kk++) sp.check_read(f[F::b] + kk * f[F::ldb], n * eb, "pt.matmul operand B");
     for (int64_t i = 0; i < m; i++) {
         if (accumulate) sp.check_read(f[F::c] + i * f[F::ldc], n * 4, "pt.matmul accumulator C");
         sp.check_write(f[F::c] + i * f[F::ldc], n * 4, "pt.matmul result C");
     }
-    if (!functional) return;
 
     uint8_t *base = sp.data();
     if (t == DType::I8) {

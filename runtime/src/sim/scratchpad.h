@@ -5,6 +5,7 @@
 // throw RuleViolation; the caller adds the core/unit/instruction context.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,14 @@ public:
             throw RuleViolation(std::string(what) + " [" + std::to_string(addr) + ", " + std::to_string(addr + len) +
                                 ") is outside the core's own " + std::to_string(size_) + "-byte scratchpad");
         }
+    }
+    // Bounds of `rows` x `planes` runs of `len` bytes: the extreme runs are actual
+    // runs, so checking the bounding interval is exact and O(1).
+    void check_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
+                   const char *what) const {
+        const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
+        const int64_t hi = base + std::max<int64_t>(0, (rows - 1) * row_stride) + std::max<int64_t>(0, (planes - 1) * plane_stride) + len;
+        check_bounds(lo, hi - lo, what);
     }
     // Bounds plus poison check for a read.
     void check_read(int64_t addr, int64_t len, const char *what) const {

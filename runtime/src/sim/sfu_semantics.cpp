@@ -217,6 +217,21 @@ template <typename V>
 void run_elementwise(isa::Opcode op, const ElementwiseFields &e, Scratchpad &sp, const std::vector<double> &params,
                      bool functional) {
     const int64_t eb = dtype_bytes(e.type);
+    if (!functional) {
+        // Timing phase: exact O(1) bounds of every operand over all rows.
+        static const char *what[3] = {"SFU operand a", "SFU operand b", "SFU operand c"};
+        for (int s = 0; s < e.num_sources; s++) {
+            const Source &src = e.src[s];
+            if (src.mode == 0) sp.check_box(src.addr, e.n * eb, e.rows, src.stride, 1, 0, what[s]);
+            if (src.mode == 1) sp.check_box(src.addr, eb, e.rows, src.stride, 1, 0, what[s]);
+            if (src.mode == 3 && (e.imm < 0 || e.imm >= (int64_t)params.size())) {
+                throw RuleViolation("operand reads run-time parameter " + std::to_string(e.imm) + " but only " +
+                                    std::to_string(params.size()) + " were passed");
+            }
+        }
+        sp.check_box(e.dst, e.n * eb, e.rows, e.dst_stride, 1, 0, "SFU destination");
+        return;
+    }
     std::vector<V> in[3];
     for (int s = 0; s < e.num_sources; s++) in[s].resize(functional ? e.n : 0);
     std::vector<V> out(functional ? e.n : 0);
@@ -288,6 +303,11 @@ void run_cast(const int64_t *f, Scratchpad &sp, bool functional) {
     namespace F = isa::field::Cast;
     const DType st = (DType)f[F::type], dt = (DType)f[F::dst_type];
     const int64_t n = f[F::n], seb = dtype_bytes(st), deb = dtype_bytes(dt);
+    if (!functional) {
+        sp.check_box(f[F::a], n * seb, f[F::rows], f[F::a_stride], 1, 0, "sfu.cast source");
+        sp.check_box(f[F::dst], n * deb, f[F::rows], f[F::dst_stride], 1, 0, "sfu.cast destination");
+        return;
+    }
     uint8_t *base = sp.data();
     for (int64_t r = 0; r < f[F::rows]; r++) {
         const int64_t a = f[F::a] + r * f[F::a_stride];
@@ -348,6 +368,12 @@ void run_reduce(isa::Opcode op, const int64_t *f, Scratchpad &sp, bool functiona
         if (is_max) return s < x ? x : s;
         return (V)(s + x);
     };
+    if (!functional) {
+        sp.check_box(f[F::a], n * eb, rows, f[F::a_stride], 1, 0, "SFU reduction source");
+        if (by_row) sp.check_box(f[F::dst], eb, rows, f[F::dst_stride], 1, 0, "SFU reduction destination");
+        else sp.check_box(f[F::dst], n * eb, 1, 0, 1, 0, "SFU reduction destination");
+        return;
+    }
     for (int64_t r = 0; r < rows; r++) sp.check_read(f[F::a] + r * f[F::a_stride], n * eb, "SFU reduction source");
     if (by_row) {
         for (int64_t r = 0; r < rows; r++) {
