@@ -35,10 +35,63 @@ namespace {
 
 enum class UnitStatus { Ready, BlockedOnToken, BlockedOnBarrier, BlockedOnDram, Done };
 
+// A unit's stream pre-decoded for the simulator: per instruction the opcode,
+// the constant part of every field, and the loop strides of the few affine ones.
+struct CompactStream {
+    struct Entry {
+        isa::Opcode op;
+        uint8_t num_fields;
+        uint8_t num_affine;
+        uint32_t bases;   // index into `values`
+        uint32_t affine;  // index into `strides`
+    };
+    struct AffineTerm {
+        uint8_t field;
+        int32_t stride[isa::kMaxLoopDepth];
+    };
+    std::vector<Entry> entries;
+    std::vector<int64_t> values;
+    std::vector<AffineTerm> strides;
+
+    explicit CompactStream(const std::vector<isa::Instruction> &insts) {
+        for (const isa::Instruction &in : insts) {
+            Entry e;
+            e.op = in.op;
+            e.num_fields = (uint8_t)isa::opcode_spec(in.op).num_fields;
+            e.bases = (uint32_t)values.size();
+            e.affine = (uint32_t)strides.size();
+            e.num_affine = 0;
+            for (int i = 0; i < e.num_fields; i++) {
+                values.push_back(in.f[i].base);
+                if (!in.f[i].is_constant()) {
+                    AffineTerm t;
+                    t.field = (uint8_t)i;
+                    for (int d = 0; d < isa::kMaxLoopDepth; d++) t.stride[d] = in.f[i].stride[d];
+                    strides.push_back(t);
+                    e.num_affine++;
+                }
+            }
+            entries.push_back(e);
+        }
+    }
+
+    // Fields of instruction `pc` at the given loop indices.
+    void evaluate(size_t pc, const int64_t *index, int64_t *f) const {
+        const Entry &e = entries[pc];
+        const int64_t *v = values.data() + e.bases;
+        for (int i = 0; i < e.num_fields; i++) f[i] = v[i];
+        for (uint32_t k = e.affine; k < e.affine + e.num_affine; k++) {
+            const AffineTerm &t = strides[k];
+            f[t.field] += t.stride[0] * index[0] + t.stride[1] * index[1] + t.stride[2] * index[2] + t.stride[3] * index[3];
+        }
+    }
+};
+
 struct UnitState {
     int core = 0;
     int unit = 0;
     const std::vector<isa::Instruction> *stream = nullptr;
+    const CompactStream *compact = nullptr;
     size_t pc = 0;
     int depth = 0;
     int64_t index[isa::kMaxLoopDepth] = {0, 0, 0, 0};
@@ -67,6 +120,25 @@ struct PendingTransfer {
 
 constexpr int kDramEvent = -1;
 
+// A FIFO that allocates nothing until used (a card has 512 token channels).
+template <typename T>
+class Fifo {
+public:
+    bool empty() const { return head_ == items_.size(); }
+    const T &front() const { return items_[head_]; }
+    void push_back(const T &v) { items_.push_back(v); }
+    void pop_front() {
+        if (++head_ == items_.size()) {
+            items_.clear();
+            head_ = 0;
+        }
+    }
+
+private:
+    std::vector<T> items_;
+    size_t head_ = 0;
+};
+
 struct QueueEntry {
     double time;
     int id;  // unit id, or kDramEvent
@@ -85,12 +157,15 @@ public:
         token_waiters_.assign(cores * m.token_channels_per_core, {});
         barriers_.assign(m.barrier_ids, {});
         units_.resize(cores * isa::kNumUnits);
+        compact_.reserve(cores * isa::kNumUnits);
         for (int c = 0; c < cores; c++) {
             for (int u = 0; u < isa::kNumUnits; u++) {
                 UnitState &s = units_[c * isa::kNumUnits + u];
                 s.core = c;
                 s.unit = u;
                 s.stream = &p.cores[c].unit[u];
+                compact_.emplace_back(p.cores[c].unit[u]);
+                s.compact = &compact_.back();
                 if (s.stream->empty()) s.status = UnitStatus::Done;
             }
         }
@@ -227,7 +302,9 @@ private:
         r.unit = (uint8_t)u.unit;
         r.pc = (uint32_t)u.pc;
         r.op = op;
-        std::copy(f, f + isa::kMaxFields, r.f);
+        const int nf = u.compact->entries[u.pc].num_fields;
+        std::copy(f, f + nf, r.f);
+        std::fill(r.f + nf, r.f + isa::kMaxFields, 0);
         record_.per_core[u.core].push_back(r);
     }
     void new_epoch() {
@@ -238,13 +315,12 @@ private:
     void step(int id) {
         UnitState &u = units_[id];
         while (u.status == UnitStatus::Ready) {
-            const isa::Instruction &inst = (*u.stream)[u.pc];
-            const isa::OpcodeSpec &spec = isa::opcode_spec(inst.op);
-            int64_t f[isa::kMaxFields] = {};
-            for (int i = 0; i < spec.num_fields; i++) f[i] = inst.f[i].eval(u.index);
+            const isa::Opcode op = u.compact->entries[u.pc].op;
+            int64_t f[isa::kMaxFields];  // only the op's fields are set and read
+            u.compact->evaluate(u.pc, u.index, f);
             result_.cores[u.core].unit[u.unit].instructions++;
             result_.dynamic_instructions++;
-            switch (inst.op) {
+            switch (op) {
             case isa::Opcode::Loop:
                 u.trip[u.depth] = f[0];
                 u.index[u.depth] = 0;
@@ -308,7 +384,7 @@ private:
             }
             default: break;
             }
-            execute_timed(id, inst.op, f);
+            execute_timed(id, op, f);
             return;
         }
     }
@@ -384,6 +460,7 @@ private:
             return;
         }
         const int tid = dram_.start(start, read, write);
+        if ((size_t)tid >= pending_.size()) pending_.resize(tid + 1);
         pending_[tid] = {id, start, fill, latency, op};
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
@@ -409,9 +486,7 @@ private:
         if (now != dram_event_time_) return;  // superseded
         dram_event_time_ = -1;
         for (int tid : dram_.complete_until(now)) {
-            auto it = pending_.find(tid);
-            const PendingTransfer t = it->second;
-            pending_.erase(it);
+            const PendingTransfer t = pending_[tid];
             finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op);
         }
         schedule_dram_event();
@@ -456,11 +531,12 @@ private:
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
-    std::vector<std::deque<double>> tokens_;
-    std::vector<std::deque<int>> token_waiters_;
+    std::vector<Fifo<double>> tokens_;
+    std::vector<Fifo<int>> token_waiters_;
     std::vector<BarrierState> barriers_;
+    std::vector<CompactStream> compact_;  // one per unit, same order as units_
     std::vector<UnitState> units_;
-    std::map<int, PendingTransfer> pending_;
+    std::vector<PendingTransfer> pending_;  // by DRAM transfer id
     std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
     double serial_free_ = 0;
     double dram_event_time_ = -1;

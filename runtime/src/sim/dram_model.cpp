@@ -39,14 +39,23 @@ void DramModel::advance(double now) {
 }
 
 void DramModel::recompute_rates() {
+    // Common case: nobody is held by its port at an equal share.
+    if (active_.empty()) return;
+    const double equal = 1.0 / (double)active_.size();
+    bool all_above = true;
+    for (const Transfer &t : active_) all_above = all_above && t.cap >= equal;
+    if (all_above) {
+        for (Transfer &t : active_) t.rate = equal;
+        return;
+    }
     // Water-filling: the card serves one card-cycle per cycle, split equally,
     // each transfer at most its cap; what a capped transfer leaves goes to the others.
-    std::vector<Transfer *> order;
-    for (Transfer &t : active_) order.push_back(&t);
-    std::sort(order.begin(), order.end(), [](const Transfer *a, const Transfer *b) { return a->cap < b->cap; });
+    order_.clear();
+    for (Transfer &t : active_) order_.push_back(&t);
+    std::sort(order_.begin(), order_.end(), [](const Transfer *a, const Transfer *b) { return a->cap < b->cap; });
     double capacity = 1.0;
-    size_t left = order.size();
-    for (Transfer *t : order) {
+    size_t left = order_.size();
+    for (Transfer *t : order_) {
         const double share = capacity / (double)left;
         t->rate = std::min(t->cap, share);
         capacity -= t->rate;

@@ -47,6 +47,7 @@ private:
 
     const MachineDescription &m_;
     std::vector<Transfer> active_;
+    std::vector<Transfer *> order_;  // scratch for recompute_rates
     double now_ = 0;
     double total_read_ = 0, total_write_ = 0;
     int next_id_ = 0;
