@@ -18,6 +18,8 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <queue>
 #include <random>
 #include <sstream>
@@ -145,6 +147,46 @@ struct QueueEntry {
     bool operator>(const QueueEntry &o) const { return time != o.time ? time > o.time : id > o.id; }
 };
 
+// Functional scratchpads are reused across runs (a 32-core card is 64 MiB of
+// them): a run takes what it needs and gives it back reset.
+class ScratchpadPool {
+public:
+    std::vector<std::unique_ptr<sim::Scratchpad>> take(size_t count, int64_t bytes, bool poison) {
+        std::vector<std::unique_ptr<sim::Scratchpad>> out;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto it = free_.begin(); it != free_.end() && out.size() < count;) {
+                if ((*it)->size() == bytes && (*it)->tracks_poison() == poison) {
+                    out.push_back(std::move(*it));
+                    it = free_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        while (out.size() < count) out.push_back(std::make_unique<sim::Scratchpad>(bytes, true, poison));
+        return out;
+    }
+    void give_back(std::vector<std::unique_ptr<sim::Scratchpad>> &sps) {
+        for (auto &sp : sps) sp->reset();
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto &sp : sps) {
+            if (free_.size() < kMaxPooled) free_.push_back(std::move(sp));
+        }
+        sps.clear();
+    }
+
+private:
+    static constexpr size_t kMaxPooled = 128;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<sim::Scratchpad>> free_;
+};
+
+ScratchpadPool &scratchpad_pool() {
+    static ScratchpadPool *pool = new ScratchpadPool();  // lives until exit (runs from static destructors are safe)
+    return *pool;
+}
+
 class Device {
 public:
     Device(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
@@ -177,12 +219,15 @@ public:
     SimulationResult run() {
         simulate_time();
         if (opt_.functional) {
-            std::vector<sim::Scratchpad> sps;
-            for (size_t c = 0; c < p_.cores.size(); c++) {
-                sps.emplace_back(m_.scratchpad_bytes, true, opt_.check_uninitialized);
-            }
+            auto sps = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes, opt_.check_uninitialized);
             const unsigned hw = std::thread::hardware_concurrency();
-            sim::replay_functional(p_, m_, record_, sps, bindings_, params_, hw == 0 ? 1 : (int)hw);
+            try {
+                sim::replay_functional(p_, m_, record_, sps, bindings_, params_, hw == 0 ? 1 : (int)hw);
+            } catch (...) {
+                scratchpad_pool().give_back(sps);
+                throw;
+            }
+            scratchpad_pool().give_back(sps);
         }
         return std::move(result_);
     }

@@ -22,9 +22,9 @@ struct Failure {
     uint64_t offset = 0;
 };
 
-void execute(const RecordedInstruction &r, const MachineDescription &m, int core, std::vector<Scratchpad> &sps,
+void execute(const RecordedInstruction &r, const MachineDescription &m, int core, std::vector<std::unique_ptr<Scratchpad>> &sps,
              const std::vector<ArgumentBinding> &bindings, const std::vector<double> &params) {
-    Scratchpad &sp = sps[core];
+    Scratchpad &sp = *sps[core];
     switch (r.op) {
     case isa::Opcode::DmaLoad:
         execute_dma_load(r.f, m.stick_bytes, sp, bindings[r.f[isa::field::DmaLoad::arg]], true);
@@ -33,7 +33,7 @@ void execute(const RecordedInstruction &r, const MachineDescription &m, int core
         execute_dma_store(r.f, m.stick_bytes, sp, bindings[r.f[isa::field::DmaStore::arg]], true);
         break;
     case isa::Opcode::RingPut:
-        execute_ring_put(r.f, m.stick_bytes, sp, sps[r.f[isa::field::RingPut::dst_core]], true);
+        execute_ring_put(r.f, m.stick_bytes, sp, *sps[r.f[isa::field::RingPut::dst_core]], true);
         break;
     case isa::Opcode::Matmul: execute_matmul(r.f, sp, true); break;
     default: execute_sfu(r.op, r.f, sp, params, true); break;
@@ -43,7 +43,7 @@ void execute(const RecordedInstruction &r, const MachineDescription &m, int core
 }  // namespace
 
 void replay_functional(const Program &p, const MachineDescription &m, const ExecutionRecord &record,
-                       std::vector<Scratchpad> &scratchpads, const std::vector<ArgumentBinding> &bindings,
+                       std::vector<std::unique_ptr<Scratchpad>> &scratchpads, const std::vector<ArgumentBinding> &bindings,
                        const std::vector<double> &params, int threads) {
     const int cores = (int)record.per_core.size();
     std::vector<size_t> cursor(cores, 0);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/scratchpad.h"
@@ -40,7 +41,7 @@ struct ExecutionRecord {
 // Replays the record. `scratchpads` has one functional Scratchpad per core.
 // Throws SimulationError for the earliest violation.
 void replay_functional(const Program &p, const MachineDescription &m, const ExecutionRecord &record,
-                       std::vector<Scratchpad> &scratchpads, const std::vector<ArgumentBinding> &bindings,
+                       std::vector<std::unique_ptr<Scratchpad>> &scratchpads, const std::vector<ArgumentBinding> &bindings,
                        const std::vector<double> &params, int threads);
 
 }  // namespace sim

@@ -63,7 +63,17 @@ public:
     void check_write(int64_t addr, int64_t len, const char *what) {
         check_bounds(addr, len, what);
         if (track_poison_ && len > 0) std::memset(written_.get() + addr, 1, len);
+        high_water_ = std::max(high_water_, addr + len);
     }
+
+    // Back to the state of a fresh scratchpad (all zero, nothing written), touching
+    // only the bytes a run wrote, so a pooled scratchpad is cheap to reuse.
+    void reset() {
+        if (data_) std::memset(data_.get(), 0, high_water_);
+        if (written_) std::memset(written_.get(), 0, high_water_);
+        high_water_ = 0;
+    }
+    bool tracks_poison() const { return track_poison_; }
 
 private:
     struct FreeDeleter {
@@ -71,6 +81,7 @@ private:
     };
     int64_t size_;
     bool track_poison_;
+    int64_t high_water_ = 0;  // end of the highest byte ever written
     std::unique_ptr<uint8_t, FreeDeleter> data_;
     std::unique_ptr<uint8_t, FreeDeleter> written_;
 };

@@ -1,0 +1,62 @@
+/* Tensors that live on the (simulated) Spyre device: a Halide device interface.
+ *
+ *   Halide::Runtime::Buffer<float> a(1024, 64);
+ *   a.device_malloc(spyre_device_interface());       // device DRAM, default layout
+ *   a.copy_to_device(spyre_device_interface());      // host -> device (if host-dirty)
+ *   my_kernel(a, b, c);                              // a read on the device; c stays there
+ *   c.copy_to_host();                                // device -> host
+ *   a.device_free();
+ *
+ * buffer->device holds the id of a runtime record {device allocation, the
+ * tensor's device layout, whether its padding is known to be zero}. Ids are
+ * never reused: a halide_buffer_t that still names a freed allocation gets an
+ * error code from every Spyre entry point, never a crash. Copies pack and
+ * unpack between the host strides and the device layout and are accounted as
+ * host-link time in the profile entries "host->device" and "device->host"
+ * (spyre_get_kernel_stats). The residency rule of kernel calls and the error
+ * codes are documented in docs/runtime.md.
+ *
+ * Only HalideRuntime.h is needed to use this header. */
+#ifndef SPYRE_DEVICE_H
+#define SPYRE_DEVICE_H
+
+#include <stdint.h>
+
+#include "HalideRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The Spyre device interface (one per process; compare pointers to recognise
+ * Spyre allocations: buf->device_interface == spyre_device_interface()). */
+const struct halide_device_interface_t *spyre_device_interface(void);
+
+#define SPYRE_MAX_DIMENSIONS 8
+
+/* A device layout (see spyre/layout.h): sticks along `stick_dim`, dimensions
+ * stored outermost first in `order`, each dimension padded to `padded[d]`
+ * elements (the stick dimension to whole sticks). */
+typedef struct spyre_device_layout {
+    int32_t dimensions;
+    int32_t stick_dim;
+    int32_t order[SPYRE_MAX_DIMENSIONS];   /* outermost first; a permutation of 0..dimensions-1 */
+    int64_t padded[SPYRE_MAX_DIMENSIONS];  /* per dimension, innermost (0) first */
+    int64_t bytes;                         /* device bytes (filled in by spyre_device_get_layout) */
+} spyre_device_layout;
+
+/* device_malloc with an explicit layout instead of the default one (sticks
+ * along dimension 0, host dimension order, padding only to whole sticks).
+ * Returns 0 or a spyre_error_code (bad layout: spyre_error_bad_argument). */
+int spyre_device_malloc_with_layout(void *user_context, struct halide_buffer_t *buf, const spyre_device_layout *layout);
+
+/* The layout of buf's device allocation, and whether its padding is known to
+ * be zero (NULL to skip either). Returns 0, or spyre_error_bad_argument if buf
+ * has no live Spyre allocation. */
+int spyre_device_get_layout(const struct halide_buffer_t *buf, spyre_device_layout *layout, int *padding_is_zero);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

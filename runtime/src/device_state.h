@@ -1,0 +1,147 @@
+// The process-wide state of the simulated Spyre device, shared by the kernel
+// entry point (halide_glue.cpp), the Halide device interface
+// (device_interface.cpp) and the streams (stream.cpp):
+//   - the one DeviceMemory (simulated DRAM) and RAII blocks of it;
+//   - the registry of live device tensors, which halide_buffer_t::device names
+//     by id (ids are never reused, so a stale id is detected, not followed);
+//   - the per-process profile: kernel runs and data movement outside kernels
+//     ("host->device", "device->host", "relayout");
+//   - the error path of the C API (error code + message, spyre_last_error()).
+// Internal to libspyre_runtime; not installed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "HalideRuntime.h"
+#include "spyre/device_memory.h"
+#include "spyre/error.h"
+#include "spyre/layout.h"
+#include "spyre/spyre_runtime.h"
+
+namespace spyre {
+
+// ---- errors of the C API ----
+
+// A failure with the C error code it maps to.
+class RuntimeError : public Error {
+public:
+    RuntimeError(int code, const std::string &what) : Error(what), code(code) {}
+    int code;
+};
+
+// Stores the message as this thread's spyre_last_error(), sends it to
+// halide_error(user_context, ...) when a Halide runtime is linked (stderr
+// otherwise) and returns `code`.
+int report_failure(void *user_context, int code, const std::string &message);
+// Sets this thread's spyre_last_error() without reporting anything.
+void set_last_error(const std::string &message);
+const std::string &last_error();
+
+// Runs `body` and turns any exception into report_failure's code.
+template <typename F>
+int guarded(void *user_context, const char *where, F &&body) {
+    try {
+        return body();
+    } catch (const RuntimeError &e) {
+        return report_failure(user_context, e.code, e.what());
+    } catch (const std::bad_alloc &) {
+        return report_failure(user_context, spyre_error_out_of_memory, std::string(where) + ": host memory exhausted");
+    } catch (const std::exception &e) {
+        return report_failure(user_context, spyre_error_bad_argument, std::string(where) + ": " + e.what());
+    } catch (...) {
+        return report_failure(user_context, spyre_error_bad_argument, std::string(where) + ": unknown internal error");
+    }
+}
+
+// ---- device memory ----
+
+// The process-wide simulated DRAM (capacity dram_usable_bytes); never destroyed.
+DeviceMemory &device_memory();
+
+// One allocation of device_memory(), returned to it when the last holder lets go.
+class DeviceBlock {
+public:
+    // Throws RuntimeError(spyre_error_out_of_memory) naming `tag`, the requested and the free bytes.
+    DeviceBlock(int64_t bytes, const std::string &tag);
+    ~DeviceBlock();
+    DeviceBlock(const DeviceBlock &) = delete;
+    DeviceBlock &operator=(const DeviceBlock &) = delete;
+
+    uint8_t *data() const { return data_; }
+    int64_t bytes() const { return bytes_; }
+
+private:
+    uint64_t handle_;
+    uint8_t *data_;
+    int64_t bytes_;
+};
+
+// ---- device tensors ----
+
+// What halide_buffer_t::device names: a tensor in device DRAM in `layout`.
+struct DeviceTensor {
+    TensorShape shape;
+    DeviceLayout layout;
+    std::shared_ptr<DeviceBlock> block;
+    bool padding_is_zero = true;  // false once a kernel wrote it (kernels may write garbage into padding)
+    bool owns_host = false;       // host allocated by device_and_host_malloc
+};
+
+uint64_t register_tensor(const DeviceTensor &t);
+// Copies the live tensor `id` into *out; false if `id` is not live.
+bool find_tensor(uint64_t id, DeviceTensor *out);
+// Replaces the live tensor `id`; false if it is not live (any more).
+bool update_tensor(uint64_t id, const DeviceTensor &t);
+// Removes `id` (its block is freed once no run holds it); false if not live.
+bool unregister_tensor(uint64_t id);
+
+// True when the layout holds bytes that are not elements (so their contents matter).
+bool layout_has_padding(const TensorShape &shape, const DeviceLayout &layout);
+
+// Halide buffer <-> tensor description.
+// The DType of a Halide element type; false if Spyre has none (e.g. uint16).
+bool dtype_of(const halide_type_t &t, DType *out);
+std::string halide_type_name(const halide_type_t &t);
+HostView host_view(const halide_buffer_t *b);
+
+// Re-lays a tensor out on the device (from `from` to `to`, padding of the
+// result zeroed). Costs are the caller's to record (relayout_us of the bytes written).
+void relayout_on_device(const TensorShape &shape, const DeviceLayout &from, const uint8_t *src, const DeviceLayout &to,
+                        uint8_t *dst);
+
+// ---- profile ----
+
+struct KernelTotals {
+    spyre_kernel_stats sums{};
+    std::map<std::string, double> us_by_bottleneck;  // the reported bottleneck is the one with most time
+};
+
+struct StatsRegistry {
+    std::mutex mutex;
+    bool have_last = false;
+    spyre_kernel_stats last{};
+    std::map<std::string, KernelTotals> kernels;  // kernel runs and data-movement entries
+};
+
+StatsRegistry &stats_registry();  // never destroyed: the atexit profile reads it
+
+// Profile entry names of data movement outside kernels.
+constexpr const char *kHostToDevice = "host->device";
+constexpr const char *kDeviceToHost = "device->host";
+constexpr const char *kRelayout = "relayout";
+
+// Simulated time of moving `bytes` over the host link / re-laying them out on the device.
+double host_link_us(int64_t bytes);
+double relayout_us(int64_t bytes);
+
+// Adds one transfer to the profile entry `entry` (calls += 1, simulated_us,
+// dram_read_bytes / dram_write_bytes += the device bytes read / written).
+// Does not change spyre_get_last_run_stats().
+void record_transfer(const char *entry, int64_t device_read_bytes, int64_t device_write_bytes, double us);
+
+}  // namespace spyre
