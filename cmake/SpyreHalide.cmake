@@ -1,19 +1,39 @@
 # add_spyre_library: builds a Halide AOT library from one of our generator
 # executables, for the Spyre device or as the host reference.
 #
-#   add_spyre_library(<name> FROM <generator-exe> GENERATOR <gen>
+#   add_spyre_library(<name> GENERATOR <gen>
+#                     [FROM <generator-exe>]      # default: gen_<gen>, else SpyreHalide::gen_<gen>
 #                     [FUNCTION_NAME <fn>]        # default: <name>
 #                     [TARGET spyre|host]         # default: spyre
 #                     [PARAMS <key=value> ...]    # generator params
 #                     [FEATURES <f> ...]          # extra Halide target features
 #                     [USE_RUNTIME <lib>.runtime] # share another library's Halide runtime
-#                     [AUTOSCHEDULER <Halide::Plugin>] [PLUGINS ...])
+#                     [AUTOSCHEDULER <Halide::Plugin> | <name> PLUGINS <plugin>])
+#
+# Works in this project (FROM gen_bmm, links spyre_runtime) and in projects
+# that use the installed package (find_package(SpyreHalide); FROM
+# SpyreHalide::gen_bmm, links SpyreHalide::spyre_runtime).
 #
 # TARGET spyre compiles with the target `x86-64-linux-spyre`: our generator
 # driver (target/generator_main.cpp) strips the `spyre` token and enables the
 # Spyre schedule and lowering pass; CMake's helper still sees an x86-64-linux
 # triple, so it does not switch to cross-compiling. TARGET host builds the CPU
 # reference for the build machine (`host`, fast).
+#
+# AUTOSCHEDULER and PLUGINS are handed to add_halide_library unchanged, so
+# they mean what they mean in Halide 14's HalideGeneratorHelpers.cmake:
+# `AUTOSCHEDULER Halide::Mullapudi2016` (a MODULE target) adds
+# `-p <its .so> -s Mullapudi2016` and the generator param auto_schedule=true
+# to the generator command line; a bare name (`AUTOSCHEDULER Mullapudi2016`)
+# needs the plugin in PLUGINS. (Halide 15 and later spell this
+# `autoscheduler=<name>`; Halide 14 has no such generator param.) Halide 14
+# builds `-p` from a list that CMake splits at its `;`, so two or more
+# plugins in total give a broken generator expression; add_spyre_library
+# rejects that case with an error instead. The generator's own schedule()
+# still runs, so a generator meant for autoscheduling must skip its manual
+# schedule when auto_schedule is true. gen_bmm always schedules by hand; with
+# an autoscheduler it stops with Halide's "cannot auto-schedule function C
+# since it has partially specified schedules".
 #
 # The result is add_halide_library's static library target <name> (header
 # <name>.h with function <fn>) that also links spyre_runtime. For Spyre builds
@@ -29,8 +49,21 @@ function(add_spyre_library NAME)
   if (ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_spyre_library(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif ()
-  if (NOT ARG_FROM OR NOT ARG_GENERATOR)
-    message(FATAL_ERROR "add_spyre_library(${NAME}): FROM <generator-exe> and GENERATOR <name> are required")
+  if (NOT ARG_GENERATOR)
+    message(FATAL_ERROR "add_spyre_library(${NAME}): GENERATOR <name> is required")
+  endif ()
+  if (NOT ARG_FROM)
+    if (TARGET gen_${ARG_GENERATOR})
+      set(ARG_FROM gen_${ARG_GENERATOR})
+    elseif (TARGET SpyreHalide::gen_${ARG_GENERATOR})
+      set(ARG_FROM SpyreHalide::gen_${ARG_GENERATOR})
+    else ()
+      message(FATAL_ERROR "add_spyre_library(${NAME}): no FROM given and neither gen_${ARG_GENERATOR} "
+                          "nor SpyreHalide::gen_${ARG_GENERATOR} is a target")
+    endif ()
+  endif ()
+  if (NOT TARGET ${ARG_FROM})
+    message(FATAL_ERROR "add_spyre_library(${NAME}): FROM ${ARG_FROM} is not a target")
   endif ()
   if (NOT ARG_TARGET)
     set(ARG_TARGET spyre)
@@ -64,9 +97,26 @@ function(add_spyre_library NAME)
   if (ARG_PLUGINS)
     list(APPEND args PLUGINS ${ARG_PLUGINS})
   endif ()
+  set(all_plugins ${ARG_PLUGINS})
+  if (ARG_AUTOSCHEDULER MATCHES "::")
+    list(APPEND all_plugins ${ARG_AUTOSCHEDULER})
+  endif ()
+  list(LENGTH all_plugins plugin_count)
+  if (plugin_count GREATER 1)
+    message(FATAL_ERROR "add_spyre_library(${NAME}): Halide 14's add_halide_library cannot pass more "
+                        "than one plugin (got ${all_plugins})")
+  endif ()
+
+  # In this project the runtime is spyre_runtime; through the installed
+  # package it is SpyreHalide::spyre_runtime.
+  if (TARGET SpyreHalide::spyre_runtime)
+    set(spyre_runtime_target SpyreHalide::spyre_runtime)
+  else ()
+    set(spyre_runtime_target spyre_runtime)
+  endif ()
 
   add_halide_library(${NAME} ${args})
-  target_link_libraries(${NAME} INTERFACE spyre_runtime)
+  target_link_libraries(${NAME} INTERFACE ${spyre_runtime_target})
 
   if (ARG_TARGET STREQUAL "spyre")
     # The lowering pass writes these into the generator's -o directory (the

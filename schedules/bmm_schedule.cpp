@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
@@ -105,8 +106,7 @@ void schedule_bmm_host(BmmFuncs f, const BmmShape &shape, const Target &target) 
 
 void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape, const BmmSpyrePlan &p) {
     Var n = f.n, m = f.m, b = f.b;
-    Var bc("bc"), bi("bi"), mc("mc"), mr("mr"), nc("nc"), nr("nr");
-    Var mo("mo"), no("no"), mi("mi"), ni("ni"), nm("nm"), core("core");
+    Var mo("mo"), no("no"), mi("mi"), ni("ni");
 
     // Everything divides exactly: the tensors are padded to the tiles.
     _halide_user_assert(shape.batch % p.cb == 0 && p.mp % (p.cm * p.tm) == 0 && p.np % (p.cn * p.tn) == 0 &&
@@ -114,44 +114,28 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
         << "bmm Spyre schedule: tiles do not divide the padded extents (batch " << shape.batch << ", Mp " << p.mp
         << ", Np " << p.np << ", Kp " << p.kp << ")";
 
-    // Core split (batch, M, N) fused into one constant-extent parallel loop;
-    // per core: for bi, mo, no { one TM x TN tile } as plain serial loops.
-    f.C.split(b, bc, bi, shape.batch / p.cb, TailStrategy::RoundUp)
-        .split(m, mc, mr, p.mp / p.cm, TailStrategy::RoundUp)
-        .split(n, nc, nr, p.np / p.cn, TailStrategy::RoundUp)
-        .tile(nr, mr, no, mo, ni, mi, p.tn, p.tm, TailStrategy::RoundUp)
-        .reorder(ni, mi, no, mo, bi, nc, mc, bc)
-        .fuse(nc, mc, nm)
-        .fuse(nm, bc, core)
-        .parallel(core)
-        .vectorize(ni, p.out_lanes);
+    // Core split (batch, N, M; the plan's counts) fused into one constant-extent
+    // parallel loop; per core: for bi, mo, no { one TM x TN tile } as plain serial loops.
+    const CoreSplit cores = split_across_cores(f.C, {{b, shape.batch, 1, p.cb}, {n, p.np, p.tn, p.cn}, {m, p.mp, p.tm, p.cm}});
+    const Var bi = cores.serial_of(b), mr = cores.serial_of(m), nr = cores.serial_of(n);
+    f.C.tile(nr, mr, no, mo, ni, mi, p.tn, p.tm, TailStrategy::RoundUp).reorder(ni, mi, no, mo, bi);
+    stick_vectorize(f.C, ni);
 
-    // fp32 accumulator tile in the scratchpad: k outermost, rows, then n in
-    // fp32 sticks.
-    const int acc_lanes = stick_lanes(Float(32));
-    f.acc.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, acc_lanes);
-    Stage update = f.acc.update();
-    RVar ko("ko"), ki("ki");
-    if (p.k_chunked()) {
-        update.split(f.k, ko, ki, p.tk)  // RVars cannot RoundUp; tk divides kp, so no guard remains
-            .reorder(n, m, ki, ko);
-    } else {
-        update.reorder(n, m, f.k);
-    }
-    update.vectorize(n, acc_lanes);
+    // fp32 accumulator tile in the scratchpad: k outermost, rows, then n in fp32 sticks.
+    accumulate_in_scratchpad(f.acc, f.C, no);
+    const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
 
     // Input tiles staged in the scratchpad (DMA), whole-K or per K chunk.
     for (Func in : {A_in, B_in}) {
-        if (p.k_chunked()) {
-            in.compute_at(f.acc, ko);
+        if (pt.k_chunked) {
+            stage_in_scratchpad(in, f.acc, pt.k_outer);
         } else {
-            in.compute_at(f.C, no);
+            stage_in_scratchpad(in, f.C, no);
         }
-        in.store_in(MemoryType::VTCM).vectorize(in.args()[0], p.in_lanes);
     }
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.
-    f.result.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.out_lanes);
+    stage_in_scratchpad(f.result, f.C, no);
 }
 
 }  // namespace spyre

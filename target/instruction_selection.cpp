@@ -759,6 +759,22 @@ private:
                 if (!a) fail("the scalar index into '" + ld->name + "' is not affine in the core's loops");
                 s.mode = 1;
                 s.addr = scaled(*a, eb, b->address);
+            } else if (const Ramp *r = ld->index.as<Ramp>(); r && !is_const_one(r->stride)) {
+                // A strided vector (a transpose-like access): gather it into a temporary
+                // with one SFU copy of `lanes` rows of one element each.
+                auto a = env_.affine_in_loops(r->base);
+                if (!a || env_.depends_on_loops(r->stride)) {
+                    fail("the strided access to '" + ld->name + "' is not affine in the core's loops");
+                }
+                const int64_t stride = env_.evaluate(r->stride, {});
+                DType dt;
+                if (!spyre_dtype(ld->type.element_of(), &dt)) fail("unsupported element type in '" + ld->name + "'");
+                SymOperand tmp = new_temp(r->lanes, ld->type);
+                emit(out, isa::Opcode::Copy,
+                     {tmp, constant(eb), scaled(*a, eb, b->address), constant(stride * eb), constant(0), constant(1),
+                      constant(r->lanes), constant((int)dt), constant(0)});
+                s.mode = 0;
+                s.addr = tmp;
             } else {
                 s.mode = 0;
                 s.addr = scaled(dense_base(ld->index, ld->name, ld->type.lanes()), eb, b->address);

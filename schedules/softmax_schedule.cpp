@@ -1,0 +1,68 @@
+// Schedules of softmax (see softmax_schedule.h).
+#include "softmax_schedule.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "spyre/machine.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t) {
+    const MachineDescription &m = default_machine();
+    SoftmaxSpyrePlan p;
+    p.cols = cols;
+    p.rows = rows;
+    p.in_lanes = (int)(m.stick_bytes / t.bytes());
+    p.f32_lanes = (int)(m.stick_bytes / 4);
+    p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
+    // Per row in scratchpad: the input, exp (f32), the result, plus two scalars.
+    const int64_t per_row = (int64_t)p.cols_padded * (t.bytes() + 4 + t.bytes()) + 2 * m.stick_bytes;
+    const int64_t budget = m.scratchpad_bytes * 3 / 4;  // room for the SFU temporaries
+    if (per_row > budget) {
+        throw std::runtime_error("softmax: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
+                                 std::to_string(per_row) + " bytes per row)");
+    }
+    // Tiles of up to 32 rows, at least one tile per core when there are enough rows.
+    int tile = (int)std::min<int64_t>(32, budget / per_row);
+    tile = std::max(1, std::min(tile, (rows + (int)m.cores - 1) / (int)m.cores));
+    p.tile_rows = tile;
+    p.rows_padded = (rows + tile - 1) / tile * tile;
+    const int tiles = p.rows_padded / tile;
+    p.cores = 1;
+    for (int c = 1; c <= std::min<int>(tiles, (int)m.cores); c++) {
+        if (tiles % c == 0) p.cores = c;
+    }
+    p.footprint_bytes = per_row * tile;
+    return p;
+}
+
+void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {
+    const int vec = target.natural_vector_size<float>();
+    Var yo("yo"), yi("yi");
+    f.out.split(f.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    f.max.compute_at(f.out, yi);
+    f.sum.compute_at(f.out, yi);
+    f.exp.compute_at(f.out, yi).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+}
+
+void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePlan &p) {
+    Var core("core"), yr("yr"), yo("yo"), yi("yi");
+    const int rows_per_core = p.rows_padded / p.cores;
+    f.out.split(f.y, core, yr, rows_per_core, TailStrategy::RoundUp)
+        .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
+        .parallel(core)
+        .vectorize(f.x, p.in_lanes, TailStrategy::RoundUp);
+    in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
+    // The SFU takes vectors of any number of whole sticks: one instruction per row
+    // instead of one per stick (up to 4096 lanes; longer rows loop).
+    const int row_vector = std::min(p.cols_padded, 4096 / p.in_lanes * p.in_lanes);
+    f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
+    f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
+}
+
+}  // namespace spyre

@@ -1,0 +1,35 @@
+// Schedules of softmax over the innermost dimension (generators/softmax_generator.cpp).
+//
+// Spyre: rows are split across the cores (even divisors of the row tiles);
+// per core, for each tile of `tile_rows` rows: stage the input tile in
+// scratchpad (DMA), row max (sfu.rowmax), exp(x - max) (SFU), row sum
+// (sfu.rowsum), divide and cast (SFU), store the tile (DMA).
+// Host: rows in parallel, vectorized along the row.
+#pragma once
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct SoftmaxFuncs {
+    Halide::Func out, result, exp, max, sum;
+    Halide::Var x, y;
+};
+
+struct SoftmaxSpyrePlan {
+    int cols = 0, rows = 0;
+    int cols_padded = 0;   // whole sticks of the input type
+    int tile_rows = 1;     // rows per scratchpad tile
+    int rows_padded = 0;   // multiple of tile_rows
+    int cores = 1;         // cores used (divides the row tiles)
+    int in_lanes = 0, f32_lanes = 0;
+    int64_t footprint_bytes = 0;
+};
+
+// Tiles and core split for `cols` x `rows` of `t` (machine sizes from the machine description).
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t);
+
+void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target);
+void schedule_softmax_spyre(SoftmaxFuncs f, Halide::Func in_staged, const SoftmaxSpyrePlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,467 @@
+// The Spyre scheduling vocabulary (see spyre_schedule.h and docs/scheduling.md).
+#include "spyre_schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "spyre/machine.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+// "Spyre schedule: <what>: <rule>", thrown as Halide's CompileError so that
+// the generator driver and callers handle it like the backend's own errors.
+[[noreturn]] void fail(const std::string &what, const std::string &rule) {
+    throw Halide::CompileError("Spyre schedule: " + what + ": " + rule);
+}
+
+std::string describe(const std::string &directive, const Func &f, const std::string &arg = "") {
+    std::string s = directive + "(Func '" + f.name() + "'";
+    if (!arg.empty()) s += ", " + arg;
+    return s + ")";
+}
+
+std::string quoted(const std::string &name) { return "'" + name + "'"; }
+
+// Types with a stick layout on Spyre (the dtypes of the program format).
+bool has_sticks(const Type &t) {
+    return (t.is_float() && (t.bits() == 32 || t.bits() == 16)) || (t.is_int() && (t.bits() == 32 || t.bits() == 8));
+}
+
+void require_defined(const std::string &what, const Func &f) {
+    if (!f.defined()) fail(what, "the Func has no definition yet; define it before scheduling it");
+}
+
+// Stick lanes of f's (single) type, or an error naming the rule.
+int lanes_of(const std::string &what, const Func &f) {
+    require_defined(what, f);
+    if (f.outputs() != 1) fail(what, "Tuple-valued Funcs have no single stick type; Spyre stages one value per element");
+    const Type t = f.output_types()[0];
+    if (!has_sticks(t)) {
+        std::ostringstream os;
+        os << "the type " << t << " has no stick layout on Spyre (sticks are 128 bytes of float32, float16, "
+           << "int32 or int8)";
+        fail(what, os.str());
+    }
+    return stick_lanes(t);
+}
+
+// Halide qualifies the vars a split creates ("n.nr"); directives name them unqualified.
+std::string unqualified(const std::string &name) {
+    const size_t dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// Loop names of one stage, innermost first, unqualified (without Halide's __outermost).
+std::vector<std::string> loops_of(const Internal::StageSchedule &s) {
+    std::vector<std::string> names;
+    for (const Internal::Dim &d : s.dims()) {
+        if (d.var != Var::outermost().name()) names.push_back(unqualified(d.var));
+    }
+    return names;
+}
+
+std::string list(const std::vector<std::string> &names) {
+    std::string s;
+    for (const std::string &n : names) s += (s.empty() ? "" : ", ") + quoted(n);
+    return s.empty() ? "(none)" : s;
+}
+
+bool contains(const std::vector<std::string> &v, const std::string &x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Is `at` a loop of some stage of `consumer` (RVars only exist in updates)?
+void require_loop_of(const std::string &what, const Func &consumer, const VarOrRVar &at) {
+    require_defined(what, consumer);
+    std::vector<std::string> all;
+    const Internal::Function fn = consumer.function();
+    std::vector<const Internal::StageSchedule *> stages = {&fn.definition().schedule()};
+    for (const Internal::Definition &u : fn.updates()) stages.push_back(&u.schedule());
+    for (const Internal::StageSchedule *s : stages) {
+        for (const std::string &n : loops_of(*s)) {
+            if (n == at.name()) return;
+            if (!contains(all, n)) all.push_back(n);
+        }
+    }
+    fail(what, quoted(at.name()) + " is not a loop of the consumer Func '" + consumer.name() +
+                   "' (its loops: " + list(all) + "); place the stage at one of them");
+}
+
+void compute_at(Func f, const Func &consumer, const VarOrRVar &at) {
+    if (at.is_rvar) {
+        f.compute_at(consumer, at.rvar);
+    } else {
+        f.compute_at(consumer, at.var);
+    }
+}
+
+std::vector<int> divisors(int x) {
+    std::vector<int> out;
+    for (int d = 1; d <= x; d++) {
+        if (x % d == 0) out.push_back(d);
+    }
+    return out;
+}
+
+// A name for a new loop of `s` that is not taken yet.
+std::string fresh(const std::vector<std::string> &taken, const std::string &want) {
+    std::string n = want;
+    while (contains(taken, n)) n += "_";
+    return n;
+}
+
+std::map<std::string, StickLayout> &layout_registry() {
+    static std::map<std::string, StickLayout> layouts;
+    return layouts;
+}
+
+std::string layout_string(const StickLayout &l) {
+    std::string s = "stick=" + std::to_string(l.stick_dim) + " order=[";
+    for (size_t i = 0; i < l.order.size(); i++) s += (i ? "," : "") + std::to_string(l.order[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+// ---- sticks -------------------------------------------------------------
+
+void stick_vectorize(Func f, const VarOrRVar &x) {
+    const std::string what = describe("stick_vectorize", f, quoted(x.name()));
+    const int lanes = lanes_of(what, f);
+    const std::vector<std::string> loops = loops_of(f.function().definition().schedule());
+    if (!contains(loops, x.name())) {
+        fail(what, quoted(x.name()) + " is not a loop of its definition (its loops: " + list(loops) + ")");
+    }
+    f.vectorize(x, lanes);
+}
+
+void stick_vectorize(Func f, int update_index, const VarOrRVar &x) {
+    const std::string what =
+        describe("stick_vectorize", f, "update " + std::to_string(update_index) + ", " + quoted(x.name()));
+    const int lanes = lanes_of(what, f);
+    if (update_index < 0 || update_index >= f.num_update_definitions()) {
+        fail(what, "it has " + std::to_string(f.num_update_definitions()) + " update definition(s); there is no update " +
+                       std::to_string(update_index));
+    }
+    const std::vector<std::string> loops = loops_of(f.function().update(update_index).schedule());
+    if (!contains(loops, x.name())) {
+        fail(what, quoted(x.name()) + " is not a loop of the update (its loops: " + list(loops) + ")");
+    }
+    f.update(update_index).vectorize(x, lanes);
+}
+
+// ---- scratchpad ---------------------------------------------------------
+
+void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
+    const std::string what = describe("stage_in_scratchpad", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
+    const int lanes = lanes_of(what, f);
+    if (f.name() == consumer.name()) fail(what, "a Func cannot be staged inside its own loops");
+    if (f.has_update_definition()) {
+        fail(what, "it has update definitions, so it is an accumulator, not a staged copy; use accumulate_in_scratchpad");
+    }
+    if (f.dimensions() < 1) fail(what, "a zero-dimensional Func has no stick dimension to vectorize");
+    require_loop_of(what, consumer, at);
+    compute_at(f, consumer, at);
+    f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes);
+}
+
+void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {
+    const std::string what =
+        describe("accumulate_in_scratchpad", acc, "consumer '" + consumer.name() + "', " + quoted(at.name()));
+    const int lanes = lanes_of(what, acc);
+    if (acc.name() == consumer.name()) fail(what, "an accumulator cannot be computed inside its own loops");
+    if (!acc.has_update_definition()) {
+        fail(what, "it has no update definition, so it accumulates nothing; stage plain Funcs with stage_in_scratchpad");
+    }
+    if (acc.dimensions() < 1) fail(what, "a zero-dimensional Func has no stick dimension to vectorize");
+    require_loop_of(what, consumer, at);
+    compute_at(acc, consumer, at);
+    acc.store_in(MemoryType::VTCM).vectorize(acc.args()[0], lanes);
+}
+
+// ---- cores --------------------------------------------------------------
+
+const Var &CoreSplit::serial_of(const Var &v) const {
+    for (size_t i = 0; i < vars.size(); i++) {
+        if (vars[i].name() == v.name()) return serial[i];
+    }
+    throw Halide::CompileError("Spyre schedule: CoreSplit::serial_of: '" + v.name() + "' was not split across the cores");
+}
+
+std::vector<int> plan_core_split(const std::string &func_name, const std::vector<CoreSplitDim> &dims,
+                                 const CoreSplitOptions &options) {
+    const std::string what = "split_across_cores(Func '" + func_name + "')";
+    const int machine_cores = (int)default_machine().cores;
+    const int max_cores = options.max_cores > 0 ? options.max_cores : machine_cores;
+    if (max_cores > machine_cores) {
+        fail(what, "max_cores " + std::to_string(max_cores) + " is more than the machine's " +
+                       std::to_string(machine_cores) + " cores");
+    }
+    if (options.min_cores > max_cores) {
+        fail(what, "min_cores " + std::to_string(options.min_cores) + " is more than max_cores " + std::to_string(max_cores));
+    }
+    if (dims.empty()) fail(what, "no dimension to split: give at least one (Var, extent)");
+    std::set<std::string> seen;
+    int fixed = 1;
+    for (const CoreSplitDim &d : dims) {
+        const std::string v = quoted(d.var.name());
+        if (!seen.insert(d.var.name()).second) fail(what, v + " is given twice");
+        if (d.extent <= 0 || d.tile <= 0) {
+            fail(what, v + " has extent " + std::to_string(d.extent) + " and tile " + std::to_string(d.tile) +
+                           "; both must be positive");
+        }
+        if (d.extent % d.tile != 0) {
+            fail(what, v + " has extent " + std::to_string(d.extent) + ", not a whole number of tiles of " +
+                           std::to_string(d.tile) +
+                           ": cores only get whole tiles; pad the tensor to the tile (constrain_tensor multiples)");
+        }
+        const int tiles = d.extent / d.tile;
+        if (d.cores < 0 || (d.cores > 0 && tiles % d.cores != 0)) {
+            fail(what, v + " asks for " + std::to_string(d.cores) + " cores, which do not divide its " +
+                           std::to_string(tiles) + " tiles evenly (every core must get the same work)");
+        }
+        if (d.cores > 0) fixed *= d.cores;
+    }
+    if (fixed > max_cores) {
+        fail(what, "the fixed core counts use " + std::to_string(fixed) + " cores, more than " + std::to_string(max_cores));
+    }
+    // Greedy in the order given: the largest divisor of the tile count that fits what is left.
+    std::vector<int> cores;
+    int budget = max_cores / fixed;
+    for (const CoreSplitDim &d : dims) {
+        if (d.cores > 0) {
+            cores.push_back(d.cores);
+            continue;
+        }
+        int best = 1;
+        for (int c : divisors(d.extent / d.tile)) {
+            if (c <= budget) best = c;
+        }
+        cores.push_back(best);
+        budget /= best;
+    }
+    int total = 1;
+    for (int c : cores) total *= c;
+    if (total < options.min_cores) {
+        std::string tiles;
+        for (const CoreSplitDim &d : dims) {
+            tiles += (tiles.empty() ? "" : ", ") + quoted(d.var.name()) + ": " + std::to_string(d.extent / d.tile) + " tiles";
+        }
+        fail(what, "no even split gives at least " + std::to_string(options.min_cores) + " cores (" + tiles +
+                       ", at most " + std::to_string(max_cores) + " cores); the best uses " + std::to_string(total));
+    }
+    return cores;
+}
+
+CoreSplit split_across_cores(Func f, const std::vector<CoreSplitDim> &dims, const CoreSplitOptions &options) {
+    const std::string what = describe("split_across_cores", f);
+    require_defined(what, f);
+    const Internal::StageSchedule &sched = f.function().definition().schedule();
+    for (const Internal::Dim &d : sched.dims()) {
+        if (d.for_type == Internal::ForType::Parallel) {
+            fail(what, "the loop '" + unqualified(d.var) +
+                           "' is already parallel; exactly one loop may be split across the cores, and this directive makes it");
+        }
+    }
+    std::vector<std::string> pure;
+    for (const Var &a : f.args()) pure.push_back(a.name());
+    std::vector<std::string> loops = loops_of(sched);
+    for (const CoreSplitDim &d : dims) {
+        if (!contains(pure, d.var.name())) {
+            fail(what, quoted(d.var.name()) + " is not a pure var of the Func (its vars: " + list(pure) +
+                           "); only output dimensions are split across the cores");
+        }
+        if (!contains(loops, d.var.name())) {
+            fail(what, quoted(d.var.name()) + " is no longer a loop of the Func (its loops: " + list(loops) +
+                           "); call split_across_cores before splitting or fusing it");
+        }
+    }
+    CoreSplit out;
+    out.cores = plan_core_split(f.name(), dims, options);
+
+    // Split every given dim into core and per-core parts (exact: extents are whole tiles).
+    std::set<std::string> core_parts;
+    for (size_t i = 0; i < dims.size(); i++) {
+        const CoreSplitDim &d = dims[i];
+        const std::string vn = d.var.name();
+        Var c(fresh(loops, vn + "c"));
+        loops.push_back(c.name());
+        Var r(fresh(loops, vn + "r"));
+        loops.push_back(r.name());
+        const int per_core = d.extent / out.cores[i];
+        f.split(d.var, c, r, per_core, TailStrategy::RoundUp);
+        out.vars.push_back(d.var);
+        out.serial.push_back(r);
+        out.per_core.push_back(per_core);
+        out.total_cores *= out.cores[i];
+        core_parts.insert(c.name());
+    }
+
+    // Serial loops inside, in their current order; core parts outermost, in f's dimension order.
+    std::vector<VarOrRVar> order, cores;
+    for (const std::string &n : loops_of(f.function().definition().schedule())) {
+        (core_parts.count(n) ? cores : order).push_back(VarOrRVar(n, false));
+    }
+    order.insert(order.end(), cores.begin(), cores.end());
+    f.reorder(order);
+
+    // One core var: fuse the core parts (innermost first), never a serial loop.
+    const std::vector<std::string> now = loops_of(f.function().definition().schedule());
+    const std::string core_name = fresh(now, "core");
+    if (cores.size() == 1) {
+        out.core = Var(core_name);
+        f.rename(cores[0].var, out.core);
+    } else {
+        Var fused = cores[0].var;
+        for (size_t i = 1; i < cores.size(); i++) {
+            Var next(i + 1 == cores.size() ? core_name : fresh(now, core_name + "_" + std::to_string(i)));
+            f.fuse(fused, cores[i].var, next);
+            fused = next;
+        }
+        out.core = fused;
+    }
+    f.parallel(out.core);
+    return out;
+}
+
+// ---- device layouts -----------------------------------------------------
+
+StickLayout default_stick_layout(int rank) {
+    StickLayout l;
+    l.stick_dim = 0;
+    for (int d = rank - 1; d >= 0; d--) l.order.push_back(d);
+    return l;
+}
+
+void set_device_layout(const std::string &tensor_name, const StickLayout &layout) {
+    const std::string what = "set_device_layout(tensor '" + tensor_name + "')";
+    const SpyreTensorInfo *info = find_tensor(tensor_name);
+    if (!info) fail(what, "the tensor has no static shape yet; declare it with spyre::constrain_tensor first");
+    const int rank = (int)info->extents.size();
+    StickLayout l = layout;
+    if (l.order.empty()) l.order = default_stick_layout(rank).order;
+    if (l.stick_dim < 0 || l.stick_dim >= rank) {
+        fail(what, "stick dimension " + std::to_string(l.stick_dim) + " is out of range for a " + std::to_string(rank) +
+                       "-D tensor");
+    }
+    std::vector<int> sorted = l.order;
+    std::sort(sorted.begin(), sorted.end());
+    bool permutation = (int)sorted.size() == rank;
+    for (int d = 0; permutation && d < rank; d++) permutation = sorted[d] == d;
+    if (!permutation) {
+        fail(what, "the order " + layout_string(l).substr(layout_string(l).find("order=") + 6) +
+                       " is not a permutation of the tensor's " + std::to_string(rank) + " dimensions");
+    }
+    const StickLayout def = default_stick_layout(rank);
+    if (l.stick_dim != def.stick_dim || l.order != def.order) {
+        fail(what, "the layout " + layout_string(l) +
+                       " is not supported yet by the backend: only the default layout (" + layout_string(def) +
+                       ": stick along dimension 0, host order) compiles today");
+    }
+    layout_registry()[tensor_name] = l;
+}
+
+const StickLayout *recorded_device_layout(const std::string &tensor_name) {
+    auto it = layout_registry().find(tensor_name);
+    return it == layout_registry().end() ? nullptr : &it->second;
+}
+
+// ---- PT -----------------------------------------------------------------
+
+PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
+    const std::string what =
+        describe("matmul_on_pt", acc, "k " + quoted(k.name()) + ", n " + quoted(n.name()) + ", m " + quoted(m.name()));
+    require_defined(what, acc);
+    if (acc.outputs() != 1 || acc.output_types()[0] != Float(32)) {
+        std::ostringstream os;
+        os << "the PT accumulates in float32, but the accumulator has type ";
+        if (acc.outputs() == 1) os << acc.output_types()[0]; else os << "Tuple";
+        os << "; accumulate in float32 in the algorithm and cast afterwards";
+        fail(what, os.str());
+    }
+    if (!acc.has_update_definition()) {
+        fail(what, "it has no update definition; the PT pattern is acc(n, m) += A(k, m) * B(n, k)");
+    }
+    // The update must be acc(...) = acc(...) + <product>.
+    const Expr value = acc.update_value(0);
+    const Internal::Add *add = value.as<Internal::Add>();
+    auto self_call = [&](const Expr &e) {
+        const Internal::Call *c = e.as<Internal::Call>();
+        return c && c->call_type == Internal::Call::Halide && c->name == acc.name();
+    };
+    auto product = [](const Expr &e) {
+        const Internal::Call *c = e.as<Internal::Call>();
+        return e.as<Internal::Mul>() || (c && c->is_intrinsic(Internal::Call::widening_mul));
+    };
+    if (!add || !((self_call(add->a) && product(add->b)) || (self_call(add->b) && product(add->a)))) {
+        fail(what, "its first update is not acc(n, m) += A(k, m) * B(n, k) (a sum of products into itself), "
+                   "the pattern the PT recognizer compiles");
+    }
+    std::vector<std::string> pure;
+    for (const Var &a : acc.args()) pure.push_back(a.name());
+    for (const Var &v : {n, m}) {
+        if (!contains(pure, v.name())) {
+            fail(what, quoted(v.name()) + " is not a pure var of the accumulator (its vars: " + list(pure) + ")");
+        }
+    }
+    if (n.name() == m.name()) fail(what, "n and m must be different vars");
+    const Internal::StageSchedule &us = acc.function().update(0).schedule();
+    bool k_is_rvar = false;
+    for (const Internal::Dim &d : us.dims()) {
+        if (unqualified(d.var) == k.name() && d.is_rvar()) k_is_rvar = true;
+    }
+    if (!k_is_rvar) {
+        std::vector<std::string> rvars;
+        for (const Internal::Dim &d : us.dims()) {
+            if (d.is_rvar()) rvars.push_back(unqualified(d.var));
+        }
+        fail(what, quoted(k.name()) + " is not a reduction loop of the update (its reduction loops: " + list(rvars) + ")");
+    }
+    for (const Var &v : {n, m}) {
+        if (!contains(loops_of(us), v.name())) {
+            fail(what, quoted(v.name()) + " is no longer a loop of the update; call matmul_on_pt before splitting it");
+        }
+    }
+
+    PtMatmul out;
+    Stage update = acc.update(0);
+    const int acc_lanes = stick_lanes(Float(32));
+    const int64_t *k_extent = Internal::as_const_int(k.extent());
+    if (k_chunk < 0) fail(what, "k_chunk " + std::to_string(k_chunk) + " is negative");
+    if (k_chunk > 0 && !(k_extent && *k_extent == k_chunk)) {
+        if (!k_extent) fail(what, "K chunks need a constant reduction extent, and " + quoted(k.name()) + "'s is not");
+        if (*k_extent % k_chunk != 0) {
+            fail(what, "k_chunk " + std::to_string(k_chunk) + " does not divide the reduction extent " +
+                           std::to_string(*k_extent) + " (RVars cannot be rounded up)");
+        }
+        const std::vector<std::string> loops = loops_of(us);
+        out.k_outer = RVar(fresh(loops, "ko"));
+        out.k_inner = RVar(fresh(loops, "ki"));
+        out.k_chunked = true;
+        update.split(k, out.k_outer, out.k_inner, k_chunk).reorder(n, m, out.k_inner, out.k_outer);
+    } else {
+        out.k_outer = k;
+        out.k_inner = k;
+        update.reorder(n, m, k);
+    }
+    update.vectorize(n, acc_lanes);
+    return out;
+}
+
+// ---- not supported yet --------------------------------------------------
+
+void double_buffer(Func f, Func consumer, const VarOrRVar &at) {
+    const std::string what = describe("double_buffer", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
+    fail(what, "double buffering (async() with fold_storage(.., 2)) is not supported by the Spyre backend yet; "
+               "stage the Func synchronously with stage_in_scratchpad(" + f.name() + ", " + consumer.name() + ", " +
+               at.name() + ")");
+}
+
+}  // namespace spyre

@@ -1,0 +1,144 @@
+// A thin, Halide-like scheduling vocabulary for Spyre (docs/scheduling.md).
+//
+// Each directive is a free function over ordinary Halide Funcs and Vars that
+// applies a few stock scheduling calls in the shape the Spyre lowering pass
+// (target/) compiles: vectors of whole sticks, stages in the scratchpad
+// (MemoryType::VTCM), one constant-extent parallel loop over the cores, PT
+// matmul loop nests. Every directive checks its inputs first and throws
+// Halide::CompileError (a std::runtime_error) whose message starts with
+// "Spyre schedule: <directive>(Func '<name>' ...)" and states the rule, so a
+// misuse is reported where it is written rather than at lowering time.
+//
+// Directives the backend cannot compile yet (non-default device layouts,
+// double buffering) exist so schedules can name them; they throw a
+// "not supported ... yet" error instead of compiling something else.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre {
+
+// ---- sticks -------------------------------------------------------------
+
+// Vectorizes `x` of f's pure definition by the stick lanes of f's type
+// (32 x f32/i32, 64 x f16, 128 x i8). Throws if the type has no sticks on
+// Spyre or `x` is not a loop of the definition.
+void stick_vectorize(Halide::Func f, const Halide::VarOrRVar &x);
+// The same for f's update definition `update_index`.
+void stick_vectorize(Halide::Func f, int update_index, const Halide::VarOrRVar &x);
+
+// ---- scratchpad ---------------------------------------------------------
+
+// f.compute_at(consumer, at).store_in(MemoryType::VTCM), its innermost pure
+// var stick-vectorized: f's tile is copied into the scratchpad at that loop
+// level (a DMA when f is a copy, e.g. an input wrapper `input.in()`).
+void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
+
+// The same placement for an accumulator (a Func with update definitions):
+// `at` is the loop of `consumer` whose iterations each get a fresh
+// accumulator tile, initialised and reduced in the scratchpad. The pure
+// definition is stick-vectorized; schedule the update with matmul_on_pt or
+// stick_vectorize(acc, 0, ...).
+void accumulate_in_scratchpad(Halide::Func acc, Halide::Func consumer, const Halide::VarOrRVar &at);
+
+// ---- cores --------------------------------------------------------------
+
+// One output dimension offered for the core split.
+struct CoreSplitDim {
+    Halide::Var var;  // a pure var of the Func
+    int extent = 0;   // its (padded) extent
+    int tile = 1;     // granularity: every core gets a whole number of tiles
+    int cores = 0;    // 0: chosen by the planner; > 0: exactly this many cores along var
+};
+
+struct CoreSplitOptions {
+    int max_cores = 0;  // 0: the machine's core count
+    int min_cores = 1;  // fewer cores than this is an error
+};
+
+struct CoreSplit {
+    Halide::Var core;                 // the fused parallel loop (constant extent total_cores)
+    std::vector<Halide::Var> vars;    // per dim, in the order given: the var that was split
+    std::vector<Halide::Var> serial;  // per dim, in the order given: the per-core serial var
+    std::vector<int> cores;           // per dim: cores along it
+    std::vector<int> per_core;        // per dim: extent of its serial var
+    int total_cores = 1;
+
+    // The per-core serial var that replaced `v` (throws if v was not split).
+    const Halide::Var &serial_of(const Halide::Var &v) const;
+};
+
+// The planner alone: cores per dim. Dims with a fixed `cores` keep it; the
+// others, greedily in the order given, take the largest divisor of their tile
+// count that keeps the total within max_cores (so small work gets fewer cores).
+std::vector<int> plan_core_split(const std::string &func_name, const std::vector<CoreSplitDim> &dims,
+                                 const CoreSplitOptions &options = {});
+
+// Splits each given dim of f's pure definition into cores x per-core parts
+// (TailStrategy::RoundUp; exact, since the extents are whole tiles), moves
+// the core parts outermost, fuses them (f's dimension order, innermost first)
+// into one .parallel() var of constant extent and returns the serial parts
+// for further tiling. Serial loops are never fused (indices stay affine).
+CoreSplit split_across_cores(Halide::Func f, const std::vector<CoreSplitDim> &dims,
+                             const CoreSplitOptions &options = {});
+
+// ---- device layouts -----------------------------------------------------
+
+// The device layout of a kernel tensor: its stick dimension and the order of
+// its dimensions in device DRAM, outermost first (empty: host order).
+struct StickLayout {
+    int stick_dim = 0;
+    std::vector<int> order;
+};
+
+// The default layout of a rank-`rank` tensor: stick = dim 0, order rank-1 .. 0.
+StickLayout default_stick_layout(int rank);
+
+// Records the device layout of a tensor declared with constrain_tensor.
+// The backend compiles only the default layout today: any other valid
+// layout throws "... is not supported yet by the backend", naming the tensor.
+void set_device_layout(const std::string &tensor_name, const StickLayout &layout);
+inline void set_device_layout(const char *tensor_name, const StickLayout &layout) {
+    set_device_layout(std::string(tensor_name), layout);
+}
+
+// T as in constrain_tensor: Input/Output<Buffer<>>, ImageParam, Func::output_buffer().
+template <typename T>
+void set_device_layout(T &buf, const StickLayout &layout) {
+    if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
+        set_device_layout(Halide::Func(buf).name(), layout);
+    } else {
+        set_device_layout(buf.name(), layout);
+    }
+}
+
+// The layout recorded for `tensor_name`, or nullptr.
+const StickLayout *recorded_device_layout(const std::string &tensor_name);
+
+// ---- PT -----------------------------------------------------------------
+
+struct PtMatmul {
+    Halide::RVar k_outer;  // the loop to stage K chunks of the operands at (== k unless chunked)
+    Halide::RVar k_inner;  // the reduction loop inside the PT tile
+    bool k_chunked = false;
+};
+
+// Schedules acc's first update, acc(n, m, ...) += A(k, m, ...) * B(n, k, ...)
+// with an fp32 acc, as the PT recognizer needs it: loops n (innermost,
+// vectorized by 32 fp32 lanes), m, k (outermost) -> reorder(n, m, k). With
+// k_chunk > 0 the reduction is split into k_outer x k_inner (k_chunk must
+// divide K) and ordered n, m, k_inner, k_outer: one PT tile per K chunk.
+PtMatmul matmul_on_pt(Halide::Func acc, Halide::RVar k, Halide::Var n, Halide::Var m, int k_chunk = 0);
+
+// ---- not supported yet --------------------------------------------------
+
+// Double buffering (f.compute_at(consumer, at).async() + fold_storage(.., 2)).
+// The backend rejects async()/fold_storage today: this always throws
+// "... not supported by the Spyre backend yet".
+void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
+
+}  // namespace spyre

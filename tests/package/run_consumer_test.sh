@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs a spyre-halide build into a fresh prefix, then configures, builds
+# and runs tests/package/consumer against it (find_package(SpyreHalide)).
+#
+#   run_consumer_test.sh <build-dir> <consumer-source-dir> <work-dir>
+#
+# <work-dir> is emptied first and left behind for inspection: prefix/ holds
+# the installation, build/ the consumer's build. CMAKE (default: cmake),
+# CC and CXX select the tools.
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 <build-dir> <consumer-source-dir> <work-dir>" >&2
+  exit 2
+fi
+build_dir=$1
+consumer_dir=$2
+work_dir=$3
+cmake=${CMAKE:-cmake}
+prefix=$work_dir/prefix
+consumer_build=$work_dir/build
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir"
+
+echo "== install $build_dir into $prefix"
+"$cmake" --install "$build_dir" --prefix "$prefix" > "$work_dir/install.log"
+
+echo "== configure and build the consumer"
+compilers=()
+if [ -n "${CC:-}" ]; then compilers+=("-DCMAKE_C_COMPILER=$CC"); fi
+if [ -n "${CXX:-}" ]; then compilers+=("-DCMAKE_CXX_COMPILER=$CXX"); fi
+"$cmake" -S "$consumer_dir" -B "$consumer_build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "${compilers[@]}"
+"$cmake" --build "$consumer_build"
+
+echo "== run"
+# The kernel must use the installed runtime, not the one in the build tree.
+runtime=$(ldd "$consumer_build/bmm_small_check" | awk '/libspyre_runtime/ {print $3}')
+case "$runtime" in
+  "$prefix"/*) ;;
+  *) echo "bmm_small_check loads libspyre_runtime from '$runtime', not from $prefix" >&2; exit 1 ;;
+esac
+"$consumer_build/bmm_small_check"
