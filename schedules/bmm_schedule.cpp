@@ -84,6 +84,16 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape) {
                           << " tile does not fit in the scratchpad (" << budget << " bytes)";
     p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
     choose_core_split(p, shape.batch, (int)machine.cores);
+    // With the whole K in one tile, keep each core's B slice resident when it fits:
+    // A tiles are then reused across the core's N tiles and B is read from DRAM once.
+    if (!p.k_chunked()) {
+        const int64_t slice_n = p.np / p.cn;
+        const int64_t resident = (int64_t)p.tm * p.kp * bytes + slice_n * p.kp * bytes + (int64_t)p.tm * p.tn * (4 + bytes);
+        if (resident <= budget) {
+            p.b_resident = true;
+            p.footprint_bytes = resident;
+        }
+    }
     return p;
 }
 
@@ -125,13 +135,17 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
     accumulate_in_scratchpad(f.acc, f.C, no);
     const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
 
-    // Input tiles staged in the scratchpad (DMA), whole-K or per K chunk.
-    for (Func in : {A_in, B_in}) {
-        if (pt.k_chunked) {
-            stage_in_scratchpad(in, f.acc, pt.k_outer);
-        } else {
-            stage_in_scratchpad(in, f.C, no);
-        }
+    // Input tiles staged in the scratchpad (DMA): per K chunk; or the A tile per row
+    // tile with the core's whole B slice resident; or both per output tile.
+    if (pt.k_chunked) {
+        stage_in_scratchpad(A_in, f.acc, pt.k_outer);
+        stage_in_scratchpad(B_in, f.acc, pt.k_outer);
+    } else if (p.b_resident) {
+        stage_in_scratchpad(A_in, f.C, mo);
+        stage_in_scratchpad(B_in, f.C, bi);
+    } else {
+        stage_in_scratchpad(A_in, f.C, no);
+        stage_in_scratchpad(B_in, f.C, no);
     }
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.

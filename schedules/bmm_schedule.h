@@ -36,6 +36,7 @@ struct BmmSpyrePlan {
     int in_lanes = 0;            // stick lanes of the input dtype
     int out_lanes = 0;           // stick lanes of the output dtype
     int64_t footprint_bytes = 0; // scratchpad bytes per core (A, B tiles, acc, result)
+    bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cb * cm * cn; }

@@ -1,6 +1,8 @@
 // The C API generated kernels call (see spyre_runtime.h): program cache,
-// buffer checks against the argument table, device memory, simulation,
-// per-kernel statistics and the error path back to Halide.
+// buffer checks against the argument table, residency (device-resident
+// tensors are used in place, host tensors are uploaded, outputs stay on the
+// device or come back: docs/runtime.md), simulation, per-kernel statistics
+// and the error path back to Halide. Process-wide state: device_state.h.
 //
 // Environment (read at each run unless noted):
 //   SPYRE_SYNC=normal|serial|random  synchronization mode of the simulated device
@@ -20,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "spyre/device_memory.h"
+#include "device_state.h"
 #include "spyre/error.h"
 #include "spyre/layout.h"
 #include "spyre/machine.h"
@@ -28,34 +30,13 @@
 #include "spyre/program_format.h"
 #include "spyre/report.h"
 #include "spyre/simulator.h"
+#include "spyre/spyre_device.h"
 #include "spyre/validator.h"
-
-// Present when the process links a Halide runtime (any AOT pipeline does);
-// otherwise errors go to stderr.
-extern "C" void halide_error(void *user_context, const char *msg) __attribute__((weak));
 
 namespace spyre {
 namespace {
 
-// A failure of one run with the C error code it maps to.
-class RunError : public Error {
-public:
-    RunError(int code, const std::string &what) : Error(what), code(code) {}
-    int code;
-};
-
-thread_local std::string t_last_error;
-
-int report_failure(void *user_context, int code, const std::string &message) {
-    t_last_error = message;
-    if (&halide_error != nullptr) {
-        const std::string line = message + "\n";
-        halide_error(user_context, line.c_str());
-    } else {
-        std::fprintf(stderr, "spyre runtime error: %s\n", message.c_str());
-    }
-    return code;
-}
+using RunError = RuntimeError;
 
 // ---- program cache: decode + validate once per blob ----
 
@@ -104,28 +85,8 @@ std::shared_ptr<const Program> load_program(const uint8_t *data, size_t size) {
 // ---- buffer checks ----
 
 bool type_matches(const halide_type_t &t, DType d) {
-    if (t.lanes != 1) return false;
-    switch (d) {
-    case DType::F32: return t.code == halide_type_float && t.bits == 32;
-    case DType::F16: return t.code == halide_type_float && t.bits == 16;
-    case DType::I32: return t.code == halide_type_int && t.bits == 32;
-    case DType::I8: return t.code == halide_type_int && t.bits == 8;
-    }
-    return false;
-}
-
-std::string halide_type_name(const halide_type_t &t) {
-    const char *code = "handle";
-    switch (t.code) {
-    case halide_type_int: code = "int"; break;
-    case halide_type_uint: code = "uint"; break;
-    case halide_type_float: code = "float"; break;
-    case halide_type_bfloat: code = "bfloat"; break;
-    default: break;
-    }
-    std::string s = code + std::to_string((int)t.bits);
-    if (t.lanes != 1) s += "x" + std::to_string((int)t.lanes);
-    return s;
+    DType have;
+    return dtype_of(t, &have) && have == d;
 }
 
 const char *halide_name_of(DType d) {
@@ -138,7 +99,19 @@ const char *halide_name_of(DType d) {
     return "?";
 }
 
-void check_buffer(const Program &p, const ProgramArgument &a, int index, const halide_buffer_t *b) {
+// How one caller buffer takes part in a run (see "Residency" in docs/runtime.md).
+struct BufferUse {
+    halide_buffer_t *buf = nullptr;
+    int arg = 0;                     // index in the program's argument table
+    uint64_t tensor_id = 0;          // non-zero: buf->device, a live Spyre device tensor
+    DeviceTensor tensor;             // its state when the run started
+    bool upload_into_tensor = false; // input, host-dirty: copy_to_device into its own allocation first
+    bool relayout = false;           // input: re-laid out into a temporary in the program's layout
+    bool install_block = false;      // output: the run's block replaces the tensor's allocation afterwards
+};
+
+BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b) {
+    const ProgramArgument &a = p.args[arg];
     const std::string who = p.kernel_name + ": buffer '" + a.name + "'";
     if (b == nullptr) {
         throw RunError(spyre_error_bad_argument, who + " (buffer " + std::to_string(index) + ") is a null halide_buffer_t pointer");
@@ -160,6 +133,28 @@ void check_buffer(const Program &p, const ProgramArgument &a, int index, const h
                                                             std::to_string(a.shape.extent[d]));
         }
     }
+    BufferUse u;
+    u.buf = b;
+    u.arg = arg;
+    if (b->device_interface == spyre_device_interface()) {
+        if (b->device == 0 || !find_tensor(b->device, &u.tensor)) {
+            throw RunError(spyre_error_bad_argument,
+                           who + " names Spyre device allocation " + std::to_string(b->device) +
+                               ", which was freed (device_free) or never existed");
+        }
+        if (u.tensor.shape.dtype != a.shape.dtype || u.tensor.shape.extent != a.shape.extent) {
+            throw RunError(spyre_error_buffer_mismatch, who + " has a Spyre device allocation of another type or shape");
+        }
+        if (b->host_dirty() && b->device_dirty()) {
+            throw RunError(spyre_error_bad_argument, who + " is both host-dirty and device-dirty");
+        }
+        u.tensor_id = b->device;
+        if (a.kind == ArgKind::Input && b->host_dirty()) {
+            if (b->host == nullptr) throw RunError(spyre_error_null_host, who + " is host-dirty but has no host memory");
+            u.upload_into_tensor = true;
+        }
+        return u;
+    }
     if (b->host == nullptr) {
         throw RunError(spyre_error_null_host, who + " has no host memory and no Spyre device allocation");
     }
@@ -168,56 +163,18 @@ void check_buffer(const Program &p, const ProgramArgument &a, int index, const h
                        who + " is device-dirty: its current contents live on a device the Spyre runtime does not manage; "
                              "copy it to the host (copy_to_host) before calling the kernel");
     }
+    return u;
 }
 
-HostView host_view(const halide_buffer_t *b) {
-    HostView v;
-    v.base = b->host;
-    for (int d = 0; d < b->dimensions; d++) {
-        v.extent.push_back(b->dim[d].extent);
-        v.stride_elems.push_back(b->dim[d].stride);
+// A device block of the argument's size in the program's layout.
+std::shared_ptr<DeviceBlock> allocate_argument(const Program &p, const ProgramArgument &a, int64_t stick_bytes) {
+    const int64_t bytes = layout_addressing(a.shape, a.layout, stick_bytes).total_bytes;
+    try {
+        return std::make_shared<DeviceBlock>(bytes, p.kernel_name + "/" + a.name);
+    } catch (const RuntimeError &e) {
+        throw RunError(e.code, p.kernel_name + ": argument '" + a.name + "': " + e.what());
     }
-    return v;
 }
-
-// ---- device memory ----
-
-DeviceMemory &device_memory() {
-    // Never destroyed, so kernels may still run from other static destructors.
-    static DeviceMemory *memory = new DeviceMemory(default_machine().dram_usable_bytes);
-    return *memory;
-}
-
-// The device allocations of one run, freed when the run ends however it ends.
-class RunAllocations {
-public:
-    explicit RunAllocations(DeviceMemory &memory) : memory_(memory) {}
-    ~RunAllocations() {
-        for (uint64_t h : handles_) {
-            try {
-                memory_.free(h);
-            } catch (...) {
-            }
-        }
-    }
-    RunAllocations(const RunAllocations &) = delete;
-    RunAllocations &operator=(const RunAllocations &) = delete;
-
-    ArgumentBinding allocate(const std::string &kernel, const ProgramArgument &a, int64_t bytes) {
-        uint64_t h;
-        try {
-            h = memory_.allocate(bytes, kernel + "/" + a.name);
-        } catch (const Error &e) {
-            throw RunError(spyre_error_out_of_memory, kernel + ": argument '" + a.name + "': " + e.what());
-        }
-        handles_.push_back(h);
-        return ArgumentBinding{memory_.data(h), bytes};
-    }
-
-private:
-    DeviceMemory &memory_;
-    std::vector<uint64_t> handles_;
-};
 
 // ---- environment ----
 
@@ -248,23 +205,6 @@ int env_level(const char *name) {
 }
 
 // ---- statistics ----
-
-struct KernelTotals {
-    spyre_kernel_stats sums{};
-    std::map<std::string, double> us_by_bottleneck;  // the reported bottleneck is the one with most time
-};
-
-struct StatsRegistry {
-    std::mutex mutex;
-    bool have_last = false;
-    spyre_kernel_stats last{};
-    std::map<std::string, KernelTotals> kernels;
-};
-
-StatsRegistry &stats_registry() {
-    static StatsRegistry *r = new StatsRegistry();  // never destroyed: the atexit profile reads it
-    return *r;
-}
 
 void copy_name(char *dst, size_t n, const std::string &s) { std::snprintf(dst, n, "%s", s.c_str()); }
 
@@ -349,22 +289,73 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         throw RunError(spyre_error_bad_argument, p.kernel_name + ": called with " + std::to_string(num_params) +
                                                      " scalar parameters, the kernel takes " + std::to_string(p.params.size()));
     }
-    for (size_t i = 0; i < user_arg.size(); i++) check_buffer(p, p.args[user_arg[i]], (int)i, buffers[i]);
+    std::vector<BufferUse> uses;
+    for (size_t i = 0; i < user_arg.size(); i++) uses.push_back(check_buffer(p, user_arg[i], (int)i, buffers[i]));
     const SimulationOptions options = options_from_environment();
 
-    // Allocate everything first, so exhaustion is found before any data moves.
-    RunAllocations allocations(device_memory());
-    std::vector<ArgumentBinding> bindings;
-    for (const ProgramArgument &a : p.args) {
-        const LayoutAddressing addr = layout_addressing(a.shape, a.layout, m.stick_bytes);
-        bindings.push_back(allocations.allocate(p.kernel_name, a, addr.total_bytes));
-    }
-    for (size_t i = 0; i < user_arg.size(); i++) {
-        const ProgramArgument &a = p.args[user_arg[i]];
+    // Bind a device block to every argument. Everything is allocated first,
+    // so exhaustion is found before any data moves.
+    std::vector<std::shared_ptr<DeviceBlock>> blocks(p.args.size());
+    auto bound = [&](const std::shared_ptr<DeviceBlock> &block) {
+        return std::find(blocks.begin(), blocks.end(), block) != blocks.end();
+    };
+    for (BufferUse &u : uses) {
+        const ProgramArgument &a = p.args[u.arg];
         if (a.kind != ArgKind::Input) continue;
-        pack_to_device(a.shape, a.layout, m.stick_bytes, host_view(buffers[i]), bindings[user_arg[i]].data);
+        if (u.tensor_id == 0) {
+            blocks[u.arg] = allocate_argument(p, a, m.stick_bytes);
+            continue;
+        }
+        // Padding the kernel may read must be zero: a tensor whose padding a
+        // kernel wrote (and that is not about to be re-uploaded) is re-laid out.
+        const bool garbage_padding = !u.upload_into_tensor && !u.tensor.padding_is_zero &&
+                                     layout_has_padding(u.tensor.shape, u.tensor.layout);
+        u.relayout = !(u.tensor.layout == a.layout) || garbage_padding;
+        blocks[u.arg] = u.relayout ? allocate_argument(p, a, m.stick_bytes) : u.tensor.block;
+    }
+    for (size_t i = 0; i < p.args.size(); i++) {
+        if (p.args[i].kind == ArgKind::Temp) blocks[i] = allocate_argument(p, p.args[i], m.stick_bytes);
+    }
+    for (BufferUse &u : uses) {
+        const ProgramArgument &a = p.args[u.arg];
+        if (a.kind != ArgKind::Output) continue;
+        // A device-resident output is written in place when it has the
+        // program's layout and no other argument of this run uses its memory.
+        if (u.tensor_id != 0 && u.tensor.layout == a.layout && !bound(u.tensor.block)) {
+            blocks[u.arg] = u.tensor.block;
+        } else {
+            blocks[u.arg] = allocate_argument(p, a, m.stick_bytes);
+            u.install_block = u.tensor_id != 0;
+        }
     }
 
+    // Inputs: upload host data, re-lay out device tensors that need it.
+    for (BufferUse &u : uses) {
+        const ProgramArgument &a = p.args[u.arg];
+        if (a.kind != ArgKind::Input) continue;
+        DeviceBlock &block = *blocks[u.arg];
+        if (u.tensor_id == 0) {
+            pack_to_device(a.shape, a.layout, m.stick_bytes, host_view(u.buf), block.data());
+            record_transfer(kHostToDevice, 0, block.bytes(), host_link_us(block.bytes()));
+            continue;
+        }
+        if (u.upload_into_tensor && u.buf->host_dirty()) {  // what copy_to_device would do
+            pack_to_device(u.tensor.shape, u.tensor.layout, m.stick_bytes, host_view(u.buf), u.tensor.block->data());
+            record_transfer(kHostToDevice, 0, u.tensor.block->bytes(), host_link_us(u.tensor.block->bytes()));
+            u.tensor.padding_is_zero = true;
+            if (!update_tensor(u.tensor_id, u.tensor)) {
+                throw RunError(spyre_error_bad_argument, p.kernel_name + ": buffer '" + a.name + "' was freed during the run");
+            }
+            u.buf->flags &= ~(uint64_t)halide_buffer_flag_host_dirty;
+        }
+        if (u.relayout) {
+            relayout_on_device(a.shape, u.tensor.layout, u.tensor.block->data(), a.layout, block.data());
+            record_transfer(kRelayout, u.tensor.block->bytes(), block.bytes(), relayout_us(block.bytes()));
+        }
+    }
+
+    std::vector<ArgumentBinding> bindings;
+    for (const std::shared_ptr<DeviceBlock> &block : blocks) bindings.push_back(ArgumentBinding{block->data(), block->bytes()});
     SimulationResult result;
     try {
         result = simulate_program(p, m, bindings, std::vector<double>(params, params + num_params), options);
@@ -372,12 +363,30 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         throw RunError(spyre_error_rule_violation, p.kernel_name + ": " + e.what());
     }
 
-    for (size_t i = 0; i < user_arg.size(); i++) {
-        const ProgramArgument &a = p.args[user_arg[i]];
+    // Outputs: device-resident ones stay on the device, host ones are copied back.
+    for (BufferUse &u : uses) {
+        const ProgramArgument &a = p.args[u.arg];
         if (a.kind != ArgKind::Output) continue;
-        unpack_from_device(a.shape, a.layout, m.stick_bytes, bindings[user_arg[i]].data, host_view(buffers[i]));
-        // The host now holds the newest contents; any device copy is stale.
-        buffers[i]->flags = (buffers[i]->flags | halide_buffer_flag_host_dirty) & ~(uint64_t)halide_buffer_flag_device_dirty;
+        halide_buffer_t *b = u.buf;
+        if (u.tensor_id == 0) {
+            const DeviceBlock &block = *blocks[u.arg];
+            unpack_from_device(a.shape, a.layout, m.stick_bytes, block.data(), host_view(b));
+            record_transfer(kDeviceToHost, block.bytes(), 0, host_link_us(block.bytes()));
+            // The host now holds the newest contents; any device copy is stale.
+            b->flags = (b->flags | halide_buffer_flag_host_dirty) & ~(uint64_t)halide_buffer_flag_device_dirty;
+            continue;
+        }
+        DeviceTensor t;
+        if (!find_tensor(u.tensor_id, &t)) {
+            throw RunError(spyre_error_bad_argument, p.kernel_name + ": buffer '" + a.name + "' was freed during the run");
+        }
+        if (u.install_block) {
+            t.block = blocks[u.arg];
+            t.layout = a.layout;
+        }
+        t.padding_is_zero = false;  // kernels may write anything into padding
+        update_tensor(u.tensor_id, t);
+        b->flags = (b->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
     }
 
     record_run(result, m);
@@ -435,7 +444,7 @@ int spyre_get_kernel_stats(const char *kernel, spyre_kernel_stats *out) {
     return 0;
 }
 
-const char *spyre_last_error(void) { return spyre::t_last_error.c_str(); }
+const char *spyre_last_error(void) { return spyre::last_error().c_str(); }
 
 void spyre_print_profile(FILE *out) {
     if (out == nullptr) return;

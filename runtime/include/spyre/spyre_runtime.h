@@ -5,7 +5,9 @@
  * the program embedded in the object. The runtime loads and validates the
  * program once per process (cached by blob address), checks every buffer
  * against the program's argument table, moves host data into the simulated
- * device's stick layout, runs the simulator and copies outputs back.
+ * device's stick layout (or uses tensors already resident on the device, see
+ * spyre_device.h), runs the simulator, and copies outputs back to host buffers
+ * or leaves them device-resident (the residency rule is in docs/runtime.md).
  *
  * Only HalideRuntime.h is needed to use this header; no part of libHalide. */
 #ifndef SPYRE_RUNTIME_H

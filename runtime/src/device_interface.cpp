@@ -1,0 +1,454 @@
+// The Halide device interface of the simulated Spyre device (spyre_device.h).
+//
+// Two tables, as Halide's own device runtimes have:
+//   - halide_device_interface_impl_t: the device-specific operations. Its
+//     layout is internal to Halide (src/runtime/device_interface.h at v14.0.0)
+//     and mirrored here field for field; a Halide runtime linked into the app
+//     (halide_copy_to_host(), halide_device_free(), ...) calls these, and does
+//     the dirty-flag bookkeeping itself.
+//   - halide_device_interface_t: the public entry points that
+//     Halide::Runtime::Buffer calls (device_malloc, copy_to_device, ...). In
+//     Halide's runtimes they are the generic halide_* functions; the Spyre
+//     runtime must not need a Halide runtime, so it implements the same
+//     contract (validation, dirty flags) on top of the impl table.
+#include "spyre/spyre_device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "device_state.h"
+#include "spyre/machine.h"
+#include "spyre/spyre_runtime.h"
+
+// Mirrors Halide v14.0.0 src/runtime/device_interface.h exactly (order and types).
+extern "C" struct halide_device_interface_impl_t {
+    void (*use_module)();
+    void (*release_module)();
+    int (*device_malloc)(void *user_context, struct halide_buffer_t *buf);
+    int (*device_free)(void *user_context, struct halide_buffer_t *buf);
+    int (*device_sync)(void *user_context, struct halide_buffer_t *buf);
+    int (*device_release)(void *user_context);
+    int (*copy_to_host)(void *user_context, struct halide_buffer_t *buf);
+    int (*copy_to_device)(void *user_context, struct halide_buffer_t *buf);
+    int (*device_and_host_malloc)(void *user_context, struct halide_buffer_t *buf);
+    int (*device_and_host_free)(void *user_context, struct halide_buffer_t *buf);
+    int (*buffer_copy)(void *user_context, struct halide_buffer_t *src,
+                       const struct halide_device_interface_t *dst_device_interface, struct halide_buffer_t *dst);
+    int (*device_crop)(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
+    int (*device_slice)(void *user_context, const struct halide_buffer_t *src, int slice_dim, int slice_pos,
+                        struct halide_buffer_t *dst);
+    int (*device_release_crop)(void *user_context, struct halide_buffer_t *buf);
+    int (*wrap_native)(void *user_context, struct halide_buffer_t *buf, uint64_t handle);
+    int (*detach_native)(void *user_context, struct halide_buffer_t *buf);
+};
+
+namespace spyre {
+namespace {
+
+// ---- helpers ----
+
+bool is_spyre(const halide_buffer_t *buf) { return buf->device_interface == spyre_device_interface(); }
+
+void require_buffer(const halide_buffer_t *buf, const char *where) {
+    if (buf == nullptr) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": null halide_buffer_t pointer");
+}
+
+TensorShape shape_of(const halide_buffer_t *buf, const char *where) {
+    TensorShape s;
+    if (!dtype_of(buf->type, &s.dtype)) {
+        throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": element type " + halide_type_name(buf->type) +
+                                                            " has no Spyre device type (float32, float16, int32, int8)");
+    }
+    if (buf->dimensions < 1 || buf->dimensions > SPYRE_MAX_DIMENSIONS) {
+        throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": a device tensor has 1 to " +
+                                                         std::to_string(SPYRE_MAX_DIMENSIONS) + " dimensions, the buffer has " +
+                                                         std::to_string(buf->dimensions));
+    }
+    for (int d = 0; d < buf->dimensions; d++) {
+        if (buf->dim[d].extent < 1) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": dimension " + std::to_string(d) +
+                                                             " has extent " + std::to_string(buf->dim[d].extent));
+        }
+        s.extent.push_back(buf->dim[d].extent);
+    }
+    return s;
+}
+
+// The live tensor buf->device names; an error if buf is not a live Spyre allocation.
+DeviceTensor live_tensor(const halide_buffer_t *buf, const char *where) {
+    require_buffer(buf, where);
+    if (buf->device == 0 || !is_spyre(buf)) {
+        throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the buffer has no Spyre device allocation");
+    }
+    DeviceTensor t;
+    if (!find_tensor(buf->device, &t)) {
+        throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the buffer's device allocation " +
+                                                         std::to_string(buf->device) +
+                                                         " was freed (device_free) or is not a live Spyre allocation");
+    }
+    return t;
+}
+
+// buf's host view must match the tensor it names (the buffer may have been reshaped since).
+void require_same_shape(const halide_buffer_t *buf, const DeviceTensor &t, const char *where) {
+    const TensorShape s = shape_of(buf, where);
+    if (s.dtype != t.shape.dtype || s.extent != t.shape.extent) {
+        throw RuntimeError(spyre_error_buffer_mismatch,
+                           std::string(where) + ": the buffer's type or extents differ from its device allocation's");
+    }
+}
+
+void require_host(const halide_buffer_t *buf, const char *where) {
+    if (buf->host == nullptr) throw RuntimeError(spyre_error_null_host, std::string(where) + ": the buffer has no host memory");
+}
+
+// Allocates and registers a tensor for buf in `layout` (checked) and points buf at it.
+void allocate_tensor(halide_buffer_t *buf, const TensorShape &shape, const DeviceLayout &layout, const char *where) {
+    const int64_t stick = default_machine().stick_bytes;
+    try {
+        check_layout(shape, layout, stick, where);
+    } catch (const Error &e) {
+        throw RuntimeError(spyre_error_bad_argument, e.what());
+    }
+    DeviceTensor t;
+    t.shape = shape;
+    t.layout = layout;
+    t.block = std::make_shared<DeviceBlock>(layout_addressing(shape, layout, stick).total_bytes, where);
+    t.padding_is_zero = true;  // fresh device memory reads as zero
+    buf->device = register_tensor(t);
+    buf->device_interface = spyre_device_interface();
+}
+
+// ---- the impl table (device-specific operations; no dirty-flag bookkeeping) ----
+
+void use_module() {}
+void release_module() {}
+
+int impl_device_malloc(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre device_malloc", [&] {
+        const char *where = "spyre device_malloc";
+        require_buffer(buf, where);
+        if (buf->device != 0) {
+            if (!is_spyre(buf)) {
+                throw RuntimeError(halide_error_code_incompatible_device_interface,
+                                   std::string(where) + ": the buffer already has another device's allocation");
+            }
+            live_tensor(buf, where);  // already allocated (and live): nothing to do
+            return 0;
+        }
+        const TensorShape shape = shape_of(buf, where);
+        allocate_tensor(buf, shape, default_layout(shape, default_machine().stick_bytes), where);
+        return 0;
+    });
+}
+
+int impl_device_free(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre device_free", [&] {
+        const char *where = "spyre device_free";
+        require_buffer(buf, where);
+        if (buf->device == 0) return 0;
+        live_tensor(buf, where);
+        unregister_tensor(buf->device);
+        buf->device = 0;
+        buf->device_interface = nullptr;
+        buf->flags &= ~(uint64_t)halide_buffer_flag_device_dirty;
+        return 0;
+    });
+}
+
+int impl_device_sync(void *uc, halide_buffer_t *buf) {
+    // Kernel calls and copies outside streams are synchronous: nothing is pending.
+    return guarded(uc, "spyre device_sync", [&] {
+        require_buffer(buf, "spyre device_sync");
+        if (buf->device != 0) live_tensor(buf, "spyre device_sync");
+        return 0;
+    });
+}
+
+int impl_device_release(void *uc) {
+    device_memory().release_pool();
+    return 0;
+}
+
+int impl_copy_to_host(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre copy_to_host", [&] {
+        const char *where = "spyre copy_to_host";
+        const DeviceTensor t = live_tensor(buf, where);
+        require_same_shape(buf, t, where);
+        require_host(buf, where);
+        unpack_from_device(t.shape, t.layout, default_machine().stick_bytes, t.block->data(), host_view(buf));
+        record_transfer(kDeviceToHost, t.block->bytes(), 0, host_link_us(t.block->bytes()));
+        return 0;
+    });
+}
+
+int impl_copy_to_device(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre copy_to_device", [&] {
+        const char *where = "spyre copy_to_device";
+        DeviceTensor t = live_tensor(buf, where);
+        require_same_shape(buf, t, where);
+        require_host(buf, where);
+        pack_to_device(t.shape, t.layout, default_machine().stick_bytes, host_view(buf), t.block->data());
+        record_transfer(kHostToDevice, 0, t.block->bytes(), host_link_us(t.block->bytes()));
+        t.padding_is_zero = true;
+        if (!update_tensor(buf->device, t)) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the device allocation was freed during the copy");
+        }
+        return 0;
+    });
+}
+
+int impl_device_and_host_malloc(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre device_and_host_malloc", [&] {
+        const char *where = "spyre device_and_host_malloc";
+        require_buffer(buf, where);
+        if (buf->host != nullptr || buf->device != 0) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the buffer already has host or device memory");
+        }
+        const TensorShape shape = shape_of(buf, where);
+        int64_t span = 1;  // elements from the min to the max coordinate
+        for (int d = 0; d < buf->dimensions; d++) {
+            if (buf->dim[d].stride < 0) {
+                throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": negative strides are not supported");
+            }
+            span += (int64_t)(buf->dim[d].extent - 1) * buf->dim[d].stride;
+        }
+        const size_t bytes = (size_t)((span * dtype_bytes(shape.dtype) + 127) / 128 * 128);
+        void *host = std::aligned_alloc(128, bytes);
+        if (host == nullptr) throw std::bad_alloc();
+        try {
+            allocate_tensor(buf, shape, default_layout(shape, default_machine().stick_bytes), where);
+        } catch (...) {
+            std::free(host);
+            throw;
+        }
+        DeviceTensor t;
+        find_tensor(buf->device, &t);
+        t.owns_host = true;
+        update_tensor(buf->device, t);
+        buf->host = static_cast<uint8_t *>(host);
+        return 0;
+    });
+}
+
+int impl_device_and_host_free(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre device_and_host_free", [&] {
+        const char *where = "spyre device_and_host_free";
+        require_buffer(buf, where);
+        if (buf->device != 0) {
+            const DeviceTensor t = live_tensor(buf, where);
+            if (t.owns_host) {
+                std::free(buf->host);
+                buf->host = nullptr;
+            }
+        }
+        return impl_device_free(uc, buf);
+    });
+}
+
+int impl_buffer_copy(void *uc, halide_buffer_t *, const halide_device_interface_t *, halide_buffer_t *) {
+    return report_failure(uc, halide_error_code_device_buffer_copy_failed,
+                          "spyre buffer_copy: not supported; use copy_to_host / copy_to_device");
+}
+
+int impl_device_crop(void *uc, const halide_buffer_t *, halide_buffer_t *) {
+    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_crop: not supported");
+}
+
+int impl_device_slice(void *uc, const halide_buffer_t *, int, int, halide_buffer_t *) {
+    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_slice: not supported");
+}
+
+int impl_device_release_crop(void *uc, halide_buffer_t *) {
+    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_release_crop: not supported");
+}
+
+int impl_wrap_native(void *uc, halide_buffer_t *, uint64_t) {
+    return report_failure(uc, halide_error_code_device_wrap_native_failed, "spyre wrap_native: not supported");
+}
+
+int impl_detach_native(void *uc, halide_buffer_t *) {
+    return report_failure(uc, halide_error_code_device_detach_native_failed, "spyre detach_native: not supported");
+}
+
+const halide_device_interface_impl_t kImpl = {
+    use_module,
+    release_module,
+    impl_device_malloc,
+    impl_device_free,
+    impl_device_sync,
+    impl_device_release,
+    impl_copy_to_host,
+    impl_copy_to_device,
+    impl_device_and_host_malloc,
+    impl_device_and_host_free,
+    impl_buffer_copy,
+    impl_device_crop,
+    impl_device_slice,
+    impl_device_release_crop,
+    impl_wrap_native,
+    impl_detach_native,
+};
+
+// ---- the public table (Halide's generic contract: validation and dirty flags) ----
+
+int check_flags(void *uc, const halide_buffer_t *buf, const char *where) {
+    if (buf == nullptr) return report_failure(uc, halide_error_code_buffer_is_null, std::string(where) + ": null buffer");
+    if (buf->host_dirty() && buf->device_dirty()) {
+        return report_failure(uc, halide_error_code_host_and_device_dirty,
+                              std::string(where) + ": the buffer is both host-dirty and device-dirty");
+    }
+    return 0;
+}
+
+int public_device_malloc(void *uc, halide_buffer_t *buf, const halide_device_interface_t *iface) {
+    if (int r = check_flags(uc, buf, "spyre device_malloc")) return r;
+    if (buf->device_interface != nullptr && buf->device_interface != iface) {
+        return report_failure(uc, halide_error_code_incompatible_device_interface,
+                              "spyre device_malloc: the buffer already uses another device interface");
+    }
+    return kImpl.device_malloc(uc, buf);
+}
+
+int public_device_free(void *uc, halide_buffer_t *buf) {
+    if (buf == nullptr) return report_failure(uc, halide_error_code_buffer_is_null, "spyre device_free: null buffer");
+    if (buf->device_interface == nullptr) {
+        buf->flags &= ~(uint64_t)halide_buffer_flag_device_dirty;
+        return 0;
+    }
+    return buf->device_interface->impl->device_free(uc, buf);
+}
+
+int public_device_sync(void *uc, halide_buffer_t *buf) {
+    if (int r = check_flags(uc, buf, "spyre device_sync")) return r;
+    return kImpl.device_sync(uc, buf);
+}
+
+void public_device_release(void *uc, const halide_device_interface_t *) { kImpl.device_release(uc); }
+
+int public_copy_to_host(void *uc, halide_buffer_t *buf) {
+    if (int r = check_flags(uc, buf, "spyre copy_to_host")) return r;
+    if (!buf->device_dirty()) return 0;
+    if (int r = kImpl.copy_to_host(uc, buf)) return r;
+    buf->set_device_dirty(false);
+    return 0;
+}
+
+int public_copy_to_device(void *uc, halide_buffer_t *buf, const halide_device_interface_t *iface) {
+    if (int r = check_flags(uc, buf, "spyre copy_to_device")) return r;
+    if (iface == nullptr) iface = buf->device_interface;
+    if (iface != spyre_device_interface() || (buf->device != 0 && buf->device_interface != iface)) {
+        return report_failure(uc, halide_error_code_incompatible_device_interface,
+                              "spyre copy_to_device: the buffer's device allocation belongs to another device interface");
+    }
+    if (buf->device == 0) {
+        if (int r = kImpl.device_malloc(uc, buf)) return r;
+    }
+    if (!buf->host_dirty()) return 0;
+    if (int r = kImpl.copy_to_device(uc, buf)) return r;
+    buf->set_host_dirty(false);
+    return 0;
+}
+
+int public_device_and_host_malloc(void *uc, halide_buffer_t *buf, const halide_device_interface_t *iface) {
+    if (int r = check_flags(uc, buf, "spyre device_and_host_malloc")) return r;
+    return kImpl.device_and_host_malloc(uc, buf);
+}
+
+int public_device_and_host_free(void *uc, halide_buffer_t *buf) {
+    if (buf == nullptr) return report_failure(uc, halide_error_code_buffer_is_null, "spyre device_and_host_free: null buffer");
+    return kImpl.device_and_host_free(uc, buf);
+}
+
+int public_buffer_copy(void *uc, halide_buffer_t *src, const halide_device_interface_t *dst_iface, halide_buffer_t *dst) {
+    return kImpl.buffer_copy(uc, src, dst_iface, dst);
+}
+
+int public_device_crop(void *uc, const halide_buffer_t *src, halide_buffer_t *dst) { return kImpl.device_crop(uc, src, dst); }
+
+int public_device_slice(void *uc, const halide_buffer_t *src, int slice_dim, int slice_pos, halide_buffer_t *dst) {
+    return kImpl.device_slice(uc, src, slice_dim, slice_pos, dst);
+}
+
+int public_device_release_crop(void *uc, halide_buffer_t *buf) { return kImpl.device_release_crop(uc, buf); }
+
+int public_wrap_native(void *uc, halide_buffer_t *buf, uint64_t handle, const halide_device_interface_t *) {
+    return kImpl.wrap_native(uc, buf, handle);
+}
+
+int public_detach_native(void *uc, halide_buffer_t *buf) { return kImpl.detach_native(uc, buf); }
+
+int public_compute_capability(void *, int *major, int *minor) {
+    if (major) *major = 1;
+    if (minor) *minor = 0;
+    return 0;
+}
+
+const halide_device_interface_t kInterface = {
+    public_device_malloc,
+    public_device_free,
+    public_device_sync,
+    public_device_release,
+    public_copy_to_host,
+    public_copy_to_device,
+    public_device_and_host_malloc,
+    public_device_and_host_free,
+    public_buffer_copy,
+    public_device_crop,
+    public_device_slice,
+    public_device_release_crop,
+    public_wrap_native,
+    public_detach_native,
+    public_compute_capability,
+    &kImpl,
+};
+
+}  // namespace
+}  // namespace spyre
+
+extern "C" {
+
+const halide_device_interface_t *spyre_device_interface(void) { return &spyre::kInterface; }
+
+int spyre_device_malloc_with_layout(void *user_context, halide_buffer_t *buf, const spyre_device_layout *layout) {
+    using namespace spyre;
+    return guarded(user_context, "spyre_device_malloc_with_layout", [&] {
+        const char *where = "spyre_device_malloc_with_layout";
+        require_buffer(buf, where);
+        if (layout == nullptr) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": null layout");
+        if (buf->device != 0) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the buffer already has a device allocation");
+        const TensorShape shape = shape_of(buf, where);
+        if (layout->dimensions != buf->dimensions) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the layout has " +
+                                                             std::to_string(layout->dimensions) + " dimensions, the buffer " +
+                                                             std::to_string(buf->dimensions));
+        }
+        DeviceLayout l;
+        l.stick_dim = layout->stick_dim;
+        l.order.assign(layout->order, layout->order + layout->dimensions);
+        l.padded.assign(layout->padded, layout->padded + layout->dimensions);
+        allocate_tensor(buf, shape, l, where);
+        return 0;
+    });
+}
+
+int spyre_device_get_layout(const halide_buffer_t *buf, spyre_device_layout *layout, int *padding_is_zero) {
+    using namespace spyre;
+    return guarded(nullptr, "spyre_device_get_layout", [&] {
+        const DeviceTensor t = live_tensor(buf, "spyre_device_get_layout");
+        if (layout != nullptr) {
+            *layout = spyre_device_layout{};
+            layout->dimensions = (int32_t)t.shape.extent.size();
+            layout->stick_dim = t.layout.stick_dim;
+            for (size_t d = 0; d < t.shape.extent.size(); d++) {
+                layout->order[d] = t.layout.order[d];
+                layout->padded[d] = t.layout.padded[d];
+            }
+            layout->bytes = t.block->bytes();
+        }
+        if (padding_is_zero != nullptr) *padding_is_zero = t.padding_is_zero || !layout_has_padding(t.shape, t.layout) ? 1 : 0;
+        return 0;
+    });
+}
+
+}  // extern "C"
