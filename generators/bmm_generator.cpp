@@ -24,6 +24,10 @@ public:
     GeneratorParam<int> n_size{"n", 512};
     GeneratorParam<int> k_size{"k", 512};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Knobs of the Spyre schedule (see BmmSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> tile_m{"tile_m", 0};
+    GeneratorParam<bool> resident_b{"resident_b", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;   // A(k, m, b)
@@ -40,7 +44,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
-        plan_ = spyre::plan_bmm_spyre(shape_);
+        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, resident_b});
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");

@@ -19,6 +19,10 @@ public:
     GeneratorParam<int> cols{"cols", 1024};
     GeneratorParam<int> rows{"rows", 2048};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Knobs of the Spyre schedule (see SoftmaxSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> tile_rows{"tile_rows", 0};
+    GeneratorParam<bool> row_vectors{"row_vectors", true};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y)
     Output<Buffer<>> *out = nullptr;  // out(x, y)
@@ -32,7 +36,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_softmax_spyre(cols, rows, t);
+        plan_ = spyre::plan_softmax_spyre(cols, rows, t, spyre::SoftmaxSpyreOptions{max_cores, tile_rows, row_vectors});
         RDom r(0, (int)cols, "r");
         Expr v = cast<float>((*in)(x_, y_));
         max_(y_) = Float(32).min();

@@ -58,20 +58,23 @@ void choose_core_split(BmmSpyrePlan &p, int batch, int cores) {
 
 }  // namespace
 
-BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape) {
+namespace {
+
+// One candidate: tiles tm x tn (K chunk tk), padding, core split, B residency.
+BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &options, int tm, int tn) {
     const MachineDescription &machine = default_machine();
     BmmSpyrePlan p;
     const int bytes = shape.dtype.bytes();
     p.in_lanes = stick_lanes(shape.dtype);
     p.out_lanes = stick_lanes(shape.dtype);
-    p.tn = 64;  // one fp16 stick, two fp32 sticks
-    p.tm = std::min(64, round_up(shape.m, 8));
+    p.tn = tn;
+    p.tm = tm;
     p.np = round_up(shape.n, std::max(p.tn, p.out_lanes));
     p.mp = round_up(shape.m, p.tm);
     p.kp = round_up(shape.k, p.in_lanes);
 
     // The whole padded K if it fits in ~90% of the scratchpad (about 1.8 MiB),
-    // else the largest stick multiple dividing it that does.
+    // else the largest stick multiple dividing it that does (0: no chunk fits).
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
     p.tk = 0;
     for (int tk = p.kp; tk >= p.in_lanes; tk -= p.in_lanes) {
@@ -80,13 +83,12 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape) {
             break;
         }
     }
-    _halide_user_assert(p.tk > 0) << "bmm Spyre schedule: even a one-stick K chunk of a " << p.tm << "x" << p.tn
-                          << " tile does not fit in the scratchpad (" << budget << " bytes)";
+    if (p.tk == 0) return p;
     p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
-    choose_core_split(p, shape.batch, (int)machine.cores);
+    choose_core_split(p, shape.batch, std::max(1, std::min(options.max_cores, (int)machine.cores)));
     // With the whole K in one tile, keep each core's B slice resident when it fits:
     // A tiles are then reused across the core's N tiles and B is read from DRAM once.
-    if (!p.k_chunked()) {
+    if (!p.k_chunked() && options.resident_b) {
         const int64_t slice_n = p.np / p.cn;
         const int64_t resident = (int64_t)p.tm * p.kp * bytes + slice_n * p.kp * bytes + (int64_t)p.tm * p.tn * (4 + bytes);
         if (resident <= budget) {
@@ -95,6 +97,61 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape) {
         }
     }
     return p;
+}
+
+// A first-order estimate of a plan's time in cycles (the planner's cost model):
+// the larger of the PT time on the cores used and the DRAM time of the bytes
+// the tiles move (A and B per tile, or A per row tile plus B once when resident).
+double estimated_cycles(const BmmShape &shape, const BmmSpyrePlan &p) {
+    const MachineDescription &m = default_machine();
+    const double bytes = shape.dtype.bytes();
+    const double tiles = (double)shape.batch * (p.mp / p.tm) * (p.np / p.tn);
+    const double macs = (double)shape.batch * p.mp * p.np * p.kp;
+    const double rate = m.pt_peak_macs_per_cycle_fp16 * (shape.dtype.bits() == 32 ? m.pt_fp32_rate_factor : 1.0);
+    const double compute = macs / (rate * p.cores());
+    double traffic;
+    if (p.b_resident) {
+        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn + (double)shape.batch * p.np * p.kp * bytes;
+    } else {
+        traffic = tiles * (p.tm + p.tn) * (double)p.kp * bytes;
+    }
+    traffic += (double)shape.batch * p.mp * p.np * bytes;  // C
+    const double dram = traffic / m.dram_bytes_per_cycle();
+    return compute + dram * 0.1 + std::max(compute, dram);  // overlap is partial: favour balance
+}
+
+}  // namespace
+
+BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options) {
+    // Candidate tiles: 64-multiples up to 512 (smaller M gets its own rounded size);
+    // the plan with the lowest estimated time wins, ties to the smaller tile.
+    std::vector<int> tms, tns;
+    if (options.tile_m > 0) {
+        tms.push_back(round_up(options.tile_m, 8));
+    } else {
+        for (int t = 64; t <= 512; t *= 2) {
+            if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, 8)));
+        }
+    }
+    for (int t = 64; t <= 512; t *= 2) {
+        if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(t);
+    }
+    BmmSpyrePlan best;
+    double best_cycles = 0;
+    for (int tm : tms) {
+        for (int tn : tns) {
+            BmmSpyrePlan p = plan_with_tiles(shape, options, tm, tn);
+            if (p.tk == 0) continue;
+            const double c = estimated_cycles(shape, p);
+            if (best.tk == 0 || c < best_cycles * 0.98) {
+                best = p;
+                best_cycles = c;
+            }
+        }
+    }
+    _halide_user_assert(best.tk > 0) << "bmm Spyre schedule: even a one-stick K chunk of a 64x64 tile does not fit "
+                                        "in the scratchpad";
+    return best;
 }
 
 void schedule_bmm_host(BmmFuncs f, const BmmShape &shape, const Target &target) {

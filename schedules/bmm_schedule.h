@@ -42,9 +42,17 @@ struct BmmSpyrePlan {
     int cores() const { return cb * cm * cn; }
 };
 
+// Knobs of the Spyre schedule (GeneratorParams of gen_bmm), for experiments and
+// the schedule ladder in docs/performance.md. The defaults are the hand schedule.
+struct BmmSpyreOptions {
+    int max_cores = 32;       // use at most this many cores
+    int tile_m = 0;           // rows per output tile (0: automatic, 64 or less)
+    bool resident_b = true;   // keep each core's B slice in scratchpad when it fits
+};
+
 // Chooses the tiles and the core split for `shape` (machine sizes from the
 // runtime's machine description). Throws std::runtime_error if no K chunk fits.
-BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape);
+BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options = {});
 
 // Host reference: tiles of C, vectorized by the target's natural vector size,
 // parallel over row tiles and batch.

@@ -11,7 +11,7 @@ namespace spyre {
 
 using namespace Halide;
 
-SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t) {
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const SoftmaxSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     SoftmaxSpyrePlan p;
     p.cols = cols;
@@ -27,16 +27,19 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t) {
                                  std::to_string(per_row) + " bytes per row)");
     }
     // Tiles of up to 32 rows, at least one tile per core when there are enough rows.
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
     int tile = (int)std::min<int64_t>(32, budget / per_row);
-    tile = std::max(1, std::min(tile, (rows + (int)m.cores - 1) / (int)m.cores));
+    tile = std::max(1, std::min(tile, (rows + max_cores - 1) / max_cores));
+    if (options.tile_rows > 0) tile = (int)std::min<int64_t>(options.tile_rows, budget / per_row);
     p.tile_rows = tile;
     p.rows_padded = (rows + tile - 1) / tile * tile;
     const int tiles = p.rows_padded / tile;
     p.cores = 1;
-    for (int c = 1; c <= std::min<int>(tiles, (int)m.cores); c++) {
+    for (int c = 1; c <= std::min<int>(tiles, max_cores); c++) {
         if (tiles % c == 0) p.cores = c;
     }
     p.footprint_bytes = per_row * tile;
+    p.row_vectors = options.row_vectors;
     return p;
 }
 
@@ -60,8 +63,9 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
     for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     // The SFU takes vectors of any number of whole sticks: one instruction per row
     // instead of one per stick (up to 4096 lanes; longer rows loop).
-    const int row_vector = std::min(p.cols_padded, 4096 / p.in_lanes * p.in_lanes);
-    f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
+    const int row_vector = p.row_vectors ? std::min(p.cols_padded, 4096 / p.in_lanes * p.in_lanes) : p.in_lanes;
+    f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vectors ? row_vector : p.f32_lanes,
+                                                                      TailStrategy::RoundUp);
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
 }
 

@@ -24,10 +24,18 @@ struct SoftmaxSpyrePlan {
     int cores = 1;         // cores used (divides the row tiles)
     int in_lanes = 0, f32_lanes = 0;
     int64_t footprint_bytes = 0;
+    bool row_vectors = true;
+};
+
+// Knobs of the Spyre schedule (GeneratorParams of gen_softmax); defaults are the hand schedule.
+struct SoftmaxSpyreOptions {
+    int max_cores = 32;
+    int tile_rows = 0;         // rows per scratchpad tile (0: automatic)
+    bool row_vectors = true;   // SFU vectors of a whole row (false: one stick per instruction)
 };
 
 // Tiles and core split for `cols` x `rows` of `t` (machine sizes from the machine description).
-SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t);
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t, const SoftmaxSpyreOptions &options = {});
 
 void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target);
 void schedule_softmax_spyre(SoftmaxFuncs f, Halide::Func in_staged, const SoftmaxSpyrePlan &plan);
