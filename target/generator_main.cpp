@@ -60,7 +60,17 @@ std::string rewrite_target_entry(const std::string &entry, bool *is_spyre_entry)
             kept.push_back(token);
         }
     }
-    if (!*is_spyre_entry) return entry;
+    if (!*is_spyre_entry) {
+        // `host` (alone or with features): the host reference target, which is the
+        // detected host minus features this Halide version mis-detects (see spyre_target.h).
+        if (!kept.empty() && kept.front() == "host") {
+            kept.erase(kept.begin());
+            std::string t = spyre::host_reference_target().to_string();
+            for (const auto &k : kept) t += "-" + k;
+            return t;
+        }
+        return entry;
+    }
     if (!kept.empty() && kept.front() == "host") kept.erase(kept.begin());
     if (kept.empty() || !is_arch_token(kept.front())) kept.insert(kept.begin(), kSpyreBaseline);
     return join(kept, '-');

@@ -130,6 +130,7 @@ private:
                 walk(op->body, out);
                 return;
             }
+            if (op->value.type().is_vector() || op->value.type().is_float()) return walk_value_let(op, out);
             env_.push_let(op->name, op->value);
             walk(op->body, out);
             env_.pop_let(op->name);
@@ -170,6 +171,27 @@ private:
         if (s.as<Atomic>()) fail("atomic() updates are not supported on Spyre");
         if (s.as<Prefetch>()) fail("prefetch() is not supported on Spyre; stage the data in scratchpad instead");
         fail("unsupported IR node in the device region: " + to_text(s));
+    }
+
+    // A vector (or float) value bound by a LetStmt (Halide's CSE hoists values used
+    // twice): computed once into a scratchpad buffer that lives for the let's body.
+    void walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out) {
+        const Type t = op->value.type();
+        const int lanes = t.lanes();
+        temps_.clear();
+        SfuSource v = operand(op->value, lanes, out);
+        const std::string name = "let." + op->name + "." + std::to_string(temp_counter_++);
+        SymOperand addr = constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+        emit_sfu(out, isa::Opcode::Copy, addr, {v}, lanes, t);
+        for (const std::string &tname : temps_) plan_.release(tname);
+        temps_.clear();
+        SfuSource bound;
+        bound.mode = lanes == 1 ? 1 : 0;
+        bound.addr = addr;
+        vector_lets_[op->name].push_back(bound);
+        walk(op->body, out);
+        vector_lets_[op->name].pop_back();
+        plan_.release(name);
     }
 
     void visit_for(const For *op, std::vector<ProgramNode> &out) {
@@ -798,6 +820,14 @@ private:
                 }
             }
             if (v.as<Load>()) return operand(v, lanes, out);
+            if (const Variable *var = v.as<Variable>()) {
+                auto it = vector_lets_.find(var->name);
+                if (it != vector_lets_.end() && !it->second.empty()) {
+                    SfuSource s = it->second.back();
+                    s.mode = 1;  // one value broadcast along the row
+                    return s;
+                }
+            }
             // A computed scalar: evaluate it as a one-lane vector into a temp, use it as a scalar operand.
             fail("broadcast of a computed scalar (" + to_text(v) + ") is not supported; compute it in a scratchpad Func");
         }

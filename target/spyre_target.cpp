@@ -36,4 +36,10 @@ int padded_extent(int extent, int multiple) {
     return (extent + multiple - 1) / multiple * multiple;
 }
 
+Halide::Target host_reference_target() {
+    Halide::Target t = Halide::get_host_target();
+    if (t.has_feature(Halide::Target::AVX512_SapphireRapids)) t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
+    return t;
+}
+
 }  // namespace spyre

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "Halide.h"
+
 namespace spyre {
 
 // True while compiling for -target=spyre (or host-spyre...). Schedules branch on it.
@@ -22,6 +24,12 @@ struct DriverOptions {
 };
 const DriverOptions &driver_options();
 void set_driver_options(const DriverOptions &o);
+
+// The target host builds (the references Spyre results are compared with) use:
+// Halide::get_host_target() without AVX512_SapphireRapids. Halide 14 reports
+// that feature on AMD Zen 4 CPUs, which lack AVX512-FP16, and float16 code then
+// dies with SIGILL. The generator driver maps `host` to this; JIT tests use it.
+Halide::Target host_reference_target();
 
 // Rounds `extent` up to a multiple of `multiple` when compiling for Spyre;
 // returns it unchanged for host builds.

@@ -66,7 +66,7 @@ Halide::Buffer<> run_generator(const std::string &name, const std::map<std::stri
     DriverOptions d;
     d.function_name = name;
     set_driver_options(d);
-    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : Halide::get_host_target();
+    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : host_reference_target();
     auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(target));
     Halide::Internal::GeneratorParamsMap pm;
     for (const auto &kv : params) pm[kv.first] = kv.second;

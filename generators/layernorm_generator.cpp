@@ -1,0 +1,87 @@
+// Layer normalization over the last (innermost) dimension:
+//   mean(y) = sum_x v(x, y) / X,  var(y) = sum_x (v(x, y) - mean(y))^2 / X
+//   out(x, y) = (v(x, y) - mean(y)) / sqrt(var(y) + eps) * weight(x) + bias(x)
+// with v = float32(in). Shapes are static (GeneratorParams `cols` = X, `rows`
+// = Y); float16 tensors compute in float32 and round once. eps is a run-time
+// scalar (Input<float>). The reductions run over the true X only: Spyre
+// tensors are padded to whole sticks and padding must not enter the sums.
+// The schedules are in schedules/norm_schedule.cpp.
+#include "Halide.h"
+#include "norm_schedule.h"
+#include "spyre_lowering.h"
+#include "spyre_target.h"
+#include "tensor_constraints.h"
+
+namespace {
+
+using namespace Halide;
+
+class LayerNorm : public Generator<LayerNorm> {
+public:
+    GeneratorParam<int> cols{"cols", 4096};
+    GeneratorParam<int> rows{"rows", 1024};
+    GeneratorParam<Type> dtype{"dtype", Float(16)};
+
+    // Added in configure() because their type is a GeneratorParam (and to keep this order).
+    Input<Buffer<>> *in = nullptr;      // in(x, y)
+    Input<Buffer<>> *weight = nullptr;  // weight(x)
+    Input<Buffer<>> *bias = nullptr;    // bias(x)
+    Input<float> *eps = nullptr;        // run-time scalar
+    Output<Buffer<>> *out = nullptr;    // out(x, y)
+
+    void configure() {
+        const Type t = dtype;
+        _halide_user_assert(t == Float(16) || t == Float(32)) << "layernorm: dtype must be float16 or float32, not " << t;
+        in = add_input<Buffer<>>("in", t, 2);
+        weight = add_input<Buffer<>>("weight", t, 1);
+        bias = add_input<Buffer<>>("bias", t, 1);
+        eps = add_input<float>("eps");
+        out = add_output<Buffer<>>("out", t, 2);
+    }
+
+    void generate() {
+        const Type t = dtype;
+        plan_ = spyre::plan_norm_spyre(cols, rows, t, /*centered=*/true);
+        const float inv_n = 1.0f / (float)(int)cols;
+        RDom r(0, (int)cols, "r");
+        sum_(y_) = 0.0f;
+        sum_(y_) += cast<float>((*in)(r, y_));
+        mean_(y_) = sum_(y_) * inv_n;
+        centered_(x_, y_) = cast<float>((*in)(x_, y_)) - mean_(y_);
+        // Squared as an update (copy, then multiply by itself): `c * c` would become a
+        // vector LetStmt after CSE, which the Spyre backend does not compile.
+        sq_(x_, y_) = centered_(x_, y_);
+        sq_(x_, y_) *= centered_(x_, y_);
+        sumsq_(y_) = 0.0f;
+        sumsq_(y_) += sq_(r, y_);
+        inv_(y_) = 1.0f / sqrt(sumsq_(y_) * inv_n + (*eps));
+        weight_f_(x_) = cast<float>((*weight)(x_));
+        bias_f_(x_) = cast<float>((*bias)(x_));
+        result_(x_, y_) = cast(t, centered_(x_, y_) * inv_(y_) * weight_f_(x_) + bias_f_(x_));
+        (*out)(x_, y_) = result_(x_, y_);
+        spyre::constrain_tensor(*in, {cols, rows}, {1, plan_.tile_rows});
+        spyre::constrain_tensor(*weight, {cols}, {1});
+        spyre::constrain_tensor(*bias, {cols}, {1});
+        spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
+    }
+
+    void schedule() {
+        spyre::NormFuncs f{*out, result_, sum_, mean_, centered_, sq_, sumsq_, inv_, weight_f_, bias_f_, x_, y_};
+        if (spyre::is_spyre()) {
+            spyre::schedule_norm_spyre(f, in->in(), weight->in(), bias->in(), dtype, plan_);
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("layernorm"));
+        } else {
+            spyre::schedule_norm_host(f, get_target());
+        }
+    }
+
+private:
+    Var x_{"x"}, y_{"y"};
+    Func sum_{"row_sum"}, mean_{"row_mean"}, centered_{"centered"}, sq_{"centered_sq"}, sumsq_{"row_sumsq"},
+        inv_{"row_inv"}, weight_f_{"weight_f"}, bias_f_{"bias_f"}, result_{"result"};
+    spyre::NormSpyrePlan plan_;
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(LayerNorm, layernorm)

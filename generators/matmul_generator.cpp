@@ -1,0 +1,115 @@
+// Matrix multiply with a fused epilogue:
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+// gelu is the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
+// silu is x / (1 + exp(-x)). Shapes are static (GeneratorParams), innermost
+// dimension first; fp16 kernels accumulate in fp32 and round once. The bias is
+// the accumulator's initial value. For Spyre builds K is padded to whole
+// sticks identically in A and B and the reduction runs over the padded K (the
+// padding holds zeros). The activations are written as chains of updates that
+// read each value once: a value used twice in one expression becomes a vector
+// LetStmt after CSE, which the Spyre backend does not compile.
+// The schedules are in schedules/matmul_schedule.cpp.
+#include "Halide.h"
+#include "matmul_schedule.h"
+#include "spyre_lowering.h"
+#include "spyre_target.h"
+#include "tensor_constraints.h"
+
+namespace {
+
+using namespace Halide;
+using spyre::Activation;
+
+class Matmul : public Generator<Matmul> {
+public:
+    GeneratorParam<int> m_size{"m", 512};
+    GeneratorParam<int> n_size{"n", 512};
+    GeneratorParam<int> k_size{"k", 512};
+    GeneratorParam<Type> dtype{"dtype", Float(16)};
+    GeneratorParam<Activation> activation{"activation", Activation::None,
+                                          {{"none", Activation::None},
+                                           {"relu", Activation::Relu},
+                                           {"gelu", Activation::Gelu},
+                                           {"silu", Activation::Silu}}};
+
+    // Added in configure() because their type is a GeneratorParam.
+    Input<Buffer<>> *A = nullptr;     // A(k, m)
+    Input<Buffer<>> *B = nullptr;     // B(n, k)
+    Input<Buffer<>> *bias = nullptr;  // bias(n)
+    Output<Buffer<>> *C = nullptr;    // C(n, m)
+
+    void configure() {
+        const Type t = dtype;
+        _halide_user_assert(t == Float(16) || t == Float(32)) << "matmul: dtype must be float16 or float32, not " << t;
+        A = add_input<Buffer<>>("A", t, 2);
+        B = add_input<Buffer<>>("B", t, 2);
+        bias = add_input<Buffer<>>("bias", t, 1);
+        C = add_output<Buffer<>>("C", t, 2);
+    }
+
+    void generate() {
+        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation};
+        plan_ = spyre::plan_matmul_spyre(shape_);
+        const Type t = shape_.dtype;
+
+        // Reduce over the padded K (== K for host builds).
+        k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(t)), "k");
+        bias_f_(n_) = cast<float>((*bias)(n_));
+        acc_(n_, m_) = bias_f_(n_);
+        acc_(n_, m_) += cast<float>((*A)(k_, m_)) * cast<float>((*B)(n_, k_));
+
+        const Expr x = acc_(n_, m_);
+        switch (shape_.activation) {
+        case Activation::None:
+            result_(n_, m_) = cast(t, x);
+            break;
+        case Activation::Relu:
+            result_(n_, m_) = cast(t, max(x, 0.0f));
+            break;
+        case Activation::Gelu: {
+            // g = x (c0 + c1 x^2), then 0.5 (1 + tanh(g)); result = x * that.
+            const float c0 = 0.7978845608f, c1 = 0.7978845608f * 0.044715f;
+            act_(n_, m_) = x * c1;
+            act_(n_, m_) = act_(n_, m_) * x + c0;
+            act_(n_, m_) = act_(n_, m_) * x;
+            act_(n_, m_) = tanh(act_(n_, m_)) * 0.5f + 0.5f;
+            result_(n_, m_) = cast(t, act_(n_, m_) * x);
+            break;
+        }
+        case Activation::Silu:
+            act_(n_, m_) = exp(-x) + 1.0f;
+            result_(n_, m_) = cast(t, x / act_(n_, m_));
+            break;
+        }
+        (*C)(n_, m_) = result_(n_, m_);
+
+        // Multiples are the Spyre tiles (ignored by host builds); K of A and B
+        // is padded identically, to whole input sticks.
+        spyre::constrain_tensor(*A, {shape_.k, shape_.m}, {plan_.in_lanes, plan_.mp});
+        spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.np, plan_.in_lanes});
+        spyre::constrain_tensor(*bias, {shape_.n}, {plan_.np});
+        spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
+    }
+
+    void schedule() {
+        spyre::MatmulFuncs funcs{*C, result_, acc_, bias_f_, {}, k_, n_, m_};
+        if (act_.defined()) funcs.epilogue.push_back(act_);
+        if (spyre::is_spyre()) {
+            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("matmul"));
+        } else {
+            spyre::schedule_matmul_host(funcs, shape_, get_target());
+        }
+    }
+
+private:
+    Var n_{"n"}, m_{"m"};
+    Func acc_{"acc"}, bias_f_{"bias_f"}, act_{"act"}, result_{"result"};
+    RDom k_;
+    spyre::MatmulShape shape_;
+    spyre::MatmulSpyrePlan plan_;
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Matmul, matmul)

@@ -1,0 +1,65 @@
+// Schedules of the elementwise kernels (generators/elementwise_generator.cpp):
+//   out(x, y, z) = op(a(x, y, z), b(bx, by, bz))   op in {add, mul}, b broadcast
+//                                                   along any of its dims
+//   out(x, y, z) = op(a(x, y, z))                   op in {gelu, silu}
+// fp16 tensors compute in fp32 and round once.
+//
+// schedule_elementwise_host: the CPU reference (rows in parallel, vectorized x).
+// schedule_elementwise_spyre: rows (y, z) split across the cores; per core,
+//   for z, for each tile of `tile_rows` rows of y:
+//     copy the a tile and the b tile (DRAM -> scratchpad, DMA),
+//     compute the result tile on the SFU, one vector per row (whole sticks;
+//     the intermediates of the unary ops row by row before it),
+//     copy the result tile (scratchpad -> DRAM, DMA).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre {
+
+// The Funcs and Vars of the elementwise algorithm a schedule works on.
+struct ElementwiseFuncs {
+    Halide::Func out;     // out(x, y, z) = result(x, y, z)
+    Halide::Func result;  // result(x, y, z) = cast(dtype, op(...)) in fp32
+    std::vector<Halide::Func> intermediates;  // fp32 Funcs result reads (unary ops), producers first
+    Halide::Var x, y, z;
+};
+
+// The true extents (x = d0 innermost, the stick dimension), the dtype, the op
+// and the dims along which b has extent 1.
+struct ElementwiseShape {
+    int d0 = 1, d1 = 1, d2 = 1;
+    Halide::Type dtype;
+    std::string op;                       // add, mul (binary); gelu, silu (unary)
+    bool broadcast_b[3] = {false, false, false};
+
+    bool binary() const { return op == "add" || op == "mul"; }
+};
+
+// Tiles, padding and core split of the Spyre schedule for one shape.
+struct ElementwiseSpyrePlan {
+    int lanes = 0;        // stick lanes of the dtype
+    int d0p = 0;          // d0 padded to whole sticks
+    int d1p = 0;          // d1 padded to a multiple of tile_rows
+    int tile_rows = 1;    // rows of y per scratchpad tile
+    int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)
+    int cores_d1 = 1, cores_d2 = 1;
+    int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
+
+    int cores() const { return cores_d1 * cores_d2; }
+};
+
+// Chooses the tile and the core split for `shape` from the machine description
+// (the tile that minimises an estimate of DRAM time plus per-tile latency and
+// SFU time). Throws std::runtime_error if one row does not fit the scratchpad.
+ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &shape);
+
+void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &shape, const Halide::Target &target);
+// a_staged, b_staged: the inputs' wrappers a.in(), b.in() (b_staged undefined for unary ops).
+void schedule_elementwise_spyre(ElementwiseFuncs f, Halide::Func a_staged, Halide::Func b_staged,
+                                const ElementwiseShape &shape, const ElementwiseSpyrePlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,169 @@
+// Schedules of the matmul with a fused epilogue (see matmul_schedule.h).
+#include "matmul_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "spyre/machine.h"
+#include "spyre_schedule.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+int round_up(int x, int multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+}
+
+std::vector<int> divisors(int x) {
+    std::vector<int> out;
+    for (int d = 1; d <= x; d++) {
+        if (x % d == 0) out.push_back(d);
+    }
+    return out;
+}
+
+// Scratchpad bytes per core: A (tm x tk), B (tk x tn), the fp32 accumulator,
+// the epilogue stages (fp32) and the result tile, the bias (staged and fp32)
+// and a few fp32 SFU temporaries of one tile row.
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int stages) {
+    const int64_t tile = (int64_t)tm * tn;
+    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 * (1 + stages) + tile * bytes +
+           (int64_t)tn * (bytes + 4) + 4LL * tn * 4;
+}
+
+}  // namespace
+
+int epilogue_stages(Activation a) {
+    return a == Activation::Gelu || a == Activation::Silu ? 1 : 0;
+}
+
+MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape) {
+    const MachineDescription &machine = default_machine();
+    const int bytes = shape.dtype.bytes();
+    const int stages = epilogue_stages(shape.activation);
+    const int lanes = stick_lanes(shape.dtype);
+    const int kp = round_up(shape.k, lanes);
+    const int64_t budget = machine.scratchpad_bytes * 9 / 10;
+    const double pt_rate = machine.pt_peak_macs_per_cycle_fp16 * (shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
+    const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
+    const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
+    const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
+
+    MatmulSpyrePlan best;
+    best.estimated_us = -1;
+    for (int tn = 64; tn <= std::min(np64, 1024); tn += 64) {
+        for (int tm = 8; tm <= std::min(mp8, 512); tm += 8) {
+            // The largest K chunk (whole sticks, dividing the padded K) that fits.
+            int tk = 0;
+            for (int c = kp; c >= lanes; c -= lanes) {
+                if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages) <= budget) {
+                    tk = c;
+                    break;
+                }
+            }
+            if (tk == 0) continue;
+            const int mp = round_up(shape.m, tm), np = round_up(shape.n, tn);
+            const int m_tiles = mp / tm, n_tiles = np / tn;
+            for (int cn : divisors(n_tiles)) {
+                for (int cm : divisors(m_tiles)) {
+                    if (cn * cm > (int)machine.cores) continue;
+                    const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
+                    // A is staged once per M tile unless K is chunked; B and the bias per tile.
+                    const int64_t a_bytes = (tk == kp ? mt : mt * nt) * tm * (int64_t)kp * bytes;
+                    const int64_t b_bytes = mt * nt * ((int64_t)kp * tn * bytes + (int64_t)tn * bytes);
+                    const double read = (double)(a_bytes + b_bytes) * cn * cm;
+                    const double write = (double)mp * np * bytes;
+                    const double dram_ns = (read + write) / dram_bytes_per_ns +
+                                           machine.dram_turnaround_ns_per_byte * std::min(read, write);
+                    const double passes = std::ceil((double)tm / machine.pt_pass_rows);
+                    const double pt_cycles = (double)(kp / tk) * passes *
+                                             ((double)machine.pt_pass_rows * tn * tk / pt_rate + machine.pt_pass_fill_cycles);
+                    const double sfu_cycles = (3.0 + 4 * stages) * tm * tn * 4 / sfu_bytes_per_cycle;
+                    const double us = (dram_ns + (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz) / 1000.0;
+                    if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
+                        best.tm = tm;
+                        best.tn = tn;
+                        best.tk = tk;
+                        best.mp = mp;
+                        best.np = np;
+                        best.kp = kp;
+                        best.cm = cm;
+                        best.cn = cn;
+                        best.in_lanes = lanes;
+                        best.footprint_bytes = matmul_footprint(tm, tn, tk, bytes, stages);
+                        best.dram_bytes = (int64_t)(read + write);
+                        best.estimated_us = us;
+                    }
+                }
+            }
+        }
+    }
+    _halide_user_assert(best.estimated_us >= 0)
+        << "matmul Spyre schedule: even a one-stick K chunk of an 8x64 tile does not fit in the scratchpad (" << budget
+        << " bytes)";
+    return best;
+}
+
+void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Target &target) {
+    Var n = f.n, m = f.m;
+    Var no("no"), mo("mo"), ni("ni"), mi("mi"), nn("nn"), nv("nv");
+    const int vec = target.natural_vector_size(Float(32));
+    // Tiles no larger than the tensor (ShiftInwards needs extent >= factor).
+    const int vn = std::min(vec, shape.n);
+    const int tn = shape.n >= 2 * vn ? 2 * vn : vn;
+    const int tm = std::min(4, shape.m);
+    f.C.tile(n, m, no, mo, ni, mi, tn, tm).parallel(mo).vectorize(ni, vn);
+    f.bias_f.compute_root();
+    f.acc.compute_at(f.C, no).split(n, nn, nv, vn).vectorize(nv).unroll(nn).unroll(m);
+    f.acc.update().reorder(n, m, f.k).split(n, nn, nv, vn).vectorize(nv).unroll(nn).unroll(m);
+    for (Func g : f.epilogue) {
+        g.compute_at(f.C, no).vectorize(n, vn);
+        for (int u = 0; u < g.num_update_definitions(); u++) g.update(u).vectorize(n, vn);
+    }
+}
+
+void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, const MatmulShape &shape,
+                           const MatmulSpyrePlan &p) {
+    Var n = f.n, m = f.m;
+    Var mo("mo"), no("no"), mi("mi"), ni("ni");
+    _halide_user_assert(p.mp % (p.cm * p.tm) == 0 && p.np % (p.cn * p.tn) == 0 && p.kp % p.tk == 0 &&
+                        p.tn % p.in_lanes == 0)
+        << "matmul Spyre schedule: tiles do not divide the padded extents (Mp " << p.mp << ", Np " << p.np << ", Kp "
+        << p.kp << ")";
+
+    // Core split (N, M) fused into one constant-extent parallel loop; per core
+    // for mo, no { one tm x tn tile } as plain serial loops.
+    const CoreSplit cores = split_across_cores(f.C, {{n, p.np, p.tn, p.cn}, {m, p.mp, p.tm, p.cm}});
+    const Var mr = cores.serial_of(m), nr = cores.serial_of(n);
+    f.C.tile(nr, mr, no, mo, ni, mi, p.tn, p.tm, TailStrategy::RoundUp).reorder(ni, mi, no, mo);
+    stick_vectorize(f.C, ni);
+
+    // The bias tile, widened to fp32 (for fp32 bias_f is a plain copy: a DMA).
+    if (shape.dtype != Float(32)) stage_in_scratchpad(bias_in, f.C, no);
+    stage_in_scratchpad(f.bias_f, f.C, no);
+
+    // fp32 accumulator tile, initialised with the bias, reduced on the PT.
+    accumulate_in_scratchpad(f.acc, f.C, no);
+    const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
+    if (pt.k_chunked) {
+        stage_in_scratchpad(A_in, f.acc, pt.k_outer);
+        stage_in_scratchpad(B_in, f.acc, pt.k_outer);
+    } else {
+        stage_in_scratchpad(A_in, f.C, mo);  // reused by every N tile of the row of tiles
+        stage_in_scratchpad(B_in, f.C, no);
+    }
+
+    // Epilogue on the SFU at the tile: one instruction per stage and tile row
+    // (vectors of the whole tile width), then the cast; C stores the tile (DMA).
+    for (Func g : f.epilogue) {
+        g.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.tn, TailStrategy::RoundUp);
+        for (int u = 0; u < g.num_update_definitions(); u++) g.update(u).vectorize(n, p.tn, TailStrategy::RoundUp);
+    }
+    f.result.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.tn, TailStrategy::RoundUp);
+}
+
+}  // namespace spyre

@@ -1,0 +1,68 @@
+// Schedules of the matmul with a fused epilogue (generators/matmul_generator.cpp):
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+// kept apart from the algorithm. The bias is the accumulator's initial value
+// (acc = bias; acc += A * B), so the epilogue is the activation and the cast.
+//
+// schedule_matmul_host: a CPU schedule for the host reference build.
+// schedule_matmul_spyre: one constant-extent parallel loop over the cores
+//   (N and M tiles), per core for mo, no:
+//     stage the bias tile (DMA, widened to fp32 on the SFU for fp16),
+//     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT),
+//     activation and cast on the SFU at the tile (whole tile rows per instruction),
+//     store the C tile (DMA).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre {
+
+enum class Activation { None, Relu, Gelu, Silu };
+
+// The Funcs and Vars of the matmul algorithm that a schedule works on.
+struct MatmulFuncs {
+    Halide::Func C;        // output C(n, m) = result(n, m)
+    Halide::Func result;   // result(n, m) = cast(dtype, act(acc(n, m)))
+    Halide::Func acc;      // fp32 accumulator: acc = bias_f(n); acc += A(k, m) * B(n, k)
+    Halide::Func bias_f;   // bias widened to fp32
+    std::vector<Halide::Func> epilogue;  // activation stages between acc and result (gelu, silu)
+    Halide::RDom k;        // the reduction over the (padded) K
+    Halide::Var n, m;
+};
+
+struct MatmulShape {
+    int m = 1, n = 1, k = 1;
+    Halide::Type dtype;
+    Activation activation = Activation::None;
+};
+
+// Tiles, padding and core split of the Spyre schedule for one shape.
+struct MatmulSpyrePlan {
+    int tm = 0, tn = 0, tk = 0;  // tile sizes; tk == kp unless K is chunked
+    int mp = 0, np = 0, kp = 0;  // padded extents (multiples of cm * tm, cn * tn, the input stick)
+    int cm = 1, cn = 1;          // cores along m and n
+    int in_lanes = 0;            // stick lanes of the dtype
+    int64_t footprint_bytes = 0; // estimated scratchpad bytes per core
+    int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
+    double estimated_us = 0;     // the planner's estimate (DRAM + PT + SFU, not overlapped)
+
+    bool k_chunked() const { return tk < kp; }
+    int cores() const { return cm * cn; }
+};
+
+// Chooses tiles and the core split for `shape` with the least estimated time
+// (machine sizes and rates from the runtime's machine description).
+MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape);
+
+// Number of fp32 tile-sized epilogue stages an activation needs in scratchpad.
+int epilogue_stages(Activation a);
+
+void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Halide::Target &target);
+// A_in, B_in, bias_in: the input wrappers (A.in(), ...); bias_in is staged only
+// for fp16 (for fp32 bias_f is itself a copy of the input, i.e. a DMA).
+void schedule_matmul_spyre(MatmulFuncs f, Halide::Func A_in, Halide::Func B_in, Halide::Func bias_in,
+                           const MatmulShape &shape, const MatmulSpyrePlan &plan);
+
+}  // namespace spyre

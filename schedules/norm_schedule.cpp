@@ -1,0 +1,121 @@
+// Schedules of layernorm and rmsnorm (see norm_schedule.h).
+#include "norm_schedule.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "spyre/machine.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+constexpr int kMaxSfuLanes = 4096;  // longest SFU vector the schedules ask for
+constexpr int kSfuTemps = 5;        // row temporaries of the result expression
+
+// The longest whole-stick vector (<= kMaxSfuLanes) that divides the padded row.
+int choose_row_vector(int cols_padded, int lanes) {
+    int best = lanes;
+    for (int v = lanes; v <= std::min(cols_padded, kMaxSfuLanes); v += lanes) {
+        if (cols_padded % v == 0) best = v;
+    }
+    return best;
+}
+
+}  // namespace
+
+NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered) {
+    const MachineDescription &m = default_machine();
+    NormSpyrePlan p;
+    p.cols = cols;
+    p.rows = rows;
+    p.in_lanes = (int)(m.stick_bytes / t.bytes());
+    p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
+    p.row_vector = choose_row_vector(p.cols_padded, p.in_lanes);
+    const int64_t cp = p.cols_padded;
+    // Per core, once: weight (and bias) as staged and widened to float32.
+    const int64_t per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * p.row_vector * 4;
+    // Per row: the input, centered (layernorm), squares (float32), the result,
+    // and the per-row scalars (a stick each at most).
+    const int64_t per_row = cp * (t.bytes() + (centered ? 4 : 0) + 4 + t.bytes()) + 4 * 4;
+    const int64_t budget = m.scratchpad_bytes * 7 / 8 - per_core;
+    if (per_row > budget) {
+        throw std::runtime_error("norm: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
+                                 std::to_string(per_row) + " bytes per row, " + std::to_string(budget) + " available)");
+    }
+    // Every core gets the same number of equal tiles, as large as fit (fewer,
+    // larger DMAs); the rows are padded up to that. The core count trades the
+    // padded rows (DRAM traffic, shared by all cores) against the rows per core
+    // (SFU time, which does not overlap the DMA: about a tenth of it at 32 cores).
+    const int max_tile = (int)std::min<int64_t>(64, budget / per_row);
+    double best = 0;
+    for (int c = 1; c <= std::min<int>(rows, (int)m.cores); c++) {
+        const int rows_per_core = (rows + c - 1) / c;
+        const int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
+        const int tile = (rows_per_core + tiles_per_core - 1) / tiles_per_core;
+        const int padded = tile * tiles_per_core * c;
+        const double cost = padded * (1.0 + 0.1 * (double)m.cores / c);
+        if (c == 1 || cost <= best) {
+            best = cost;
+            p.cores = c;
+            p.tile_rows = tile;
+            p.rows_padded = padded;
+        }
+    }
+    p.footprint_bytes = per_row * p.tile_rows + per_core;
+    return p;
+}
+
+void schedule_norm_host(NormFuncs f, const Target &target) {
+    const int vec = target.natural_vector_size<float>();
+    Var yo("yo"), yi("yi");
+    f.out.split(f.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    for (Func g : {f.sum, f.mean, f.sumsq, f.inv}) {
+        if (g.defined()) g.compute_at(f.out, yi);
+    }
+    for (Func g : {f.centered, f.sq}) {
+        if (g.defined()) g.compute_at(f.out, yi).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    }
+    f.sq.update().vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    for (Func g : {f.weight_f, f.bias_f}) {
+        if (g.defined()) g.compute_root().vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    }
+}
+
+void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_in, const Type &t,
+                         const NormSpyrePlan &p) {
+    Var core("core"), yr("yr"), yo("yo"), yi("yi");
+    const int rows_per_core = p.rows_padded / p.cores;
+    f.out.split(f.y, core, yr, rows_per_core, TailStrategy::RoundUp)
+        .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
+        .parallel(core)
+        .vectorize(f.x, p.in_lanes, TailStrategy::RoundUp);
+
+    // Once per core: weight (and bias) widened to float32. For float32 weight_f is a
+    // plain copy of the input, which the backend turns into one DMA.
+    const bool widen = t != Float(32);
+    for (auto [wide, staged] : {std::pair<Func, Func>{f.weight_f, weight_in}, {f.bias_f, bias_in}}) {
+        if (!wide.defined()) continue;
+        if (widen) staged.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(staged.args()[0], p.in_lanes);
+        wide.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(f.x, widen ? p.row_vector : 32,
+                                                                           TailStrategy::RoundUp);
+    }
+
+    // Per tile of rows: the input (DMA), the row statistics, the result.
+    in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    for (Func g : {f.sum, f.mean, f.sumsq, f.inv}) {
+        if (g.defined()) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
+    }
+    for (Func g : {f.centered, f.sq, f.result}) {
+        if (g.defined()) {
+            g.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+        }
+    }
+    f.sq.update().vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+}
+
+}  // namespace spyre

@@ -1,0 +1,55 @@
+// Schedules of the row normalizations (generators/layernorm_generator.cpp,
+// generators/rmsnorm_generator.cpp), kept apart from the algorithms.
+//
+// Both normalize each row (the innermost, stick dimension x) of a 2-D tensor:
+//   layernorm: out = (v - mean) * inv * weight + bias,  inv = 1 / sqrt(var + eps)
+//   rmsnorm:   out = v * inv * weight,                  inv = 1 / sqrt(mean(v^2) + eps)
+// with v = float32(in); the statistics run over the true row length only.
+//
+// Spyre: rows are split across the cores (even divisors of the row tiles);
+// per core the weight (and bias) are staged once and widened to float32; for
+// each tile of `tile_rows` rows: stage the input tile (DMA), row sum
+// (sfu.rowsum) and mean, centered row (SFU), squares and their row sum,
+// the per-row scale inv (scalar SFU ops with the run-time eps), the scaled,
+// cast result (SFU), store the tile (DMA). Rows are SFU vectors of up to 4096 lanes.
+// Host: rows in parallel, vectorized along the row.
+#pragma once
+
+#include "Halide.h"
+
+namespace spyre {
+
+// The Funcs of a normalization. `sum`, `mean`, `centered` and `bias_f` are
+// undefined for rmsnorm (no centering, no bias).
+struct NormFuncs {
+    Halide::Func out, result;     // out = result = cast(dtype, ...)
+    Halide::Func sum, mean;       // row sum of v and mean (layernorm)
+    Halide::Func centered;        // v - mean (layernorm)
+    Halide::Func sq, sumsq, inv;  // squares, their row sum, 1 / sqrt(sumsq / N + eps)
+    Halide::Func weight_f, bias_f;  // weight and bias widened to float32
+    Halide::Var x, y;
+};
+
+struct NormSpyrePlan {
+    int cols = 0, rows = 0;
+    int cols_padded = 0;   // whole sticks of the input type
+    int tile_rows = 1;     // rows per scratchpad tile
+    int rows_padded = 0;   // multiple of tile_rows
+    int cores = 1;         // cores used (divides the row tiles)
+    int in_lanes = 0;      // stick lanes of the input type
+    int row_vector = 0;    // SFU vector length along a row (divides cols_padded)
+    int64_t footprint_bytes = 0;  // estimated scratchpad bytes per core
+};
+
+// Tiles and core split for `cols` x `rows` of `t`; `centered` is true for
+// layernorm (one more float32 row per tile). Throws if a row does not fit.
+NormSpyrePlan plan_norm_spyre(int cols, int rows, const Halide::Type &t, bool centered);
+
+void schedule_norm_host(NormFuncs f, const Halide::Target &target);
+// in_staged, weight_in, bias_in: the input wrappers (in.in(), ...); bias_in is
+// undefined for rmsnorm. weight_in/bias_in are only staged for float16 (for
+// float32 weight_f is itself a copy of the input, i.e. a DMA).
+void schedule_norm_spyre(NormFuncs f, Halide::Func in_staged, Halide::Func weight_in, Halide::Func bias_in,
+                         const Halide::Type &t, const NormSpyrePlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,63 @@
+// Schedules of the reductions (generators/reduce_generator.cpp): sum, mean or
+// max of a 3-D tensor in(x, y, z) over one axis; the output keeps the other two
+// dims in order, out(u, v). fp16 inputs widen to fp32 (wide(x, y, z)), the
+// accumulator acc(u, v) is fp32, the result rounds once.
+//
+// schedule_reduce_host: the CPU reference (serial reduction, vectorized u).
+// schedule_reduce_spyre: the output split across the cores (v, then tiles of u).
+//   axis 0 (along the sticks): per tile of `tile` rows of y, stage the rows
+//     (DMA), one sfu.rowsum / sfu.rowmax per row into a scalar per row,
+//     cast (SFU), store the tile (DMA).
+//   axes 1, 2 (across sticks): per tile of `tile` lanes of x, for each chunk of
+//     `chunk` rows of the reduced axis: stage it (DMA; fp16 widened by one SFU
+//     cast), acc[x] = acc[x] + wide[x, r] as one SFU add over the chunk's rows;
+//     then cast and store the tile.
+#pragma once
+
+#include <string>
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct ReduceFuncs {
+    Halide::Func out;     // out(u, v) = result(u, v)
+    Halide::Func result;  // cast(dtype, acc [/ n])
+    Halide::Func acc;     // fp32: acc = identity; acc = acc (+|max) wide(..r..)
+    Halide::Func wide;    // wide(x, y, z) = cast<float>(in(x, y, z)) (a copy of in for fp32)
+    Halide::RDom r;       // the reduced axis, true extent
+    Halide::Var u, v;     // the output dims
+    Halide::Var x;        // wide's dim 0 (the stick dimension)
+};
+
+struct ReduceShape {
+    int d0 = 1, d1 = 1, d2 = 1;
+    Halide::Type dtype;
+    std::string op;  // sum, mean, max
+    int axis = 0;
+
+    int extent(int d) const { return d == 0 ? d0 : d == 1 ? d1 : d2; }
+    int reduced() const { return extent(axis); }
+    // The output's dims: the input dims other than `axis`, in order.
+    int kept(int i) const { return i == 0 ? (axis == 0 ? 1 : 0) : (axis == 2 ? 1 : 2); }
+};
+
+struct ReduceSpyrePlan {
+    int in_lanes = 0;      // stick lanes of the dtype (input and output)
+    int tile = 0;          // per core step: axis 0: rows of y; axes 1, 2: lanes of x (whole sticks)
+    int u_padded = 0;      // out dim 0 padded to `tile` (axis 0: y; else x)
+    int chunk = 0;         // axes 1, 2: rows of the reduced axis per staged chunk (divides its extent)
+    int cores_u = 1, cores_v = 1;
+    int64_t footprint_bytes = 0;
+
+    int cores() const { return cores_u * cores_v; }
+};
+
+// Throws std::runtime_error if one tile does not fit the scratchpad.
+ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &shape);
+
+void schedule_reduce_host(ReduceFuncs f, const ReduceShape &shape, const Halide::Target &target);
+// in_staged: in.in() (the DMA stage), or undefined when fp32 axes 1, 2 stage `wide` itself.
+void schedule_reduce_spyre(ReduceFuncs f, Halide::Func in_staged, const ReduceShape &shape, const ReduceSpyrePlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,87 @@
+// Schedules of the transpose (see transpose_schedule.h).
+#include "transpose_schedule.h"
+
+#include <algorithm>
+
+#include "spyre/machine.h"
+#include "spyre_schedule.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+// Plans pad whatever the build (padded_extent is the identity in host builds).
+int round_up(int x, int multiple) {
+    return (x + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t) {
+    const MachineDescription &m = default_machine();
+    TransposeSpyrePlan p;
+    p.x = x;
+    p.y = y;
+    p.batch = std::max(1, batch);
+    p.lanes = stick_lanes(t);
+    // Square tiles of one or two sticks a side (4-16 KiB). Gathers move one
+    // element per row whatever the tile and DRAM rows stay whole sticks; two
+    // sticks halve the DMA/SFU hand-offs (about 1.5% faster on 2048^2 f16),
+    // taken only when they add no padding.
+    p.tile = p.lanes;
+    if (round_up(x, 2 * p.lanes) == round_up(x, p.lanes) &&
+        round_up(y, 2 * p.lanes) == round_up(y, p.lanes)) {
+        p.tile = 2 * p.lanes;
+    }
+    p.xp = round_up(x, p.tile);
+    p.yp = round_up(y, p.tile);
+    // Staged tile, transposed tile and one gather temporary (a stick of f32 slots).
+    p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
+    // Batch first, then y tiles, then x tiles: even divisors only.
+    const std::vector<int> c = plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
+                                               CoreSplitOptions{(int)m.cores, 1});
+    p.cb = c[0];
+    p.cy = c[1];
+    p.cx = c[2];
+    return p;
+}
+
+void schedule_transpose_host(TransposeFuncs f, const Target &target) {
+    Var yo("yo"), xo("xo"), yi("yi"), xi("xi"), tile("tile");
+    const int vec = target.natural_vector_size<float>();
+    f.out.tile(f.y, f.x, yo, xo, yi, xi, vec, vec, TailStrategy::GuardWithIf);
+    // float16 stays scalar: the JIT's predicated float16 vectors of ragged
+    // tiles raise SIGILL on this build machine (Halide 14, AVX-512 host).
+    if (f.out.output_types()[0] == Float(32)) f.out.vectorize(yi);
+    if (f.batched) {
+        f.out.fuse(xo, f.b, tile).parallel(tile);
+    } else {
+        f.out.parallel(xo);
+    }
+}
+
+void schedule_transpose_spyre(TransposeFuncs f, Func in_staged, const TransposeSpyrePlan &p) {
+    // out(y, x, b): y is out's stick dimension, x its rows.
+    std::vector<CoreSplitDim> dims;
+    if (f.batched) dims.push_back({f.b, p.batch, 1, p.cb});
+    dims.push_back({f.y, p.yp, p.tile, p.cy});
+    dims.push_back({f.x, p.xp, p.tile, p.cx});
+    const CoreSplit cores = split_across_cores(f.out, dims);
+    Var yo("yo"), xo("xo"), yi("yi"), xi("xi");
+    const Var yr = cores.serial_of(f.y), xr = cores.serial_of(f.x);
+    f.out.tile(yr, xr, yo, xo, yi, xi, p.tile, p.tile, TailStrategy::RoundUp);
+    if (f.batched) {
+        f.out.reorder(yi, xi, yo, xo, cores.serial_of(f.b));
+    } else {
+        f.out.reorder(yi, xi, yo, xo);
+    }
+    stick_vectorize(f.out, yi);
+    // Input tile by DMA, transposed tile by SFU gathers; out stores it by DMA.
+    stage_in_scratchpad(in_staged, f.out, yo);
+    stage_in_scratchpad(f.transposed, f.out, yo);
+}
+
+}  // namespace spyre

@@ -1,0 +1,43 @@
+// Schedules of the transpose out(y, x[, b]) = in(x, y[, b])
+// (generators/transpose_generator.cpp): a re-layout that moves the stick
+// dimension ("restickify": in is sticked along x, out along y).
+//
+// Spyre: square tiles of T x T elements (T a multiple of the stick lanes),
+// split across the cores by (batch, y tiles, x tiles); per core, per tile:
+//   stage the input tile (dma.load, T rows of T elements),
+//   build the transposed tile in scratchpad: each output stick is a strided
+//   read of the staged tile (an SFU gather, one element per row),
+//   store the transposed tile (dma.store, T rows of T elements).
+// Host: 2-D tiles, vectorized along y of the output.
+#pragma once
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct TransposeFuncs {
+    Halide::Func out;         // out(y, x, [b]) = transposed(y, x, [b])
+    Halide::Func transposed;  // transposed(y, x, [b]) = in(x, y, [b])
+    Halide::Var y, x, b;      // b is unused for 2-D tensors
+    bool batched = false;
+};
+
+struct TransposeSpyrePlan {
+    int x = 0, y = 0, batch = 1;  // true extents of in (x innermost); batch 1 for 2-D
+    int tile = 0;                 // T: tile edge, a multiple of the stick lanes
+    int xp = 0, yp = 0;           // padded extents (multiples of T)
+    int lanes = 0;                // stick lanes of the element type
+    int cb = 1, cy = 1, cx = 1;   // cores along batch, y tiles, x tiles
+    int64_t footprint_bytes = 0;  // scratchpad bytes per core
+
+    int cores() const { return cb * cy * cx; }
+};
+
+// Tiles and core split for an X x Y (x batch) tensor of `t`.
+TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Halide::Type &t);
+
+void schedule_transpose_host(TransposeFuncs f, const Halide::Target &target);
+// in_staged: the input wrapper (in.in()), staged in the scratchpad by DMA.
+void schedule_transpose_spyre(TransposeFuncs f, Halide::Func in_staged, const TransposeSpyrePlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,111 @@
+// gen_elementwise built for Spyre against its host build on random data: every
+// op (add, mul, gelu, silu), both dtypes, b broadcast along each dim and along
+// several, over shapes that are not multiples of a stick, a tile or the core
+// count, and rows longer than one SFU vector.
+#include <gtest/gtest.h>
+
+#include "elementwise_schedule.h"
+#include "jit_helpers.h"
+
+namespace spyre::testing {
+namespace {
+
+struct ElementwiseCase {
+    const char *op;
+    int d0, d1, d2;
+    const char *dtype;
+    const char *broadcast_b;  // "" or e.g. "d0,d2"
+};
+
+std::string case_name(const ::testing::TestParamInfo<ElementwiseCase> &info) {
+    const ElementwiseCase &c = info.param;
+    std::string b = c.broadcast_b;
+    for (char &ch : b) {
+        if (ch == ',') ch = '_';
+    }
+    return std::string(c.op) + "_" + c.dtype + "_" + std::to_string(c.d0) + "x" + std::to_string(c.d1) + "x" +
+           std::to_string(c.d2) + (b.empty() ? "" : "_bcast_" + b);
+}
+
+void scale(Halide::Buffer<> &b, float k) {
+    if (b.type() == Halide::Float(32)) b.as<float>().for_each_value([k](float &v) { v *= k; });
+    else b.as<Halide::float16_t>().for_each_value([k](Halide::float16_t &v) { v = Halide::float16_t((float)v * k); });
+}
+
+class ElementwiseDualRealization : public ::testing::TestWithParam<ElementwiseCase> {};
+
+TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
+    const ElementwiseCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    ElementwiseShape shape;
+    shape.d0 = c.d0, shape.d1 = c.d1, shape.d2 = c.d2, shape.dtype = t, shape.op = c.op;
+    const std::string bspec = c.broadcast_b;
+    for (int d = 0; d < 3; d++) shape.broadcast_b[d] = bspec.find("d" + std::to_string(d)) != std::string::npos;
+    const std::map<std::string, std::string> params = {{"op", c.op},           {"d0", std::to_string(c.d0)},
+                                                       {"d1", std::to_string(c.d1)}, {"d2", std::to_string(c.d2)},
+                                                       {"dtype", c.dtype},       {"broadcast_b", c.broadcast_b}};
+    set_compiling_for_spyre(true);
+    const ElementwiseSpyrePlan plan = plan_elementwise_spyre(shape);
+    set_compiling_for_spyre(false);
+
+    // The nonlinear ops get inputs in [-4, 4) so gelu and silu leave their linear range.
+    Halide::Buffer<> a = random_buffer("a", t, {c.d0, c.d1, c.d2}, 11);
+    if (!shape.binary()) scale(a, 4.0f);
+    const std::vector<int> out_extents = {c.d0, c.d1, c.d2};
+    Halide::Buffer<> spyre, host;
+    if (shape.binary()) {
+        const bool *bc = shape.broadcast_b;
+        Halide::Buffer<> b = random_buffer("b", t, {bc[0] ? 1 : c.d0, bc[1] ? 1 : c.d1, bc[2] ? 1 : c.d2}, 12);
+        Halide::Buffer<> a_padded = padded_copy(a, {plan.d0p, plan.d1p, c.d2});
+        Halide::Buffer<> b_padded = padded_copy(b, {bc[0] ? plan.lanes : plan.d0p, bc[1] ? 1 : plan.d1p, bc[2] ? 1 : c.d2});
+        spyre = run_generator("elementwise", params, true, t, out_extents, a_padded, b_padded);
+        host = run_generator("elementwise", params, false, t, out_extents, a, b);
+    } else {
+        Halide::Buffer<> a_padded = padded_copy(a, {plan.d0p, plan.d1p, c.d2});
+        spyre = run_generator("elementwise", params, true, t, out_extents, a_padded);
+        host = run_generator("elementwise", params, false, t, out_extents, a);
+    }
+
+    // add/mul: one fp32 operation; gelu/silu: tanh/exp approximated differently
+    // on the host. fp16 results round once (half an ulp, 2^-11, plus a boundary case).
+    const double tol = t == Halide::Float(32) ? (shape.binary() ? 1e-6 : 2e-5) : 2e-3;
+    double max_err = 0, max_ref = 0;
+    int distinct = 0;
+    const double first = value_at(host, 0, 0, 0);
+    for (int z = 0; z < c.d2; z++)
+        for (int y = 0; y < c.d1; y++)
+            for (int x = 0; x < c.d0; x++) {
+                const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
+                max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+                max_ref = std::max(max_ref, std::fabs(h));
+                if (h != first) distinct++;
+            }
+    if (c.d0 * c.d1 * c.d2 > 1) {
+        EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
+    }
+    EXPECT_GT(max_ref, 0.05) << "the host reference is (nearly) zero: the test could pass by accident";
+    EXPECT_LE(max_err, tol) << "max relative error " << max_err << " (plan: " << plan.tile_rows << " rows per tile, "
+                            << plan.cores() << " cores, vector " << plan.row_vector << ")";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ElementwiseDualRealization,
+    ::testing::Values(ElementwiseCase{"add", 64, 32, 2, "float32", ""},          // whole sticks and tiles
+                      ElementwiseCase{"add", 100, 37, 5, "float16", ""},         // nothing a multiple of anything
+                      ElementwiseCase{"mul", 33, 70, 3, "float32", "d0"},        // per-row scalar b
+                      ElementwiseCase{"add", 1000, 7, 3, "float16", "d1"},       // b one row per z
+                      ElementwiseCase{"mul", 129, 40, 6, "float16", "d2"},       // b one plane
+                      ElementwiseCase{"add", 65, 33, 4, "float32", "d0,d2"},     // a column of b
+                      ElementwiseCase{"mul", 70, 50, 2, "float16", "d1,d2"},     // one row of b
+                      ElementwiseCase{"add", 5000, 3, 7, "float16", "d0,d1,d2"}, // scalar b; rows over 4096 lanes
+                      ElementwiseCase{"mul", 1, 1, 1, "float32", ""},            // the smallest
+                      ElementwiseCase{"mul", 100, 37, 5, "float16", "d0"},       // fp16 per-row scalar b
+                      ElementwiseCase{"gelu", 200, 45, 3, "float32", ""},
+                      ElementwiseCase{"gelu", 100, 37, 5, "float16", ""},
+                      ElementwiseCase{"gelu", 4100, 9, 1, "float16", ""},        // rows cut into SFU vectors
+                      ElementwiseCase{"silu", 31, 100, 1, "float32", ""},
+                      ElementwiseCase{"silu", 128, 65, 2, "float16", ""}),
+    case_name);
+
+}  // namespace
+}  // namespace spyre::testing

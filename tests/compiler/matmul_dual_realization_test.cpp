@@ -1,0 +1,97 @@
+// gen_matmul built for Spyre against the host build of the same generator, on
+// random non-constant data, over shapes that are not multiples of a stick, a
+// tile or the core count, both dtypes and every activation of the epilogue.
+#include <gtest/gtest.h>
+
+#include "jit_helpers.h"
+#include "matmul_schedule.h"
+
+namespace spyre::testing {
+namespace {
+
+struct MatmulCase {
+    int m, n, k;
+    const char *dtype;
+    const char *activation;
+};
+
+Activation activation_of(const std::string &a) {
+    if (a == "relu") return Activation::Relu;
+    if (a == "gelu") return Activation::Gelu;
+    if (a == "silu") return Activation::Silu;
+    return Activation::None;
+}
+
+std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
+    const MatmulCase &c = info.param;
+    return std::string(c.dtype) + "_" + c.activation + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
+           std::to_string(c.k);
+}
+
+class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
+
+TEST_P(MatmulDualRealization, SpyreMatchesHost) {
+    const MatmulCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m}, 21);
+    Halide::Buffer<> B = random_buffer("B", t, {c.n, c.k}, 22);
+    Halide::Buffer<> bias = random_buffer("bias", t, {c.n}, 23);
+    const std::map<std::string, std::string> params = {{"m", std::to_string(c.m)},
+                                                       {"n", std::to_string(c.n)},
+                                                       {"k", std::to_string(c.k)},
+                                                       {"dtype", c.dtype},
+                                                       {"activation", c.activation}};
+    set_compiling_for_spyre(true);
+    const MatmulSpyrePlan plan = plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation)});
+    set_compiling_for_spyre(false);
+    Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
+    Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.np});
+    Halide::Buffer<> spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p);
+    Halide::Buffer<> host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias);
+
+    // fp32 accumulation in k order on both sides; the host may vectorize or fuse
+    // differently, so allow rounding that grows with K; the transcendentals of the
+    // epilogue are approximated differently on the host. fp16 outputs round once.
+    const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+    const double tol = (t == Halide::Float(32) ? 4.0 * c.k * ulp : 2.0 * ulp) * std::sqrt((double)c.k) + 2e-6;
+    double max_err = 0, max_ref = 0;
+    int distinct = 0, positive = 0, negative = 0;
+    const double first = value_at(host, 0, 0, 0);
+    for (int m = 0; m < c.m; m++) {
+        for (int n = 0; n < c.n; n++) {
+            const double h = value_at(host, n, m, 0), s = value_at(spyre, n, m, 0);
+            max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+            max_ref = std::max(max_ref, std::fabs(h));
+            if (h != first) distinct++;
+            if (h > 0) positive++;
+            if (h < 0) negative++;
+        }
+    }
+    if (c.m * c.n > 1) {
+        EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
+        EXPECT_GT(max_ref, 0.1);
+        EXPECT_GT(positive, 0);
+        // relu clamps the negatives; the other activations keep some (gelu and silu dip below 0).
+        if (std::string(c.activation) != "relu") EXPECT_GT(negative, 0);
+    } else {
+        EXPECT_NE(first, 0.0) << "the single output is zero: the test could pass by accident";
+    }
+    EXPECT_LE(max_err, tol) << "max relative error " << max_err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
+                         ::testing::Values(MatmulCase{64, 128, 256, "float32", "none"},
+                                           MatmulCase{50, 70, 40, "float16", "none"},    // nothing a multiple of anything
+                                           MatmulCase{33, 65, 17, "float32", "relu"},    // K below a stick
+                                           MatmulCase{100, 36, 130, "float16", "relu"},  // ragged tiles
+                                           MatmulCase{96, 192, 64, "float32", "gelu"},
+                                           MatmulCase{37, 200, 300, "float16", "gelu"},  // K not a stick multiple
+                                           MatmulCase{200, 40, 96, "float32", "silu"},   // M over several tiles
+                                           MatmulCase{128, 256, 128, "float16", "silu"},
+                                           MatmulCase{1, 1, 1, "float32", "gelu"},       // the smallest
+                                           MatmulCase{300, 520, 2000, "float16", "relu"}),  // several tiles and K chunks
+                         case_name);
+
+}  // namespace
+}  // namespace spyre::testing

@@ -1,0 +1,129 @@
+// gen_layernorm and gen_rmsnorm built for Spyre against their host builds on
+// random data, over shapes that are not multiples of a stick, a tile or the
+// core count, both dtypes. eps is a run-time parameter: each build is compiled
+// once and run with two values of it, which must give different results.
+#include <gtest/gtest.h>
+
+#include "jit_helpers.h"
+#include "norm_schedule.h"
+
+namespace spyre::testing {
+namespace {
+
+struct NormCase {
+    const char *kernel;  // "layernorm" or "rmsnorm"
+    int cols, rows;
+    const char *dtype;
+};
+
+constexpr float kEpsSmall = 1e-5f, kEpsLarge = 0.5f;
+
+// Builds generator `name` once (Spyre or host) with eps bound to a run-time
+// Param, then realizes it once per value in `eps_values`.
+template <typename... Inputs>
+std::vector<Halide::Buffer<>> run_with_eps(const std::string &name, const std::map<std::string, std::string> &params,
+                                           bool for_spyre, Halide::Type t, const std::vector<int> &out_extents,
+                                           const std::vector<float> &eps_values, const Inputs &...inputs) {
+    set_compiling_for_spyre(for_spyre);
+    DriverOptions d;
+    d.function_name = name;
+    set_driver_options(d);
+    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : Halide::get_host_target();
+    auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(target));
+    Halide::Internal::GeneratorParamsMap pm;
+    for (const auto &kv : params) pm[kv.first] = kv.second;
+    gen->set_generator_param_values(pm);
+    GeneratorSteps::configure(gen.get());
+    Halide::Param<float> eps("eps_runtime");
+    gen->set_inputs(inputs..., Halide::Expr(eps));
+    Halide::Pipeline p = GeneratorSteps::build(gen.get());
+    p.compile_jit(target);
+    std::vector<Halide::Buffer<>> outs;
+    for (float v : eps_values) {
+        eps.set(v);
+        Halide::Buffer<> out(t, out_extents);
+        p.realize(Halide::Realization({out}), target);
+        outs.push_back(out);
+    }
+    set_compiling_for_spyre(false);
+    return outs;
+}
+
+class NormDualRealization : public ::testing::TestWithParam<NormCase> {};
+
+TEST_P(NormDualRealization, SpyreMatchesHostForEveryEps) {
+    const NormCase c = GetParam();
+    const bool layernorm = std::string(c.kernel) == "layernorm";
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    // Rows with a non-zero mean (in [-1, 1) + 0.5) so centering matters; random weight and bias.
+    Halide::Buffer<> in = random_buffer("in", t, {c.cols, c.rows}, 11);
+    if (t == Halide::Float(32)) in.as<float>().for_each_value([](float &v) { v += 0.5f; });
+    else in.as<Halide::float16_t>().for_each_value([](Halide::float16_t &v) { v = Halide::float16_t((float)v + 0.5f); });
+    Halide::Buffer<> weight = random_buffer("weight", t, {c.cols}, 12);
+    Halide::Buffer<> bias = random_buffer("bias", t, {c.cols}, 13);
+    const std::map<std::string, std::string> params = {
+        {"cols", std::to_string(c.cols)}, {"rows", std::to_string(c.rows)}, {"dtype", c.dtype}};
+    set_compiling_for_spyre(true);
+    const NormSpyrePlan plan = plan_norm_spyre(c.cols, c.rows, t, layernorm);
+    set_compiling_for_spyre(false);
+    Halide::Buffer<> in_p = padded_copy(in, {plan.cols_padded, plan.rows_padded});
+    Halide::Buffer<> weight_p = padded_copy(weight, {plan.cols_padded});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.cols_padded});
+    const std::vector<float> eps = {kEpsSmall, kEpsLarge};
+    std::vector<Halide::Buffer<>> spyre, host;
+    if (layernorm) {
+        spyre = run_with_eps(c.kernel, params, true, t, {c.cols, c.rows}, eps, in_p, weight_p, bias_p);
+        host = run_with_eps(c.kernel, params, false, t, {c.cols, c.rows}, eps, in, weight, bias);
+    } else {
+        spyre = run_with_eps(c.kernel, params, true, t, {c.cols, c.rows}, eps, in_p, weight_p);
+        host = run_with_eps(c.kernel, params, false, t, {c.cols, c.rows}, eps, in, weight);
+    }
+
+    // Row sums in a different order on each side: float32 error grows with the row
+    // length; float16 outputs round once (one ulp of the output).
+    const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+    const double tol = t == Halide::Float(32) ? 8.0 * ulp * std::sqrt((double)c.cols) + 1e-6 : 2.0 * ulp;
+    for (size_t i = 0; i < eps.size(); i++) {
+        double max_err = 0, max_ref = 0;
+        int distinct = 0;
+        const double first = value_at(host[i], 0, 0, 0);
+        for (int y = 0; y < c.rows; y++) {
+            for (int x = 0; x < c.cols; x++) {
+                const double h = value_at(host[i], x, y, 0), s = value_at(spyre[i], x, y, 0);
+                max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+                max_ref = std::max(max_ref, std::fabs(h));
+                if (h != first) distinct++;
+            }
+        }
+        EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
+        EXPECT_GT(max_ref, 0.1);
+        EXPECT_LE(max_err, tol) << "eps " << eps[i] << ": max relative error " << max_err;
+    }
+    // The run-time eps reaches the device: the same program gives different results.
+    double eps_effect = 0;
+    for (int y = 0; y < c.rows; y++) {
+        for (int x = 0; x < c.cols; x++) {
+            eps_effect = std::max(eps_effect, std::fabs(value_at(spyre[0], x, y, 0) - value_at(spyre[1], x, y, 0)));
+        }
+    }
+    if (c.cols > 1 || !layernorm) {
+        EXPECT_GT(eps_effect, 0.01) << "eps " << kEpsSmall << " and " << kEpsLarge << " give the same Spyre result";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, NormDualRealization,
+                         ::testing::Values(NormCase{"layernorm", 64, 32, "float32"},
+                                           NormCase{"layernorm", 1000, 37, "float16"},  // ragged row and rows
+                                           NormCase{"layernorm", 33, 100, "float32"},   // row below two sticks
+                                           NormCase{"layernorm", 4160, 9, "float16"},   // row over one SFU vector
+                                           NormCase{"rmsnorm", 64, 32, "float16"},
+                                           NormCase{"rmsnorm", 1000, 37, "float32"},
+                                           NormCase{"rmsnorm", 1, 5, "float32"},        // one element per row
+                                           NormCase{"rmsnorm", 4160, 9, "float16"}),
+                         [](const auto &info) {
+                             return std::string(info.param.kernel) + "_" + info.param.dtype + "_" +
+                                    std::to_string(info.param.cols) + "x" + std::to_string(info.param.rows);
+                         });
+
+}  // namespace
+}  // namespace spyre::testing
