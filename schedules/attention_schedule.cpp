@@ -1,5 +1,6 @@
 // Schedules of scaled dot-product attention (see attention_schedule.h).
 #include "attention_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -15,9 +16,6 @@ using namespace Halide;
 namespace {
 
 // Plans pad whatever the build (padded_extent is the identity in host builds).
-int round_up(int x, int multiple) {
-    return (x + multiple - 1) / multiple * multiple;
-}
 
 // Scratchpad bytes per core for tile T: Q tile, Kt tile, [V | 1] tile, the
 // f32 score accumulator and scores, P, the f32 [O | l] accumulator, the result

@@ -1,5 +1,6 @@
 // Schedules of the batched matmul (see bmm_schedule.h).
 #include "bmm_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <vector>
@@ -14,17 +15,7 @@ using namespace Halide;
 
 namespace {
 
-int round_up(int x, int multiple) {
-    return (x + multiple - 1) / multiple * multiple;
-}
 
-std::vector<int> divisors(int x) {
-    std::vector<int> out;
-    for (int d = 1; d <= x; d++) {
-        if (x % d == 0) out.push_back(d);
-    }
-    return out;
-}
 
 // Scratchpad bytes per core for one tile: A (tm x tk), B (tk x tn), the fp32
 // accumulator and the result tile (tm x tn each).

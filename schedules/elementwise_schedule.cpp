@@ -6,6 +6,7 @@
 // (96.8%). gelu at the same shape: 186.5 / 160.0 us (85.8%; the SFU work does
 // not overlap DRAM within a core's synchronous tile loop).
 #include "elementwise_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <limits>
@@ -22,15 +23,7 @@ using namespace Halide;
 
 namespace {
 
-int round_up(int x, int multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-std::vector<int> divisors(int x) {
-    std::vector<int> out;
-    for (int d = 1; d <= x; d++) {
-        if (x % d == 0) out.push_back(d);
-    }
-    return out;
-}
 
 // SFU instructions per element vector of the op (fp32 work; transcendentals weighted by their cost).
 double sfu_passes(const ElementwiseShape &s, double transcendental) {

@@ -1,5 +1,6 @@
 // Schedules of the matmul with a fused epilogue (see matmul_schedule.h).
 #include "matmul_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,17 +15,7 @@ using namespace Halide;
 
 namespace {
 
-int round_up(int x, int multiple) {
-    return (x + multiple - 1) / multiple * multiple;
-}
 
-std::vector<int> divisors(int x) {
-    std::vector<int> out;
-    for (int d = 1; d <= x; d++) {
-        if (x % d == 0) out.push_back(d);
-    }
-    return out;
-}
 
 // Scratchpad bytes per core: A (tm x tk), B (tk x tn), the fp32 accumulator,
 // the epilogue stages (fp32) and the result tile, the bias (staged and fp32)

@@ -5,6 +5,7 @@
 // roofline of 112.1 us (94.1%); axis 1 (mean, across sticks) 116.4 / 112.0 us
 // (96.2%); axis 2 (max) 177.0 / 163.9 us (92.6%).
 #include "reduce_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <limits>
@@ -21,15 +22,7 @@ using namespace Halide;
 
 namespace {
 
-int round_up(int x, int multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-std::vector<int> divisors(int x) {
-    std::vector<int> out;
-    for (int d = 1; d <= x; d++) {
-        if (x % d == 0) out.push_back(d);
-    }
-    return out;
-}
 
 // The most cores (cu along the output's dim 0 tiles, cv along dim 1) that divide evenly.
 void best_split(int u_tiles, int v_extent, int cores, int *cu, int *cv) {

@@ -1,5 +1,6 @@
 // The Spyre scheduling vocabulary (see spyre_schedule.h and docs/scheduling.md).
 #include "spyre_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <map>
@@ -102,13 +103,6 @@ void compute_at(Func f, const Func &consumer, const VarOrRVar &at) {
     }
 }
 
-std::vector<int> divisors(int x) {
-    std::vector<int> out;
-    for (int d = 1; d <= x; d++) {
-        if (x % d == 0) out.push_back(d);
-    }
-    return out;
-}
 
 // A name for a new loop of `s` that is not taken yet.
 std::string fresh(const std::vector<std::string> &taken, const std::string &want) {

@@ -1,5 +1,6 @@
 // Schedules of the transpose (see transpose_schedule.h).
 #include "transpose_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 
@@ -14,9 +15,6 @@ using namespace Halide;
 namespace {
 
 // Plans pad whatever the build (padded_extent is the identity in host builds).
-int round_up(int x, int multiple) {
-    return (x + multiple - 1) / multiple * multiple;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "index_evaluation.h"
 #include "scratchpad_plan.h"
+#include "spyre_types.h"
 #include "spyre_lowering.h"
 
 namespace spyre {
@@ -34,16 +35,6 @@ std::string to_text(const Stmt &s) {
     if (nl != std::string::npos) t = t.substr(0, nl);
     if (t.size() > 160) t = t.substr(0, 157) + "...";
     return t;
-}
-
-// Spyre dtype of a Halide type; false when Spyre has no such type.
-bool spyre_dtype(const Type &t, DType *out) {
-    if (t.is_float() && t.bits() == 32) *out = DType::F32;
-    else if (t.is_float() && t.bits() == 16) *out = DType::F16;
-    else if (t.is_int() && t.bits() == 32) *out = DType::I32;
-    else if (t.is_int() && t.bits() == 8) *out = DType::I8;
-    else return false;
-    return true;
 }
 
 SymOperand constant(int64_t v) {

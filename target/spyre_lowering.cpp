@@ -29,6 +29,7 @@
 #include "spyre/program_format.h"
 #include "spyre/validator.h"
 #include "spyre_target.h"
+#include "spyre_types.h"
 #include "synchronization.h"
 #include "tensor_constraints.h"
 
@@ -87,15 +88,6 @@ private:
     }
 };
 
-bool to_dtype(const Type &t, DType *out) {
-    if (t.is_float() && t.bits() == 32) *out = DType::F32;
-    else if (t.is_float() && t.bits() == 16) *out = DType::F16;
-    else if (t.is_int() && t.bits() == 32) *out = DType::I32;
-    else if (t.is_int() && t.bits() == 8) *out = DType::I8;
-    else return false;
-    return true;
-}
-
 class SpyreLoweringPass : public IRMutator {
 public:
     explicit SpyreLoweringPass(SpyreLoweringOptions o) : opt_(std::move(o)), tensors_(snapshot_tensor_registry()) {}
@@ -146,7 +138,7 @@ private:
             ProgramArgument a;
             a.name = n;
             a.kind = uses.stored.count(n) ? ArgKind::Output : ArgKind::Input;
-            if (!to_dtype(info->type, &a.shape.dtype)) {
+            if (!compiler::spyre_dtype(info->type, &a.shape.dtype)) {
                 throw CompileError("Spyre: the kernel argument '" + n + "' has a type Spyre does not support");
             }
             a.shape.extent.assign(info->extents.begin(), info->extents.end());
@@ -182,7 +174,7 @@ private:
         for (const std::string &pname : iface.scalar_params) {
             ScalarParam sp;
             sp.name = pname;
-            if (!to_dtype(iface.param_types[pname], &sp.dtype)) {
+            if (!compiler::spyre_dtype(iface.param_types[pname], &sp.dtype)) {
                 throw CompileError("Spyre: the scalar parameter '" + pname + "' has a type Spyre does not support");
             }
             program.params.push_back(sp);
