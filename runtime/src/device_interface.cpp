@@ -451,4 +451,75 @@ int spyre_device_get_layout(const halide_buffer_t *buf, spyre_device_layout *lay
     });
 }
 
+int spyre_device_view(void *user_context, const halide_buffer_t *src, halide_buffer_t *dst) {
+    using namespace spyre;
+    return guarded(user_context, "spyre_device_view", [&] {
+        const char *where = "spyre_device_view";
+        require_buffer(dst, where);
+        const DeviceTensor t = live_tensor(src, where);
+        if (dst->device != 0) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the view already has a device allocation");
+        const TensorShape shape = shape_of(dst, where);
+        if (shape.dtype != t.shape.dtype) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the view has another element type");
+        }
+        // The dimensions that are not of extent 1 must match, in order; a source
+        // dimension of extent 1 must not be padded (else the bytes differ).
+        std::vector<int> src_dims, dst_dims;
+        for (int d = 0; d < (int)t.shape.extent.size(); d++) {
+            if (t.shape.extent[d] != 1) {
+                src_dims.push_back(d);
+            } else if (t.layout.padded[d] != 1 || d == t.layout.stick_dim) {
+                throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": source dimension " +
+                                                                    std::to_string(d) + " has extent 1 but is padded in its device layout; "
+                                                                    "only unpadded unit dimensions can be added or dropped without moving data");
+            }
+        }
+        for (int d = 0; d < (int)shape.extent.size(); d++) {
+            if (shape.extent[d] != 1) dst_dims.push_back(d);
+        }
+        bool same = src_dims.size() == dst_dims.size();
+        for (size_t i = 0; same && i < src_dims.size(); i++) same = t.shape.extent[src_dims[i]] == shape.extent[dst_dims[i]];
+        if (!same) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the view's extents differ from the "
+                                                                                   "source's other than by dimensions of extent 1");
+        }
+        if (src_dims.empty()) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": a tensor of one element has no stick dimension to keep");
+        }
+        // Same bytes, new dimension numbering: unit dimensions of the view go outermost.
+        std::vector<int> to_dst(t.shape.extent.size(), -1);
+        for (size_t i = 0; i < src_dims.size(); i++) to_dst[src_dims[i]] = dst_dims[i];
+        DeviceLayout l;
+        l.padded.assign(shape.extent.size(), 1);
+        for (size_t i = 0; i < src_dims.size(); i++) l.padded[dst_dims[i]] = t.layout.padded[src_dims[i]];
+        if (to_dst[t.layout.stick_dim] < 0) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the stick dimension would be dropped");
+        }
+        l.stick_dim = to_dst[t.layout.stick_dim];
+        for (int d = 0; d < (int)shape.extent.size(); d++) {
+            if (shape.extent[d] == 1) l.order.push_back(d);
+        }
+        for (int d : t.layout.order) {
+            if (to_dst[d] >= 0) l.order.push_back(to_dst[d]);
+        }
+        DeviceTensor v = t;
+        v.shape = shape;
+        v.layout = l;
+        try {
+            check_layout(v.shape, v.layout, default_machine().stick_bytes, where);
+        } catch (const Error &e) {
+            throw RuntimeError(spyre_error_bad_argument, e.what());
+        }
+        v.owns_host = false;
+        dst->device = register_tensor(v);
+        dst->device_interface = spyre_device_interface();
+        dst->flags &= ~(uint64_t)halide_buffer_flag_host_dirty;
+        // The view's own host memory (if any) does not hold the tensor: the device copy is the current one.
+        if ((src->flags & halide_buffer_flag_device_dirty) || dst->host != nullptr) {
+            dst->flags |= halide_buffer_flag_device_dirty;
+        }
+        return 0;
+    });
+}
+
 }  // extern "C"

@@ -55,6 +55,15 @@ int spyre_device_malloc_with_layout(void *user_context, struct halide_buffer_t *
  * has no live Spyre allocation. */
 int spyre_device_get_layout(const struct halide_buffer_t *buf, spyre_device_layout *layout, int *padding_is_zero);
 
+/* Makes `dst` a view of `src`'s device tensor with extent-1 dimensions added
+ * or dropped (e.g. (H, S) as (H, S, 1)): the same device bytes, no data moved,
+ * so kernels of different ranks chain on the device. dst describes the view's
+ * shape (its host field may be null) and must have no device allocation; the
+ * two buffers alias until each is device_free'd (the memory is released with
+ * the last). Returns 0, or spyre_error_buffer_mismatch when the shapes differ
+ * by more than unit dimensions or a dropped unit dimension is padded. */
+int spyre_device_view(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
+
 #ifdef __cplusplus
 }
 #endif
