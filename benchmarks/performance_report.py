@@ -42,16 +42,15 @@ BMM_LADDER = [
 BMM_LADDER_SHAPE = "batch=8 m=512 n=512 k=512 dtype=float16"
 
 SOFTMAX_LADDER = [
-    ("1 core, 1-row tiles, stick-wide SFU ops", "max_cores=1 tile_rows=1 row_vectors=false"),
-    ("1 core, 32-row tiles, stick-wide SFU ops", "max_cores=1 tile_rows=32 row_vectors=false"),
-    ("32 cores, stick-wide SFU ops", "max_cores=32 row_vectors=false"),
-    ("32 cores, row-wide SFU ops", "max_cores=32 row_vectors=true"),
+    ("1 core, 1-row tiles, stick-wide SFU ops", "max_cores=1 tile_rows=1 row_vectors=false double_buffer=false"),
+    ("1 core, 32-row tiles, stick-wide SFU ops", "max_cores=1 tile_rows=32 row_vectors=false double_buffer=false"),
+    ("32 cores, stick-wide SFU ops", "max_cores=32 row_vectors=false double_buffer=false"),
+    ("32 cores, row-wide SFU ops", "max_cores=32 row_vectors=true double_buffer=false"),
+    ("32 cores, row-wide SFU ops, double-buffered tiles", "max_cores=32 row_vectors=true double_buffer=true"),
 ]
 SOFTMAX_LADDER_SHAPE = "cols=1024 rows=4096 dtype=float16"
 
 NOT_SUPPORTED_STEPS = [
-    ("double-buffered (DMA of tile i+1 during compute of tile i)",
-     "not compiled yet: the backend rejects async()/fold_storage (docs/compiler.md)"),
     ("best device layout", "not compiled yet: only the default layout (stick = dimension 0, host order)"),
 ]
 

@@ -23,6 +23,7 @@ public:
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<int> tile_rows{"tile_rows", 0};
     GeneratorParam<bool> row_vectors{"row_vectors", true};
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y)
     Output<Buffer<>> *out = nullptr;  // out(x, y)
@@ -36,7 +37,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_softmax_spyre(cols, rows, t, spyre::SoftmaxSpyreOptions{max_cores, tile_rows, row_vectors});
+        plan_ = spyre::plan_softmax_spyre(cols, rows, t, spyre::SoftmaxSpyreOptions{max_cores, tile_rows, row_vectors, double_buffer});
         RDom r(0, (int)cols, "r");
         Expr v = cast<float>((*in)(x_, y_));
         max_(y_) = Float(32).min();

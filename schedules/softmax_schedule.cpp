@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "spyre/machine.h"
+#include "double_buffering.h"
+#include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
@@ -20,7 +22,8 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     p.f32_lanes = (int)(m.stick_bytes / 4);
     p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
     // Per row in scratchpad: the input, exp (f32), the result, plus two scalars.
-    const int64_t per_row = (int64_t)p.cols_padded * (t.bytes() + 4 + t.bytes()) + 2 * m.stick_bytes;
+    const int copies = options.double_buffer ? 2 : 1;  // of the input and result tiles
+    const int64_t per_row = (int64_t)p.cols_padded * (copies * t.bytes() + 4 + copies * t.bytes()) + 2 * m.stick_bytes;
     const int64_t budget = m.scratchpad_bytes * 3 / 4;  // room for the SFU temporaries
     if (per_row > budget) {
         throw std::runtime_error("softmax: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
@@ -40,6 +43,7 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     }
     p.footprint_bytes = per_row * tile;
     p.row_vectors = options.row_vectors;
+    p.double_buffer = options.double_buffer;
     return p;
 }
 
@@ -59,7 +63,11 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
         .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
         .parallel(core)
         .vectorize(f.x, p.in_lanes, TailStrategy::RoundUp);
-    in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    if (p.double_buffer) {
+        double_buffer(in_staged, f.out, yo);  // the next tile's DMA overlaps this tile's SFU work
+    } else {
+        in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    }
     for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     // The SFU takes vectors of any number of whole sticks: one instruction per row
     // instead of one per stick (up to 4096 lanes; longer rows loop).
@@ -67,6 +75,7 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
     f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vectors ? row_vector : p.f32_lanes,
                                                                       TailStrategy::RoundUp);
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
+    if (p.double_buffer) compiler::request_double_buffering(f.result.name());  // this tile's store overlaps the next tile's SFU work
 }
 
 }  // namespace spyre

@@ -25,6 +25,7 @@ struct SoftmaxSpyrePlan {
     int in_lanes = 0, f32_lanes = 0;
     int64_t footprint_bytes = 0;
     bool row_vectors = true;
+    bool double_buffer = true;
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_softmax); defaults are the hand schedule.
@@ -32,6 +33,7 @@ struct SoftmaxSpyreOptions {
     int max_cores = 32;
     int tile_rows = 0;         // rows per scratchpad tile (0: automatic)
     bool row_vectors = true;   // SFU vectors of a whole row (false: one stick per instruction)
+    bool double_buffer = true; // input and result tiles in two copies: DMA overlaps the SFU
 };
 
 // Tiles and core split for `cols` x `rows` of `t` (machine sizes from the machine description).

@@ -1,5 +1,7 @@
 // The Spyre scheduling vocabulary (see spyre_schedule.h and docs/scheduling.md).
 #include "spyre_schedule.h"
+
+#include "double_buffering.h"
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
@@ -449,13 +451,11 @@ PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
     return out;
 }
 
-// ---- not supported yet --------------------------------------------------
+// ---- double buffering ---------------------------------------------------
 
 void double_buffer(Func f, Func consumer, const VarOrRVar &at) {
-    const std::string what = describe("double_buffer", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
-    fail(what, "double buffering (async() with fold_storage(.., 2)) is not supported by the Spyre backend yet; "
-               "stage the Func synchronously with stage_in_scratchpad(" + f.name() + ", " + consumer.name() + ", " +
-               at.name() + ")");
+    stage_in_scratchpad(f, consumer, at);
+    compiler::request_double_buffering(f.name());
 }
 
 }  // namespace spyre

@@ -134,11 +134,13 @@ struct PtMatmul {
 // divide K) and ordered n, m, k_inner, k_outer: one PT tile per K chunk.
 PtMatmul matmul_on_pt(Halide::Func acc, Halide::RVar k, Halide::Var n, Halide::Var m, int k_chunk = 0);
 
-// ---- not supported yet --------------------------------------------------
+// ---- double buffering ---------------------------------------------------
 
-// Double buffering (f.compute_at(consumer, at).async() + fold_storage(.., 2)).
-// The backend rejects async()/fold_storage today: this always throws
-// "... not supported by the Spyre backend yet".
+// stage_in_scratchpad(f, consumer, at) with two copies of f's buffer: the
+// backend unrolls the loop `at` by two, alternates the copies and issues the
+// DMA of tile i+1 before the compute of tile i, so they overlap (Halide's own
+// async()/fold_storage is not used: the backend rejects async()). A loop with
+// an odd trip count stays single-buffered. Costs twice f's scratchpad.
 void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
 
 }  // namespace spyre

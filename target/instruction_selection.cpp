@@ -75,6 +75,7 @@ public:
         CoreProgram out;
         walk(body, out.tree);
         out.scratchpad_peak = plan_.peak_bytes();
+        out.pingpong = pingpong_;
         out.scratchpad_peak_description = plan_.describe_peak();
         return out;
     }
@@ -141,7 +142,7 @@ private:
         }
         if (const Allocate *op = s.as<Allocate>()) return visit_allocate(op, out);
         if (const Free *op = s.as<Free>()) {
-            plan_.release(op->name);
+            if (!held(op->name)) plan_.release(op->name);
             return;
         }
         if (const Store *op = s.as<Store>()) return visit_store(op, out);
@@ -217,9 +218,12 @@ private:
                  std::to_string(m_.max_loop_trip_count) + "; split it");
         }
         ProgramNode loop = ProgramNode::loop(trip, op->name);
-        env_.bind_loop(op->name, env_.loop_depth(), min, trip);
+        const int level = env_.loop_depth();
+        env_.bind_loop(op->name, level, min, trip);
         walk(op->body, loop.body);
         env_.unbind_loop(op->name);
+        for (const std::string &name : held_until_loop_end_[level]) plan_.release(name);
+        held_until_loop_end_.erase(level);
         if (!loop.body.empty()) out.push_back(std::move(loop));
     }
 
@@ -245,12 +249,34 @@ private:
         }
         BufferInfo b;
         b.type = op->type;
-        b.address = plan_.allocate(op->name, elems * op->type.bytes());
+        const int64_t bytes = elems * op->type.bytes();
+        if (double_buffer_requested(op->name) && env_.loop_depth() > 0) {
+            // Two copies; apply_double_buffering alternates between them.
+            // Fresh memory, held until the staging loop ends: the copies are renamed by
+            // address, so no other buffer of the loop body may share these bytes.
+            const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
+            b.address = plan_.allocate_above_peak(op->name, 2 * copy);
+            pingpong_.push_back({op->name, env_.loop_depth() - 1, b.address, b.address + copy, copy});
+            held_until_loop_end_[env_.loop_depth() - 1].push_back(op->name);
+        } else {
+            b.address = plan_.allocate(op->name, bytes);
+        }
         buffers_[op->name].push_back(b);
         walk(op->body, out);
-        if (plan_.is_live(op->name)) plan_.release(op->name);
+        if (plan_.is_live(op->name) && !held(op->name)) plan_.release(op->name);
         buffers_[op->name].pop_back();
         if (buffers_[op->name].empty()) buffers_.erase(op->name);
+    }
+
+    // Requested by Func name; lowering may add a "$N" suffix (input wrappers get "$0").
+    bool double_buffer_requested(const std::string &allocation) const {
+        if (iface_.double_buffered.count(allocation)) return true;
+        const size_t dollar = allocation.rfind('$');
+        if (dollar == std::string::npos || dollar + 1 == allocation.size()) return false;
+        for (size_t i = dollar + 1; i < allocation.size(); i++) {
+            if (!std::isdigit((unsigned char)allocation[i])) return false;
+        }
+        return iface_.double_buffered.count(allocation.substr(0, dollar)) != 0;
     }
 
     static std::string type_text(const Type &t) {
@@ -1026,6 +1052,16 @@ private:
     std::map<std::string, std::vector<BufferInfo>> buffers_;
     std::map<std::string, std::vector<SfuSource>> vector_lets_;
     std::vector<std::string> temps_;
+    std::vector<PingPongBuffer> pingpong_;
+    std::map<int, std::vector<std::string>> held_until_loop_end_;  // double-buffered, by loop level
+    bool held(const std::string &name) const {
+        for (const auto &kv : held_until_loop_end_) {
+            for (const std::string &n : kv.second) {
+                if (n == name) return true;
+            }
+        }
+        return false;
+    }
     int temp_counter_ = 0;
     std::string func_;
     std::string core_loop_;

@@ -13,10 +13,12 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "double_buffering.h"
 #include "program_tree.h"
 #include "spyre/machine.h"
 
@@ -37,10 +39,12 @@ struct KernelInterface {
     std::vector<std::string> scalar_params;          // run-time scalar parameters, program order
     std::map<std::string, Halide::Type> param_types;
     std::map<std::string, Halide::Internal::Parameter> param_objects;
+    std::set<std::string> double_buffered;  // Funcs to stage in two copies (double_buffering.h)
 };
 
 struct CoreProgram {
     std::vector<ProgramNode> tree;
+    std::vector<PingPongBuffer> pingpong;  // double-buffered scratchpad buffers
     int64_t scratchpad_peak = 0;
     std::string scratchpad_peak_description;
 };

@@ -31,6 +31,23 @@ int64_t ScratchpadPlan::allocate(const std::string &name, int64_t bytes) {
     return addr;
 }
 
+int64_t ScratchpadPlan::allocate_above_peak(const std::string &name, int64_t bytes) {
+    bytes = std::max<int64_t>(alignment_, (bytes + alignment_ - 1) / alignment_ * alignment_);
+    int64_t addr = (peak_ + alignment_ - 1) / alignment_ * alignment_;
+    for (const auto &kv : live_) addr = std::max(addr, kv.second.first + kv.second.second);
+    live_[name] = {addr, bytes};
+    if (addr + bytes > peak_) {
+        peak_ = addr + bytes;
+        peak_description_.clear();
+        for (const auto &kv : live_) {
+            if (!peak_description_.empty()) peak_description_ += ", ";
+            peak_description_ += kv.first + " (" + std::to_string(kv.second.second) + " B at " +
+                                 std::to_string(kv.second.first) + ")";
+        }
+    }
+    return addr;
+}
+
 void ScratchpadPlan::release(const std::string &name) { live_.erase(name); }
 
 }  // namespace compiler

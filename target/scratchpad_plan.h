@@ -17,6 +17,9 @@ public:
     explicit ScratchpadPlan(int64_t alignment) : alignment_(alignment) {}
 
     int64_t allocate(const std::string &name, int64_t bytes);
+    // Above every address used so far, so no buffer placed earlier overlaps it
+    // (double-buffered copies are renamed by address; see double_buffering.h).
+    int64_t allocate_above_peak(const std::string &name, int64_t bytes);
     void release(const std::string &name);
     bool is_live(const std::string &name) const { return live_.count(name) != 0; }
 

@@ -6,6 +6,7 @@
 //   3. select_core_instructions    per core: DMA / PT / SFU instructions in a loop tree,
 //                                  scratchpad placement and the budget check
 //   4. fold_loops                  single-instruction loops into instruction dimensions
+//   4b. apply_double_buffering     two copies of requested buffers, unroll by two, hoist loads
 //   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
 //   6. validate_program            the same validator the runtime uses
 //   7. write <kernel>.spyre and <kernel>.spyre.txt
@@ -22,6 +23,7 @@
 
 #include "argument_checks.h"
 #include "device_region.h"
+#include "double_buffering.h"
 #include "instruction_selection.h"
 #include "loop_folding.h"
 #include "runtime_call.h"
@@ -90,7 +92,8 @@ private:
 
 class SpyreLoweringPass : public IRMutator {
 public:
-    explicit SpyreLoweringPass(SpyreLoweringOptions o) : opt_(std::move(o)), tensors_(snapshot_tensor_registry()) {}
+    explicit SpyreLoweringPass(SpyreLoweringOptions o)
+        : opt_(std::move(o)), tensors_(snapshot_tensor_registry()), double_buffered_(compiler::double_buffering_requests()) {}
 
     Stmt mutate(const Stmt &s) override {
         try {
@@ -125,6 +128,7 @@ private:
             if (uses.stored.count(n)) names.push_back(n);
         }
         compiler::KernelInterface iface;
+        iface.double_buffered = double_buffered_;
         Program program;
         program.kernel_name = opt_.kernel_name;
         program.machine_fingerprint = m.structural_fingerprint();
@@ -169,6 +173,7 @@ private:
             }
             peak = std::max(peak, cp.scratchpad_peak);
             compiler::fold_loops(cp.tree);
+            compiler::apply_double_buffering(cp.tree, cp.pingpong);
             program.cores[c] = compiler::emit_core_streams(cp.tree, m);
         }
         for (const std::string &pname : iface.scalar_params) {
@@ -215,6 +220,7 @@ private:
 
     SpyreLoweringOptions opt_;
     std::map<std::string, SpyreTensorInfo> tensors_;
+    std::set<std::string> double_buffered_;
 };
 
 }  // namespace

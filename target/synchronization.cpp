@@ -272,6 +272,19 @@ private:
 
 }  // namespace
 
+std::vector<ScratchpadAccess> node_accesses(const ProgramNode &n, const std::vector<int64_t> &enclosing_trips) {
+    std::vector<int64_t> trips = enclosing_trips;
+    ItemSummary s;
+    summarize(n, trips, s);
+    std::vector<ScratchpadAccess> all;
+    for (const auto &u : s.acc) all.insert(all.end(), u.begin(), u.end());
+    return all;
+}
+
+bool accesses_conflict(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b) {
+    return conflict(a, b);
+}
+
 CoreStreams emit_core_streams(const std::vector<ProgramNode> &tree, const MachineDescription &m) {
     StreamEmitter e(m);
     StreamEmitter::Streams s;

@@ -24,6 +24,13 @@
 namespace spyre {
 namespace compiler {
 
+// Every scratchpad range the node (an instruction or a whole loop) reads or
+// writes, over all iterations of its own loops and of the enclosing loops
+// whose trip counts are `enclosing_trips` (outermost first).
+std::vector<ScratchpadAccess> node_accesses(const ProgramNode &n, const std::vector<int64_t> &enclosing_trips);
+// True when two access sets overlap with at least one write.
+bool accesses_conflict(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b);
+
 // Emits the three unit streams of one core. Throws CompileError when the tree
 // needs more loop levels than the hardware has.
 CoreStreams emit_core_streams(const std::vector<ProgramNode> &tree, const MachineDescription &m);

@@ -460,12 +460,6 @@ TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsAKChunkThatDoesNotDivideK) {
     EXPECT_NE(msg.find("k_chunk 48 does not divide the reduction extent 64"), std::string::npos) << msg;
 }
 
-TEST(SchedulingVocabularyErrors, DoubleBufferIsNotSupportedYet) {
-    Elementwise e(64, 32, "e13_in");
-    const std::string msg = error_of([&] { double_buffer(e.in.in(), e.out, e.y); });
-    EXPECT_NE(msg.find("double_buffer(Func '"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("is not supported by the Spyre backend yet"), std::string::npos) << msg;
-}
 
 }  // namespace
 }  // namespace spyre::testing

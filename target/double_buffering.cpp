@@ -1,0 +1,175 @@
+// Double buffering by unroll-by-two, renaming and load hoisting (see double_buffering.h).
+#include "double_buffering.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "synchronization.h"
+
+namespace spyre {
+namespace compiler {
+
+namespace {
+
+std::mutex &requests_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::set<std::string> &requests() {
+    static std::set<std::string> s;
+    return s;
+}
+
+bool is_scratchpad_address(isa::Opcode op, int field) {
+    return isa::opcode_spec(op).fields[field].kind == isa::FieldKind::SpAddr;
+}
+
+// Rewrites every operand for iteration 2*L' + copy of the loop at `level`,
+// moving scratchpad addresses inside the ping-pong buffers to copy `copy`.
+void rewrite(ProgramNode &n, int level, int copy, const std::vector<const PingPongBuffer *> &buffers) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (ProgramNode &c : n.body) rewrite(c, level, copy, buffers);
+        return;
+    }
+    SymInstruction &in = n.inst;
+    for (int f = 0; f < isa::opcode_spec(in.op).num_fields; f++) {
+        SymOperand &o = in.f[f];
+        const int64_t original = o.base;
+        const int64_t c = o.coef_at(level);
+        if (c != 0) o.set_coef(level, 2 * c);
+        o.base += copy * c;
+        if (copy == 1 && is_scratchpad_address(in.op, f)) {
+            for (const PingPongBuffer *b : buffers) {
+                if (original >= b->lo && original < b->hi) o.base += b->offset;
+            }
+        }
+    }
+}
+
+bool references(const ProgramNode &n, const PingPongBuffer &b) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (const ProgramNode &c : n.body) {
+            if (references(c, b)) return true;
+        }
+        return false;
+    }
+    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) {
+        if (is_scratchpad_address(n.inst.op, f) && n.inst.f[f].base >= b.lo && n.inst.f[f].base < b.hi) return true;
+    }
+    return false;
+}
+
+// DRAM bytes a DMA instruction touches: argument, [lo, hi) over the loop box, write?
+struct DramRange {
+    int64_t arg, lo, hi;
+    bool write;
+};
+
+void dram_ranges(const ProgramNode &n, std::vector<int64_t> &trips, std::vector<DramRange> &out) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        trips.push_back(n.trip);
+        for (const ProgramNode &c : n.body) dram_ranges(c, trips, out);
+        trips.pop_back();
+        return;
+    }
+    const SymInstruction &in = n.inst;
+    if (in.op != isa::Opcode::DmaLoad && in.op != isa::Opcode::DmaStore) return;
+    const bool load = in.op == isa::Opcode::DmaLoad;
+    namespace L = isa::field::DmaLoad;
+    namespace S = isa::field::DmaStore;
+    const SymOperand &dram = in.f[load ? L::dram : S::dram];
+    int64_t lo = dram.base, hi = dram.base;
+    for (size_t d = 0; d < dram.coef.size() && d < trips.size(); d++) {
+        const int64_t span = dram.coef[d] * (trips[d] - 1);
+        (span < 0 ? lo : hi) += span;
+    }
+    const int64_t rows = in.f[load ? L::rows : S::rows].base, planes = in.f[load ? L::planes : S::planes].base;
+    const int64_t rs = in.f[load ? L::dram_row_stride : S::dram_row_stride].base;
+    const int64_t ps = in.f[load ? L::dram_plane_stride : S::dram_plane_stride].base;
+    lo += std::min<int64_t>(0, (rows - 1) * rs) + std::min<int64_t>(0, (planes - 1) * ps);
+    hi += std::max<int64_t>(0, (rows - 1) * rs) + std::max<int64_t>(0, (planes - 1) * ps) + in.f[load ? L::row_bytes : S::row_bytes].base;
+    out.push_back({in.f[load ? L::arg : S::arg].base, lo, hi, !load});
+}
+
+// True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them writes.
+bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips) {
+    std::vector<DramRange> ra, rb;
+    dram_ranges(a, trips, ra);
+    dram_ranges(b, trips, rb);
+    for (const DramRange &x : ra) {
+        for (const DramRange &y : rb) {
+            if (x.arg == y.arg && (x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
+        }
+    }
+    return false;
+}
+
+// Moves every DMA load of the second half of `body` (indices >= half) as early
+// as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
+// of bytes the load reads stays before it).
+void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips) {
+    for (size_t i = half; i < body.size(); i++) {
+        if (body[i].kind != ProgramNode::Kind::Instruction || body[i].inst.op != isa::Opcode::DmaLoad) continue;
+        const std::vector<ScratchpadAccess> mine = node_accesses(body[i], trips);
+        size_t to = i;
+        while (to > 0) {
+            const ProgramNode &prev = body[to - 1];
+            // Loads keep their order among themselves (the first tile is needed first).
+            if (prev.kind == ProgramNode::Kind::Instruction && prev.inst.op == isa::Opcode::DmaLoad) break;
+            if (accesses_conflict(mine, node_accesses(prev, trips)) || dram_conflict(body[i], prev, trips)) break;
+            to--;
+        }
+        if (to < i) {
+            ProgramNode moved = std::move(body[i]);
+            body.erase(body.begin() + i);
+            body.insert(body.begin() + to, std::move(moved));
+        }
+    }
+}
+
+void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
+               const std::vector<PingPongBuffer> &buffers) {
+    for (ProgramNode &n : nodes) {
+        if (n.kind != ProgramNode::Kind::Loop) continue;
+        std::vector<const PingPongBuffer *> mine;
+        for (const PingPongBuffer &b : buffers) {
+            if (b.level == depth && references(n, b)) mine.push_back(&b);
+        }
+        if (!mine.empty() && n.trip >= 2 && n.trip % 2 == 0) {
+            std::vector<ProgramNode> first = n.body, second = n.body;
+            for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
+            for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
+            n.trip /= 2;
+            n.body = std::move(first);
+            const size_t half = n.body.size();
+            n.body.insert(n.body.end(), second.begin(), second.end());
+            trips.push_back(n.trip);
+            hoist_loads(n.body, half, trips);
+            trips.pop_back();
+        }
+        trips.push_back(n.trip);
+        transform(n.body, depth + 1, trips, buffers);
+        trips.pop_back();
+    }
+}
+
+}  // namespace
+
+void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers) {
+    if (buffers.empty()) return;
+    std::vector<int64_t> trips;
+    transform(tree, 0, trips, buffers);
+}
+
+void request_double_buffering(const std::string &func_name) {
+    std::lock_guard<std::mutex> lock(requests_mutex());
+    requests().insert(func_name);
+}
+
+std::set<std::string> double_buffering_requests() {
+    std::lock_guard<std::mutex> lock(requests_mutex());
+    return requests();
+}
+
+}  // namespace compiler
+}  // namespace spyre
