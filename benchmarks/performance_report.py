@@ -34,10 +34,11 @@ SUITE = [
 ]
 
 BMM_LADDER = [
-    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false"),
-    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false"),
-    ("32 cores, 64 x 64 tiles", "max_cores=32 resident_b=false"),
-    ("32 cores, B slice resident (A tile reused)", "max_cores=32 resident_b=true"),
+    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false"),
+    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false double_buffer=false"),
+    ("32 cores, planner's tiles, every tile re-reads A and B", "max_cores=32 resident_b=false double_buffer=false"),
+    ("32 cores, planner's choice incl. a resident B slice", "max_cores=32 resident_b=true double_buffer=false"),
+    ("32 cores, as above with double-buffered tiles (the default)", "max_cores=32 resident_b=true double_buffer=true"),
 ]
 BMM_LADDER_SHAPE = "batch=8 m=512 n=512 k=512 dtype=float16"
 

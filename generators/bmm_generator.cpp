@@ -28,6 +28,7 @@ public:
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<bool> resident_b{"resident_b", true};
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;   // A(k, m, b)
@@ -44,7 +45,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
-        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, resident_b});
+        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, resident_b, double_buffer});
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");

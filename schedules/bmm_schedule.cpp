@@ -67,9 +67,12 @@ BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &optio
     // The whole padded K if it fits in ~90% of the scratchpad (about 1.8 MiB),
     // else the largest stick multiple dividing it that does (0: no chunk fits).
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
+    // A chunked K leaves room for a second copy of the A and B chunks when double buffering.
     p.tk = 0;
     for (int tk = p.kp; tk >= p.in_lanes; tk -= p.in_lanes) {
-        if (p.kp % tk == 0 && bmm_footprint(p.tm, p.tn, tk, bytes) <= budget) {
+        if (p.kp % tk != 0) continue;
+        const int64_t second = tk < p.kp && options.double_buffer ? (int64_t)(p.tm + p.tn) * tk * bytes : 0;
+        if (bmm_footprint(p.tm, p.tn, tk, bytes) + second <= budget) {
             p.tk = tk;
             break;
         }
@@ -87,6 +90,14 @@ BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &optio
             p.footprint_bytes = resident;
         }
     }
+    // Double buffering: a second copy of the tiles staged per iteration (A only when B is resident).
+    if (options.double_buffer) {
+        const int64_t second = p.b_resident ? (int64_t)p.tm * p.kp * bytes : (int64_t)(p.tm + p.tn) * p.tk * bytes;
+        if (p.footprint_bytes + second <= budget) {
+            p.double_buffer = true;
+            p.footprint_bytes += second;
+        }
+    }
     return p;
 }
 
@@ -102,7 +113,8 @@ double estimated_cycles(const BmmShape &shape, const BmmSpyrePlan &p) {
     const double compute = macs / (rate * p.cores());
     double traffic;
     if (p.b_resident) {
-        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn + (double)shape.batch * p.np * p.kp * bytes;
+        // A once per core column (cn), each core's B slice once per core row (cm).
+        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn + (double)shape.batch * p.np * p.kp * bytes * p.cm;
     } else {
         traffic = tiles * (p.tm + p.tn) * (double)p.kp * bytes;
     }
@@ -131,12 +143,17 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     double best_cycles = 0;
     for (int tm : tms) {
         for (int tn : tns) {
-            BmmSpyrePlan p = plan_with_tiles(shape, options, tm, tn);
-            if (p.tk == 0) continue;
-            const double c = estimated_cycles(shape, p);
-            if (best.tk == 0 || c < best_cycles * 0.98) {
-                best = p;
-                best_cycles = c;
+            for (bool resident : {false, true}) {
+                if (resident && !options.resident_b) continue;
+                BmmSpyreOptions o = options;
+                o.resident_b = resident;
+                BmmSpyrePlan p = plan_with_tiles(shape, o, tm, tn);
+                if (p.tk == 0) continue;
+                const double c = estimated_cycles(shape, p);
+                if (best.tk == 0 || c < best_cycles * 0.98) {
+                    best = p;
+                    best_cycles = c;
+                }
             }
         }
     }
@@ -185,15 +202,23 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
 
     // Input tiles staged in the scratchpad (DMA): per K chunk; or the A tile per row
     // tile with the core's whole B slice resident; or both per output tile.
+    // Double buffering (the DMA of the next tile overlaps this tile's matmul) where the plan has room for it.
+    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) {
+        if (p.double_buffer) {
+            double_buffer(in, consumer, at);
+        } else {
+            stage_in_scratchpad(in, consumer, at);
+        }
+    };
     if (pt.k_chunked) {
-        stage_in_scratchpad(A_in, f.acc, pt.k_outer);
-        stage_in_scratchpad(B_in, f.acc, pt.k_outer);
+        stage(A_in, f.acc, pt.k_outer);
+        stage(B_in, f.acc, pt.k_outer);
     } else if (p.b_resident) {
-        stage_in_scratchpad(A_in, f.C, mo);
+        stage(A_in, f.C, mo);
         stage_in_scratchpad(B_in, f.C, bi);
     } else {
-        stage_in_scratchpad(A_in, f.C, no);
-        stage_in_scratchpad(B_in, f.C, no);
+        stage(A_in, f.C, no);
+        stage(B_in, f.C, no);
     }
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.

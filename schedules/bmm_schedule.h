@@ -37,6 +37,7 @@ struct BmmSpyrePlan {
     int out_lanes = 0;           // stick lanes of the output dtype
     int64_t footprint_bytes = 0; // scratchpad bytes per core (A, B tiles, acc, result)
     bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
+    bool double_buffer = false;  // the staged (non-resident) input tiles have two copies
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cb * cm * cn; }
@@ -48,6 +49,7 @@ struct BmmSpyreOptions {
     int max_cores = 32;       // use at most this many cores
     int tile_m = 0;           // rows per output tile (0: automatic, 64 or less)
     bool resident_b = true;   // keep each core's B slice in scratchpad when it fits
+    bool double_buffer = true; // staged A/B tiles in two copies when they fit: DMA overlaps the PT
 };
 
 // Chooses the tiles and the core split for `shape` (machine sizes from the
