@@ -52,7 +52,8 @@ SOFTMAX_LADDER = [
 SOFTMAX_LADDER_SHAPE = "cols=1024 rows=4096 dtype=float16"
 
 NOT_SUPPORTED_STEPS = [
-    ("best device layout", "not compiled yet: only the default layout (stick = dimension 0, host order)"),
+    ("best device layout", "the default already keeps the outermost (batch / row) dimension outermost, "
+                           "torch-spyre's best for these kernels; set_device_layout can permute it"),
 ]
 
 

@@ -356,12 +356,13 @@ void set_device_layout(const std::string &tensor_name, const StickLayout &layout
                        " is not a permutation of the tensor's " + std::to_string(rank) + " dimensions");
     }
     const StickLayout def = default_stick_layout(rank);
-    if (l.stick_dim != def.stick_dim || l.order != def.order) {
+    if (l.stick_dim != def.stick_dim) {
         fail(what, "the layout " + layout_string(l) +
-                       " is not supported yet by the backend: only the default layout (" + layout_string(def) +
-                       ": stick along dimension 0, host order) compiles today");
+                       " is not supported yet by the backend: the stick dimension must be dimension 0 (the vectorized "
+                       "innermost dimension); the order of the dimensions is free");
     }
     layout_registry()[tensor_name] = l;
+    set_tensor_order(tensor_name, l.order);
 }
 
 const StickLayout *recorded_device_layout(const std::string &tensor_name) {

@@ -342,6 +342,73 @@ private:
         out.push_back(ProgramNode::instruction(inst));
     }
 
+    // The device byte offset of the element at flat (padded, host-order) index
+    // `flat`, affine in the loops. The default layout is the padded dense array
+    // (offset = flat x element size); another dimension order is mapped
+    // dimension by dimension: the index and each loop's step are unflattened
+    // into coordinates, which must stay inside the padded box at every corner
+    // of the loop box (so the mapping is exact), then re-flattened with the
+    // layout's strides. Vectors start on stick boundaries (checked by the caller).
+    SymOperand dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what) {
+        const int64_t eb = t.type.bytes();
+        const int rank = (int)t.padded.size();
+        std::vector<int> host_order;
+        for (int d = rank - 1; d >= 0; d--) host_order.push_back(d);
+        if (t.layout.order.empty() || t.layout.order == host_order) return scaled(flat, eb, 0);
+        TensorShape shape;
+        DType dt;
+        spyre_dtype(t.type, &dt);
+        shape.dtype = dt;
+        shape.extent = t.padded;
+        const LayoutAddressing addr = layout_addressing(shape, t.layout, m_.stick_bytes);
+        std::vector<int64_t> dense(rank);
+        int64_t s = 1;
+        for (int d = 0; d < rank; d++) {
+            dense[d] = s;
+            s *= t.padded[d];
+        }
+        auto unflatten = [&](int64_t v) {
+            std::vector<int64_t> x(rank, 0);
+            for (int d = rank - 1; d >= 0; d--) {
+                x[d] = v / dense[d];
+                v -= x[d] * dense[d];
+            }
+            return x;
+        };
+        const std::vector<int64_t> x0 = unflatten(flat.base);
+        std::vector<std::vector<int64_t>> step;
+        for (size_t i = 0; i < flat.coef.size(); i++) step.push_back(unflatten(flat.coef[i]));
+        const std::vector<int64_t> &trips = env_.loop_trips();
+        for (uint64_t mask = 0; mask < (1ull << std::min<size_t>(flat.coef.size(), 16)); mask++) {
+            for (int d = 0; d < rank; d++) {
+                int64_t x = x0[d];
+                for (size_t i = 0; i < flat.coef.size() && i < 16; i++) {
+                    if (mask >> i & 1) x += step[i][d] * (trips[i] - 1);
+                }
+                if (x < 0 || x >= t.padded[d]) {
+                    fail("the access to '" + what + "' cannot be mapped to its device layout " +
+                         layout_to_string(t.layout) + ": a loop moves it across dimensions of the tensor");
+                }
+            }
+        }
+        const int64_t lanes = addr.lanes;
+        auto offset = [&](const std::vector<int64_t> &x) {
+            int64_t o = 0;
+            for (int d = 0; d < rank; d++) o += d == t.layout.stick_dim ? x[d] / lanes * addr.stride_bytes[d] : x[d] * addr.stride_bytes[d];
+            return o;
+        };
+        if (x0[t.layout.stick_dim] % lanes != 0) fail("the access to '" + what + "' does not start on a stick boundary");
+        SymOperand out;
+        out.base = offset(x0);
+        for (size_t i = 0; i < step.size(); i++) {
+            if (step[i][t.layout.stick_dim] % lanes != 0) {
+                fail("the access to '" + what + "' moves by part of a stick along the stick dimension");
+            }
+            out.set_coef(i, offset(step[i]));
+        }
+        return out;
+    }
+
     void visit_store(const Store *op, std::vector<ProgramNode> &out) {
         const Type t = op->value.type();
         const BufferInfo *sp_dst = scratchpad_buffer(op->name);
@@ -372,7 +439,7 @@ private:
                      "); compute it into a scratchpad Func (store_in(MemoryType::VTCM)) and copy that");
             }
             SymOperand sp = scaled(dense_base(ld->index, ld->name, lanes), eb, src->address);
-            SymOperand dram = scaled(dst, eb, 0);
+            SymOperand dram = dram_address(*dram_dst, dst, op->name);
             check_stick_aligned(dram, op->name);
             check_stick_aligned(sp, ld->name);
             const int64_t row = lanes * eb;
@@ -384,7 +451,7 @@ private:
         // Destination in scratchpad.
         if (const Load *ld = op->value.as<Load>()) {
             if (const KernelTensor *src = dram_tensor(ld->name)) {
-                SymOperand dram = scaled(dense_base(ld->index, ld->name, lanes), eb, 0);
+                SymOperand dram = dram_address(*src, dense_base(ld->index, ld->name, lanes), ld->name);
                 SymOperand sp = scaled(dst, eb, sp_dst->address);
                 check_stick_aligned(dram, ld->name);
                 check_stick_aligned(sp, op->name);

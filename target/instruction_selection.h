@@ -20,6 +20,7 @@
 #include "Halide.h"
 #include "double_buffering.h"
 #include "program_tree.h"
+#include "spyre/layout.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -32,6 +33,7 @@ struct KernelTensor {
     Halide::Type type;
     bool is_output = false;
     std::vector<int64_t> padded;  // padded extents: the dense strides Halide indexes with
+    DeviceLayout layout;          // the device layout of the argument (stick along dimension 0)
 };
 
 struct KernelInterface {

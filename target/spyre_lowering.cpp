@@ -148,12 +148,14 @@ private:
             a.shape.extent.assign(info->extents.begin(), info->extents.end());
             a.layout = default_layout(a.shape, m.stick_bytes);
             a.layout.padded.assign(info->padded.begin(), info->padded.end());
+            if (!info->order.empty()) a.layout.order = info->order;  // spyre::set_device_layout
             compiler::KernelTensor t;
             t.name = n;
             t.arg_index = (int)program.args.size();
             t.type = info->type;
             t.is_output = a.kind == ArgKind::Output;
             t.padded.assign(info->padded.begin(), info->padded.end());
+            t.layout = a.layout;
             iface.tensors[n] = t;
             program.args.push_back(a);
         }

@@ -17,6 +17,13 @@ void register_tensor(const SpyreTensorInfo &info) {
     registry()[info.name] = info;
 }
 
+bool set_tensor_order(const std::string &name, const std::vector<int> &order) {
+    auto it = registry().find(name);
+    if (it == registry().end()) return false;
+    it->second.order = order;
+    return true;
+}
+
 const SpyreTensorInfo *find_tensor(const std::string &name) {
     auto it = registry().find(name);
     return it == registry().end() ? nullptr : &it->second;

@@ -28,9 +28,15 @@ struct SpyreTensorInfo {
     std::vector<int> extents;  // true extents, innermost first
     std::vector<int> padded;   // padded extents (== extents for host builds)
     bool is_output = false;
+    // Device layout: order of the dimensions, outermost first (empty: host order, the default).
+    // The stick dimension is always dimension 0 (the vectorized innermost dimension).
+    std::vector<int> order;
 };
 
 void register_tensor(const SpyreTensorInfo &info);
+// Records the device order of a constrained tensor's dimensions (outermost first);
+// false if no tensor of that name is registered.
+bool set_tensor_order(const std::string &name, const std::vector<int> &order);
 // nullptr if no tensor of that name was constrained in this process.
 const SpyreTensorInfo *find_tensor(const std::string &name);
 void clear_tensor_registry();
