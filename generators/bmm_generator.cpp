@@ -38,6 +38,10 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "bmm: dtype must be float16 or float32, not " << t;
+        _halide_user_assert(batch >= 1 && m_size >= 1 && n_size >= 1 && k_size >= 1)
+            << "bmm: batch, m, n and k must be positive (got batch=" << (int)batch << " m=" << (int)m_size << " n=" << (int)n_size
+            << " k=" << (int)k_size << ")";
+        _halide_user_assert(max_cores >= 1 && tile_m >= 0) << "bmm: max_cores must be >= 1 and tile_m >= 0";
         A = add_input<Buffer<>>("A", t, 3);
         B = add_input<Buffer<>>("B", t, 3);
         C = add_output<Buffer<>>("C", t, 3);

@@ -31,6 +31,9 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "softmax: dtype must be float16 or float32, not " << t;
+        _halide_user_assert(cols >= 1 && rows >= 1)
+            << "softmax: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
+        _halide_user_assert(max_cores >= 1 && tile_rows >= 0) << "softmax: max_cores must be >= 1 and tile_rows >= 0";
         in = add_input<Buffer<>>("in", t, 2);
         out = add_output<Buffer<>>("out", t, 2);
     }
