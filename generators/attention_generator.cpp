@@ -54,6 +54,8 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
+    // Knob of the Spyre schedule (see AttentionSpyreOptions).
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
     Input<Buffer<>> *Kt = nullptr;    // Kt(j, d, h)
@@ -72,7 +74,9 @@ public:
     void generate() {
         const Type t = dtype;
         const int d = d_size, s = s_size, hs = heads;
-        plan_ = spyre::plan_attention_spyre(d, s, hs, t);
+        spyre::AttentionSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded extents on Spyre (the device tensors), true ones on the host.
         const int dp = spyre ? plan_.dp : d;

@@ -34,6 +34,8 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "add"};
     GeneratorParam<std::string> broadcast_b{"broadcast_b", ""};
+    // Knob of the Spyre schedule (see ElementwiseSpyreOptions); the default is the hand schedule.
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *a = nullptr;     // a(x, y, z)
     Input<Buffer<>> *b = nullptr;     // b(x, y, z), extent 1 along the broadcast dims; binary ops only
@@ -57,7 +59,9 @@ public:
     }
 
     void generate() {
-        plan_ = spyre::plan_elementwise_spyre(shape_);
+        spyre::ElementwiseSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_elementwise_spyre(shape_, options);
         const Type t = dtype;
         Expr v = cast<float>((*a)(x_, y_, z_));
         Expr r;

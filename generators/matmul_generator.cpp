@@ -31,6 +31,8 @@ public:
                                            {"relu", Activation::Relu},
                                            {"gelu", Activation::Gelu},
                                            {"silu", Activation::Silu}}};
+    // Knob of the Spyre schedule (see MatmulSpyreOptions); the default is the hand schedule.
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
@@ -49,7 +51,9 @@ public:
 
     void generate() {
         shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation};
-        plan_ = spyre::plan_matmul_spyre(shape_);
+        spyre::MatmulSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_matmul_spyre(shape_, options);
         const Type t = shape_.dtype;
 
         // Reduce over the padded K (== K for host builds).

@@ -24,6 +24,8 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "sum"};
     GeneratorParam<int> axis{"axis", 0};
+    // Knob of the Spyre schedule (see ReduceSpyreOptions); the default is the hand schedule.
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y, z)
     Output<Buffer<>> *out = nullptr;  // out(u, v): the dims other than `axis`
@@ -41,7 +43,9 @@ public:
 
     void generate() {
         shape_ = spyre::ReduceShape{d0, d1, d2, dtype, op, axis};
-        plan_ = spyre::plan_reduce_spyre(shape_);
+        spyre::ReduceSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_reduce_spyre(shape_, options);
         const Type t = dtype;
         const int n = shape_.reduced();
         r_ = RDom(0, n, "r");

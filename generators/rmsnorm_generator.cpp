@@ -20,6 +20,8 @@ public:
     GeneratorParam<int> cols{"cols", 4096};
     GeneratorParam<int> rows{"rows", 1024};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Knob of the Spyre schedule (see NormSpyreOptions); the default is the hand schedule.
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     // Added in configure() because their type is a GeneratorParam (and to keep this order).
     Input<Buffer<>> *in = nullptr;      // in(x, y)
@@ -38,7 +40,9 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_norm_spyre(cols, rows, t, /*centered=*/false);
+        spyre::NormSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_norm_spyre(cols, rows, t, /*centered=*/false, options);
         const float inv_n = 1.0f / (float)(int)cols;
         RDom r(0, (int)cols, "r");
         Expr v = cast<float>((*in)(x_, y_));

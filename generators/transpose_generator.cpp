@@ -24,6 +24,8 @@ public:
     GeneratorParam<int> y_size{"y", 1024};
     GeneratorParam<int> batch{"batch", 0};  // 0: 2-D tensors; >= 1: 3-D with this batch
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Knob of the Spyre schedule (see TransposeSpyreOptions); the default is the hand schedule.
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y[, b])
     Output<Buffer<>> *out = nullptr;  // out(y, x[, b])
@@ -39,7 +41,9 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t);
+        spyre::TransposeSpyreOptions options;
+        options.double_buffer = double_buffer;
+        plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, options);
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);
             (*out)(y_, x_, b_) = transposed_(y_, x_, b_);

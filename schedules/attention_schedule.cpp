@@ -28,7 +28,7 @@ int64_t attention_footprint(int T, int dp, int nx, int sp, int bytes, bool causa
 
 }  // namespace
 
-AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t) {
+AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, const AttentionSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     AttentionSpyrePlan p;
     p.d = d;
@@ -51,6 +51,13 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t) 
     if (p.footprint_bytes > budget) {
         throw std::runtime_error("attention: head dim " + std::to_string(d) + " with sequence " + std::to_string(s) +
                                  " does not fit the scratchpad (" + std::to_string(p.footprint_bytes) + " bytes)");
+    }
+    // Double buffering: second copies of the two Kt tiles, when they fit and the KV
+    // tile loops (sp / T iterations) are even.
+    const int64_t kt_copies = 2 * (int64_t)p.dp * p.tile * t.bytes();
+    if (options.double_buffer && (p.sp / p.tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
+        p.double_buffer = true;
+        p.footprint_bytes += kt_copies;
     }
     const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.sp, p.tile}},
                                                CoreSplitOptions{(int)m.cores, 1});
@@ -103,7 +110,11 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     f.row_max.update().split(f.rj_max, jo1, ji1, T).reorder(ji1, f.i, jo1);
     accumulate_in_scratchpad(f.scores1, f.row_max, jo1);
     matmul_on_pt(f.scores1, f.rd, f.j, f.i);
-    stage_in_scratchpad(f.kt_in1, f.row_max, jo1);
+    if (p.double_buffer) {
+        double_buffer(f.kt_in1, f.row_max, jo1);  // the next Kt tile's DMA overlaps this tile's work
+    } else {
+        stage_in_scratchpad(f.kt_in1, f.row_max, jo1);
+    }
     stage_in_scratchpad(f.s1, f.row_max, jo1);
 
     // Pass 2: [O | l] accumulated over KV tiles on the PT.
@@ -120,7 +131,11 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     stage_in_scratchpad(f.s2, at_func, at);
     accumulate_in_scratchpad(f.scores2, at_func, at);
     matmul_on_pt(f.scores2, f.rd, f.j, f.i);
-    stage_in_scratchpad(f.kt_in2, at_func, at);
+    if (p.double_buffer && pv.k_chunked) {
+        double_buffer(f.kt_in2, at_func, at);
+    } else {
+        stage_in_scratchpad(f.kt_in2, at_func, at);
+    }
 }
 
 }  // namespace spyre

@@ -43,11 +43,19 @@ struct AttentionSpyrePlan {
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
     int64_t footprint_bytes = 0;
+    bool double_buffer = true;   // the Kt tiles of both passes in two copies
 
     int cores() const { return ch * cq; }
 };
 
-AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t);
+// Knobs of the Spyre schedule (GeneratorParams of gen_attention).
+struct AttentionSpyreOptions {
+    // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
+    bool double_buffer = true;
+};
+
+AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t,
+                                        const AttentionSpyreOptions &options = {});
 
 void schedule_attention_host(AttentionFuncs f, const Halide::Target &target);
 void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &plan, bool has_mask);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -43,10 +44,17 @@ int sfu_temporaries(const ElementwiseShape &s) {
 
 }  // namespace
 
-ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s) {
+namespace {
+
+// The plan with `copies` copies of the per-tile rows (1, or 2 for double
+// buffering, which then only takes tiles that give each core an even number
+// >= 2 of them: the backend double-buffers only such loops). tile_rows == 0:
+// nothing fits.
+ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, int copies) {
     const MachineDescription &m = default_machine();
     const int eb = s.dtype.bytes();
     ElementwiseSpyrePlan p;
+    p.tile_rows = 0;
     p.lanes = stick_lanes(s.dtype);
     p.d0p = round_up(s.d0, p.lanes);
     // One SFU instruction covers a whole row when it has at most 4096 lanes;
@@ -58,18 +66,17 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s) {
 
     const bool b_rows = s.binary() && !s.broadcast_b[1];                // b moves with y
     const int64_t b_row_bytes = s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)p.d0p * eb) : 0;
-    const int64_t per_row = 2 * (int64_t)p.d0p * eb + (b_rows ? b_row_bytes : 0);
+    // a and result (and b when it moves with y) per row, in `copies` copies.
+    const int64_t per_row = copies * (2 * (int64_t)p.d0p * eb + (b_rows ? b_row_bytes : 0));
     const int64_t fixed = (int64_t)sfu_temporaries(s) * p.row_vector * 4 + (b_rows ? 0 : b_row_bytes);
     const int64_t budget = m.scratchpad_bytes * 3 / 4 - fixed;
-    if (budget < per_row) {
-        throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
-                                 std::to_string(per_row + fixed) + " bytes)");
-    }
+    if (budget < per_row) return p;
     const int max_rows = (int)std::min<int64_t>(budget / per_row, s.d1);
 
     // Estimated cycles: the card's DRAM time for the padded bytes (or one core's
     // DMA port, if few cores), plus per tile the DMA latency seen twice (load,
-    // store) and the SFU time, which do not overlap with DRAM in a synchronous tile loop.
+    // store) and the SFU time, which do not overlap with DRAM in a synchronous
+    // tile loop (double buffered: about half of it is hidden behind the next tile's DMA).
     const double bw = m.dram_bytes_per_cycle(), port = m.dma_port_bytes_per_cycle();
     const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
     const double row_sfu = sfu_passes(s, m.sfu_transcendental_cost) *
@@ -80,9 +87,12 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s) {
         int cz = 1, cy = 1;
         for (int z : divisors(s.d2)) {
             for (int y : divisors(tiles)) {
+                // Double buffering needs an even staging loop (tiles of y per core).
+                if (copies == 2 && (tiles / y) % 2 != 0) continue;
                 if (z * y <= m.cores && z * y > cz * cy) cz = z, cy = y;
             }
         }
+        if (copies == 2 && (tiles / cy) % 2 != 0) continue;  // (cy = 1 and an odd tile count)
         const double rows_per_core = (double)d1p / cy * s.d2 / cz;
         const double tiles_per_core = rows_per_core / ty;
         const double a_bytes = (double)s.d2 * d1p * p.d0p * eb;
@@ -90,7 +100,7 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s) {
         const double read = a_bytes + b_bytes, write = a_bytes;
         const double dram = std::max((read + write) / bw + m.dram_turnaround_ns_per_byte * m.clock_ghz * std::min(read, write),
                                      (read + write) / (cz * cy) / port);
-        const double cost = dram + tiles_per_core * (2 * m.dma_latency_cycles + ty * row_sfu);
+        const double cost = dram + tiles_per_core * (2 * m.dma_latency_cycles + ty * row_sfu) / copies;
         if (cost < best * 0.999) {
             best = cost;
             p.tile_rows = ty;
@@ -100,6 +110,24 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s) {
         }
     }
     p.footprint_bytes = per_row * p.tile_rows + fixed;
+    p.double_buffer = copies == 2;
+    return p;
+}
+
+}  // namespace
+
+ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
+    if (options.double_buffer) {
+        const ElementwiseSpyrePlan p = plan_with_copies(s, 2);
+        if (p.tile_rows > 0) return p;
+    }
+    const ElementwiseSpyrePlan p = plan_with_copies(s, 1);
+    if (p.tile_rows == 0) {
+        const MachineDescription &m = default_machine();
+        const int64_t row = 2 * (int64_t)p.d0p * s.dtype.bytes();
+        throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
+                                 std::to_string(row) + " bytes of " + std::to_string(m.scratchpad_bytes * 3 / 4) + ")");
+    }
     return p;
 }
 
@@ -130,7 +158,15 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
 
     // Input tiles in scratchpad (DMA). A b that does not move with y is staged
     // once per z (once per core if it does not move with z either).
-    stage_in_scratchpad(a_staged, f.out, yo);
+    // Double buffered: the next tile's DMA overlaps this tile's SFU work.
+    auto stage = [&](Func g, const VarOrRVar &at) {
+        if (p.double_buffer) {
+            double_buffer(g, f.out, at);
+        } else {
+            stage_in_scratchpad(g, f.out, at);
+        }
+    };
+    stage(a_staged, yo);
     if (b_staged.defined()) {
         const Var at = !s.broadcast_b[1] ? yo : !s.broadcast_b[2] ? zr : cores.core;
         if (s.broadcast_b[0]) {
@@ -138,6 +174,9 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
             // along d0); RoundUp, since the stick is wider than the element it holds.
             b_staged.compute_at(f.out, at).store_in(MemoryType::VTCM).vectorize(b_staged.args()[0], p.lanes,
                                                                                  TailStrategy::RoundUp);
+            if (p.double_buffer && !s.broadcast_b[1]) compiler::request_double_buffering(b_staged.name());
+        } else if (!s.broadcast_b[1]) {
+            stage(b_staged, at);
         } else {
             stage_in_scratchpad(b_staged, f.out, at);
         }
@@ -146,6 +185,7 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
     // The result tile on the SFU, one vector of whole sticks per row; the
     // output copies it to DRAM (DMA).
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+    if (p.double_buffer) compiler::request_double_buffering(f.result.name());  // this tile's store overlaps the next tile's SFU work
     for (Func g : f.intermediates) {
         g.compute_at(f.result, f.y).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
     }

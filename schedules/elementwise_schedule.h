@@ -48,14 +48,22 @@ struct ElementwiseSpyrePlan {
     int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)
     int cores_d1 = 1, cores_d2 = 1;
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
+    bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
 
     int cores() const { return cores_d1 * cores_d2; }
+};
+
+// Knobs of the Spyre schedule (GeneratorParams of gen_elementwise); defaults are the hand schedule.
+struct ElementwiseSpyreOptions {
+    bool double_buffer = true;  // tiles in two copies when they fit and a core has an even number of them
 };
 
 // Chooses the tile and the core split for `shape` from the machine description
 // (the tile that minimises an estimate of DRAM time plus per-tile latency and
 // SFU time). Throws std::runtime_error if one row does not fit the scratchpad.
-ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &shape);
+// With double buffering the per-tile rows are counted twice; if that does not
+// fit (or no tile gives a core an even number of >= 2 tiles) the plan is single-buffered.
+ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &shape, const ElementwiseSpyreOptions &options = {});
 
 void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &shape, const Halide::Target &target);
 // a_staged, b_staged: the inputs' wrappers a.in(), b.in() (b_staged undefined for unary ops).

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "spyre/machine.h"
+#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -26,13 +27,18 @@ int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int stages) {
            (int64_t)tn * (bytes + 4) + 4LL * tn * 4;
 }
 
+// The second copies of double buffering: the A and B chunks (K chunked) or tiles.
+int64_t second_copies(int tm, int tn, int tk, int bytes) {
+    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes;
+}
+
 }  // namespace
 
 int epilogue_stages(Activation a) {
     return a == Activation::Gelu || a == Activation::Silu ? 1 : 0;
 }
 
-MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape) {
+MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
     const MachineDescription &machine = default_machine();
     const int bytes = shape.dtype.bytes();
     const int stages = epilogue_stages(shape.activation);
@@ -48,12 +54,18 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape) {
     best.estimated_us = -1;
     for (int tn = 64; tn <= std::min(np64, 1024); tn += 64) {
         for (int tm = 8; tm <= std::min(mp8, 512); tm += 8) {
-            // The largest K chunk (whole sticks, dividing the padded K) that fits.
+            // The largest K chunk (whole sticks, dividing the padded K) that fits, with
+            // the second copies when double buffering (else without them).
             int tk = 0;
-            for (int c = kp; c >= lanes; c -= lanes) {
-                if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages) <= budget) {
-                    tk = c;
-                    break;
+            bool db = false;
+            for (int copies = options.double_buffer ? 2 : 1; copies >= 1 && tk == 0; copies--) {
+                for (int c = kp; c >= lanes; c -= lanes) {
+                    const int64_t extra = copies == 2 ? second_copies(tm, tn, c, bytes) : 0;
+                    if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages) + extra <= budget) {
+                        tk = c;
+                        db = copies == 2;
+                        break;
+                    }
                 }
             }
             if (tk == 0) continue;
@@ -74,7 +86,11 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape) {
                     const double pt_cycles = (double)(kp / tk) * passes *
                                              ((double)machine.pt_pass_rows * tn * tk / pt_rate + machine.pt_pass_fill_cycles);
                     const double sfu_cycles = (3.0 + 4 * stages) * tm * tn * 4 / sfu_bytes_per_cycle;
-                    const double us = (dram_ns + (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz) / 1000.0;
+                    const double compute_ns = (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz;
+                    // Double buffered, the DMA of the next chunk overlaps this chunk's matmul
+                    // (within pairs of iterations: partly).
+                    const double us = (db ? std::max(dram_ns, compute_ns) + 0.25 * std::min(dram_ns, compute_ns)
+                                          : dram_ns + compute_ns) / 1000.0;
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
                         best.tn = tn;
@@ -85,7 +101,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape) {
                         best.cm = cm;
                         best.cn = cn;
                         best.in_lanes = lanes;
-                        best.footprint_bytes = matmul_footprint(tm, tn, tk, bytes, stages);
+                        best.footprint_bytes = matmul_footprint(tm, tn, tk, bytes, stages) +
+                                               (db ? second_copies(tm, tn, tk, bytes) : 0);
+                        best.double_buffer = db;
+                        // The result tile too when it fits and a core has an even number >= 2 of N tiles.
+                        const int64_t result_copy = (int64_t)tm * tn * bytes;
+                        best.double_buffer_result = db && nt % 2 == 0 && best.footprint_bytes + result_copy <= budget;
+                        if (best.double_buffer_result) best.footprint_bytes += result_copy;
                         best.dram_bytes = (int64_t)(read + write);
                         best.estimated_us = us;
                     }
@@ -140,12 +162,21 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     // fp32 accumulator tile, initialised with the bias, reduced on the PT.
     accumulate_in_scratchpad(f.acc, f.C, no);
     const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
+    // Double buffered: the next chunk's (tile's) DMA overlaps this one's matmul.
+    // (A loop of odd trip count is left single-buffered by the backend.)
+    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) {
+        if (p.double_buffer) {
+            double_buffer(in, consumer, at);
+        } else {
+            stage_in_scratchpad(in, consumer, at);
+        }
+    };
     if (pt.k_chunked) {
-        stage_in_scratchpad(A_in, f.acc, pt.k_outer);
-        stage_in_scratchpad(B_in, f.acc, pt.k_outer);
+        stage(A_in, f.acc, pt.k_outer);
+        stage(B_in, f.acc, pt.k_outer);
     } else {
-        stage_in_scratchpad(A_in, f.C, mo);  // reused by every N tile of the row of tiles
-        stage_in_scratchpad(B_in, f.C, no);
+        stage(A_in, f.C, mo);  // reused by every N tile of the row of tiles
+        stage(B_in, f.C, no);
     }
 
     // Epilogue on the SFU at the tile: one instruction per stage and tile row
@@ -155,6 +186,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
         for (int u = 0; u < g.num_update_definitions(); u++) g.update(u).vectorize(n, p.tn, TailStrategy::RoundUp);
     }
     f.result.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.tn, TailStrategy::RoundUp);
+    if (p.double_buffer_result) compiler::request_double_buffering(f.result.name());  // the store overlaps the next tile
 }
 
 }  // namespace spyre

@@ -47,14 +47,23 @@ struct MatmulSpyrePlan {
     int64_t footprint_bytes = 0; // estimated scratchpad bytes per core
     int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
     double estimated_us = 0;     // the planner's estimate (DRAM + PT + SFU, not overlapped)
+    bool double_buffer = false;  // staged A and B tiles (K chunks) in two copies
+    bool double_buffer_result = false;  // the result tile too (an even number of N tiles per core)
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
 };
 
+// Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
+struct MatmulSpyreOptions {
+    bool double_buffer = true;  // staged tiles in two copies when they fit: DMA overlaps the PT
+};
+
 // Chooses tiles and the core split for `shape` with the least estimated time
-// (machine sizes and rates from the runtime's machine description).
-MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape);
+// (machine sizes and rates from the runtime's machine description). Double
+// buffering reserves room for the second copies of the A and B tiles and the
+// result tile; tiles for which they do not fit stay single-buffered.
+MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options = {});
 
 // Number of fp32 tile-sized epilogue stages an activation needs in scratchpad.
 int epilogue_stages(Activation a);

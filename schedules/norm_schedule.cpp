@@ -6,6 +6,8 @@
 #include <string>
 
 #include "spyre/machine.h"
+#include "double_buffering.h"
+#include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
@@ -28,7 +30,7 @@ int choose_row_vector(int cols_padded, int lanes) {
 
 }  // namespace
 
-NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered) {
+NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     NormSpyrePlan p;
     p.cols = cols;
@@ -41,8 +43,12 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered) 
     const int64_t per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * p.row_vector * 4;
     // Per row: the input, centered (layernorm), squares (float32), the result,
     // and the per-row scalars (a stick each at most).
-    const int64_t per_row = cp * (t.bytes() + (centered ? 4 : 0) + 4 + t.bytes()) + 4 * 4;
+    // Double buffered: the input and result rows in two copies (one copy if two do not fit).
+    const int64_t per_row_single = cp * (t.bytes() + (centered ? 4 : 0) + 4 + t.bytes()) + 4 * 4;
     const int64_t budget = m.scratchpad_bytes * 7 / 8 - per_core;
+    const int64_t per_row_double = per_row_single + cp * 2 * t.bytes();
+    const bool db = options.double_buffer && per_row_double <= budget && rows >= 2;
+    const int64_t per_row = db ? per_row_double : per_row_single;
     if (per_row > budget) {
         throw std::runtime_error("norm: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
                                  std::to_string(per_row) + " bytes per row, " + std::to_string(budget) + " available)");
@@ -55,7 +61,13 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered) 
     double best = 0;
     for (int c = 1; c <= std::min<int>(rows, (int)m.cores); c++) {
         const int rows_per_core = (rows + c - 1) / c;
-        const int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
+        int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
+        // The backend double-buffers only an even staging loop: one more, smaller tile if
+        // odd, unless that pads the rows by a whole tile (the tensor is padded to tiles only).
+        if (db && tiles_per_core % 2 != 0 && rows_per_core > tiles_per_core) {
+            const int t = (rows_per_core + tiles_per_core) / (tiles_per_core + 1);
+            if ((rows + t - 1) / t * t == t * (tiles_per_core + 1) * c) tiles_per_core++;
+        }
         const int tile = (rows_per_core + tiles_per_core - 1) / tiles_per_core;
         const int padded = tile * tiles_per_core * c;
         const double cost = padded * (1.0 + 0.1 * (double)m.cores / c);
@@ -66,7 +78,8 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered) 
             p.rows_padded = padded;
         }
     }
-    p.footprint_bytes = per_row * p.tile_rows + per_core;
+    p.double_buffer = db && (p.rows_padded / p.cores / p.tile_rows) % 2 == 0;
+    p.footprint_bytes = (p.double_buffer ? per_row_double : per_row_single) * p.tile_rows + per_core;
     return p;
 }
 
@@ -106,7 +119,13 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
     }
 
     // Per tile of rows: the input (DMA), the row statistics, the result.
-    in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    // Double buffered: the next tile's DMA overlaps this tile's SFU work, and this
+    // tile's store the next tile's.
+    if (p.double_buffer) {
+        double_buffer(in_staged, f.out, yo);
+    } else {
+        in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
+    }
     for (Func g : {f.sum, f.mean, f.sumsq, f.inv}) {
         if (g.defined()) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     }
@@ -115,6 +134,7 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
             g.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
         }
     }
+    if (p.double_buffer) compiler::request_double_buffering(f.result.name());
     f.sq.update().vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
 }
 

@@ -39,11 +39,20 @@ struct NormSpyrePlan {
     int in_lanes = 0;      // stick lanes of the input type
     int row_vector = 0;    // SFU vector length along a row (divides cols_padded)
     int64_t footprint_bytes = 0;  // estimated scratchpad bytes per core
+    bool double_buffer = false;   // input and result tiles in two copies
+};
+
+// Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
+struct NormSpyreOptions {
+    bool double_buffer = true;  // input and result tiles in two copies when they fit: DMA overlaps the SFU
 };
 
 // Tiles and core split for `cols` x `rows` of `t`; `centered` is true for
 // layernorm (one more float32 row per tile). Throws if a row does not fit.
-NormSpyrePlan plan_norm_spyre(int cols, int rows, const Halide::Type &t, bool centered);
+// Double buffering counts the input and result rows twice, falls back to one
+// copy when that does not fit, and gives each core an even number of tiles.
+NormSpyrePlan plan_norm_spyre(int cols, int rows, const Halide::Type &t, bool centered,
+                              const NormSpyreOptions &options = {});
 
 void schedule_norm_host(NormFuncs f, const Halide::Target &target);
 // in_staged, weight_in, bias_in: the input wrappers (in.in(), ...); bias_in is

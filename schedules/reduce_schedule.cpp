@@ -8,11 +8,13 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 #include "spyre/machine.h"
+#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -36,15 +38,17 @@ void best_split(int u_tiles, int v_extent, int cores, int *cu, int *cv) {
 
 // A staged copy of a DRAM tensor: whole sticks, RoundUp (the region it covers
 // may be narrower than a stick; the tensor is padded to whole sticks).
-void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes) {
+// Two copies when double buffered.
+void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes, bool double_buffered) {
     if (at.is_rvar) f.compute_at(consumer, at.rvar);
     else f.compute_at(consumer, at.var);
     f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes, TailStrategy::RoundUp);
+    if (double_buffered) compiler::request_double_buffering(f.name());
 }
 
 }  // namespace
 
-ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s) {
+ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     const int eb = s.dtype.bytes();
     const bool f16 = s.dtype.bits() == 16;
@@ -57,6 +61,14 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s) {
     const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
     const double ovh = m.sfu_instruction_overhead_cycles, lat = m.dma_latency_cycles;
     double best = std::numeric_limits<double>::max();
+    // Loops of one iteration vanish: the backend double-buffers the innermost loop of
+    // more than one iteration around a stage (given innermost first), if it is even.
+    auto staging_trip = [](std::initializer_list<int> trips) {
+        for (int t : trips) {
+            if (t > 1) return t;
+        }
+        return 1;
+    };
 
     // Tiles are whole sticks of the output's dim 0, at most 1024 lanes (one SFU vector).
     for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(1024, round_up(du, p.in_lanes))); tile += p.in_lanes) {
@@ -64,33 +76,46 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s) {
         int cu, cv;
         best_split(up / tile, dv, (int)m.cores, &cu, &cv);
         const double tiles_per_core = (double)up / tile / cu * dv / cv;
+        const int u_trip = up / tile / cu, v_trip = dv / cv;
         int chunk = n;
-        int64_t footprint;
-        double per_tile;
-        if (s.axis == 0) {
-            // The rows of the tile (padded to sticks), one fp32 row temporary (fp16), acc and result.
-            const int d0p = round_up(s.d0, p.in_lanes);
-            footprint = (int64_t)tile * d0p * eb + (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)tile * (4 + eb);
-            per_tile = 2 * lat + tile * ((f16 ? 2 : 1) * ((double)d0p * 4 / sfu_rate + ovh));
-        } else {
-            // Chunks of the reduced axis: the staged rows (and their fp32 copy), acc and result.
-            const int64_t row = (int64_t)tile * (eb + (f16 ? 4 : 0));
-            const int64_t room = budget - (int64_t)tile * (4 + eb);
-            chunk = 0;
-            for (int c : divisors(n)) {
-                if (c * row <= room && c <= 65535) chunk = c;
+        int64_t footprint = 0;
+        double per_tile = 0;
+        bool db = false;
+        for (int copies = options.double_buffer ? 2 : 1; copies >= 1; copies--) {
+            if (s.axis == 0) {
+                // The rows of the tile (padded to sticks), one fp32 row temporary (fp16), acc and result.
+                const int d0p = round_up(s.d0, p.in_lanes);
+                footprint = copies * (int64_t)tile * d0p * eb + (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)tile * 4 +
+                            copies * (int64_t)tile * eb;
+                per_tile = 2 * lat + tile * ((f16 ? 2 : 1) * ((double)d0p * 4 / sfu_rate + ovh));
+                db = copies == 2 && staging_trip({u_trip, v_trip}) % 2 == 0;
+            } else {
+                // Chunks of the reduced axis: the staged rows (and their fp32 copy), acc and result.
+                const int64_t row = (int64_t)tile * (copies * eb + (f16 ? 4 : 0));
+                const int64_t room = budget - (int64_t)tile * (4 + copies * eb);
+                chunk = 0;
+                for (int c : divisors(n)) {
+                    if (c * row <= room && c <= 65535) chunk = c;
+                }
+                if (chunk == 0) continue;
+                footprint = chunk * row + (int64_t)tile * (4 + copies * eb);
+                const double chunks = (double)n / chunk;
+                per_tile = lat + chunks * (lat + chunk * ((f16 ? 2 : 1) * ((double)tile * 4 / sfu_rate) + ovh) + 2 * ovh);
+                db = copies == 2 && staging_trip({n / chunk, u_trip, v_trip}) % 2 == 0 &&
+                     staging_trip({u_trip, v_trip}) % 2 == 0;
             }
-            if (chunk == 0) continue;
-            footprint = chunk * row + (int64_t)tile * (4 + eb);
-            const double chunks = (double)n / chunk;
-            per_tile = lat + chunks * (lat + chunk * ((f16 ? 2 : 1) * ((double)tile * 4 / sfu_rate) + ovh) + 2 * ovh);
+            if (footprint <= budget && (copies == 1 || db)) break;
+            db = false;
         }
-        if (footprint > budget) continue;
+        if (chunk == 0 || footprint > budget) continue;
+        // Double buffered: the per-tile latency and SFU time hide behind the next tile's
+        // DMA but for about one tile's worth (the first load, the last compute and store).
+        const double exposed = db ? per_tile + tiles_per_core * 2 * ovh : tiles_per_core * per_tile;
         const double read = (double)n * up * dv * eb * (s.axis == 0 ? 1 : 1), write = (double)up * dv * eb;
         const double read_padded = s.axis == 0 ? (double)round_up(s.d0, p.in_lanes) * up * dv * eb : read;
         const double dram = std::max((read_padded + write) / bw + m.dram_turnaround_ns_per_byte * m.clock_ghz * std::min(read_padded, write),
                                      (read_padded + write) / (cu * cv) / port);
-        const double cost = dram + tiles_per_core * per_tile;
+        const double cost = dram + exposed;
         if (cost < best * 0.999) {
             best = cost;
             p.tile = tile;
@@ -99,6 +124,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s) {
             p.cores_u = cu;
             p.cores_v = cv;
             p.footprint_bytes = footprint;
+            p.double_buffer = db;
         }
     }
     if (p.tile == 0) {
@@ -142,12 +168,15 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     f.out.split(cores.serial_of(f.u), uo, ui, p.tile, TailStrategy::RoundUp);
     stick_vectorize(f.out, ui);
     f.result.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    // Double buffered: this tile's store overlaps the next tile's SFU work, and the
+    // next staged input's DMA this one's.
+    if (p.double_buffer) compiler::request_double_buffering(f.result.name());
 
     if (s.axis == 0) {
         // One scalar accumulator per row; the update's r loop is innermost (one
         // sfu.rowsum / rowmax per row over the staged row, widened first for fp16).
         f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM);
-        stage_sticks(in_staged, f.out, uo, p.in_lanes);
+        stage_sticks(in_staged, f.out, uo, p.in_lanes, p.double_buffer);
         return;
     }
     // Across sticks: a tile-wide fp32 vector accumulator; per chunk of the
@@ -155,8 +184,9 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
     RVar ro("ro"), ri("ri");
     f.acc.update().split(f.r.x, ro, ri, p.chunk).reorder(f.u, ri, ro, f.v).vectorize(f.u, p.tile);
-    if (in_staged.defined()) stage_sticks(in_staged, f.acc, ro, p.in_lanes);
+    if (in_staged.defined()) stage_sticks(in_staged, f.acc, ro, p.in_lanes, p.double_buffer);
     f.wide.compute_at(f.acc, ro).store_in(MemoryType::VTCM).vectorize(f.x, p.tile, TailStrategy::RoundUp);
+    if (!in_staged.defined() && p.double_buffer) compiler::request_double_buffering(f.wide.name());  // fp32: wide is the DMA
 }
 
 }  // namespace spyre

@@ -49,12 +49,21 @@ struct ReduceSpyrePlan {
     int chunk = 0;         // axes 1, 2: rows of the reduced axis per staged chunk (divides its extent)
     int cores_u = 1, cores_v = 1;
     int64_t footprint_bytes = 0;
+    bool double_buffer = false;  // the staged input and the result tile in two copies
 
     int cores() const { return cores_u * cores_v; }
 };
 
-// Throws std::runtime_error if one tile does not fit the scratchpad.
-ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &shape);
+// Knobs of the Spyre schedule (GeneratorParams of gen_reduce).
+struct ReduceSpyreOptions {
+    bool double_buffer = true;  // staged input and result in two copies when they fit: DMA overlaps the SFU
+};
+
+// Throws std::runtime_error if one tile does not fit the scratchpad. Double
+// buffering counts the staged input and the result twice and is used only when
+// the loop that stages them (the innermost per-core loop of more than one
+// iteration around the stage) has an even trip count.
+ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &shape, const ReduceSpyreOptions &options = {});
 
 void schedule_reduce_host(ReduceFuncs f, const ReduceShape &shape, const Halide::Target &target);
 // in_staged: in.in() (the DMA stage), or undefined when fp32 axes 1, 2 stage `wide` itself.

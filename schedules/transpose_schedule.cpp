@@ -18,7 +18,7 @@ namespace {
 
 }  // namespace
 
-TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t) {
+TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, const TransposeSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     TransposeSpyrePlan p;
     p.x = x;
@@ -44,6 +44,21 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t) 
     p.cb = c[0];
     p.cy = c[1];
     p.cx = c[2];
+    // Double buffering: both tiles in two copies, when the staging loop is even. Loops
+    // of one iteration vanish, so that is the innermost per-core loop (yo, xo, batch)
+    // of more than one iteration.
+    int trip = 1;
+    for (int t : {p.yp / p.tile / p.cy, p.xp / p.tile / p.cx, p.batch / p.cb}) {
+        if (t > 1) {
+            trip = t;
+            break;
+        }
+    }
+    const int64_t tiles = 2 * (int64_t)p.tile * p.tile * t.bytes();
+    if (options.double_buffer && trip % 2 == 0 && p.footprint_bytes + tiles <= m.scratchpad_bytes * 3 / 4) {
+        p.double_buffer = true;
+        p.footprint_bytes += tiles;
+    }
     return p;
 }
 
@@ -78,8 +93,14 @@ void schedule_transpose_spyre(TransposeFuncs f, Func in_staged, const TransposeS
     }
     stick_vectorize(f.out, yi);
     // Input tile by DMA, transposed tile by SFU gathers; out stores it by DMA.
-    stage_in_scratchpad(in_staged, f.out, yo);
-    stage_in_scratchpad(f.transposed, f.out, yo);
+    // Double buffered: the next tile's load and this tile's store overlap the gathers.
+    if (p.double_buffer) {
+        double_buffer(in_staged, f.out, yo);
+        double_buffer(f.transposed, f.out, yo);
+    } else {
+        stage_in_scratchpad(in_staged, f.out, yo);
+        stage_in_scratchpad(f.transposed, f.out, yo);
+    }
 }
 
 }  // namespace spyre

@@ -29,12 +29,21 @@ struct TransposeSpyrePlan {
     int lanes = 0;                // stick lanes of the element type
     int cb = 1, cy = 1, cx = 1;   // cores along batch, y tiles, x tiles
     int64_t footprint_bytes = 0;  // scratchpad bytes per core
+    bool double_buffer = false;   // staged and transposed tiles in two copies
 
     int cores() const { return cb * cy * cx; }
 };
 
-// Tiles and core split for an X x Y (x batch) tensor of `t`.
-TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Halide::Type &t);
+// Knobs of the Spyre schedule (GeneratorParams of gen_transpose).
+struct TransposeSpyreOptions {
+    bool double_buffer = true;  // tiles in two copies: the next tile's load and this tile's store overlap the gathers
+};
+
+// Tiles and core split for an X x Y (x batch) tensor of `t`. Double buffering
+// is used when the per-core tile loop that stages the tiles (the innermost of
+// more than one iteration) has an even trip count.
+TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Halide::Type &t,
+                                        const TransposeSpyreOptions &options = {});
 
 void schedule_transpose_host(TransposeFuncs f, const Halide::Target &target);
 // in_staged: the input wrapper (in.in()), staged in the scratchpad by DMA.

@@ -133,7 +133,9 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
         if (n.kind != ProgramNode::Kind::Loop) continue;
         std::vector<const PingPongBuffer *> mine;
         for (const PingPongBuffer &b : buffers) {
-            if (b.level == depth && references(n, b)) mine.push_back(&b);
+            // Matched by loop identity: after a loop ends its copies' addresses may be reused
+            // by other buffers of a sibling loop, which must not be renamed.
+            if (b.level == depth && b.loop_id == n.loop_id && references(n, b)) mine.push_back(&b);
         }
         if (!mine.empty() && n.trip >= 2 && n.trip % 2 == 0) {
             std::vector<ProgramNode> first = n.body, second = n.body;

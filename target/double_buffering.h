@@ -28,6 +28,7 @@ namespace compiler {
 struct PingPongBuffer {
     std::string name;
     int level = 0;
+    int loop_id = -1;  // the staging loop (ProgramNode::loop_id)
     int64_t lo = 0, hi = 0, offset = 0;
 };
 

@@ -218,9 +218,12 @@ private:
                  std::to_string(m_.max_loop_trip_count) + "; split it");
         }
         ProgramNode loop = ProgramNode::loop(trip, op->name);
+        loop.loop_id = next_loop_id_++;
         const int level = env_.loop_depth();
         env_.bind_loop(op->name, level, min, trip);
+        loop_ids_.push_back(loop.loop_id);
         walk(op->body, loop.body);
+        loop_ids_.pop_back();
         env_.unbind_loop(op->name);
         for (const std::string &name : held_until_loop_end_[level]) plan_.release(name);
         held_until_loop_end_.erase(level);
@@ -256,7 +259,14 @@ private:
             // address, so no other buffer of the loop body may share these bytes.
             const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
             b.address = plan_.allocate_above_peak(op->name, 2 * copy);
-            pingpong_.push_back({op->name, env_.loop_depth() - 1, b.address, b.address + copy, copy});
+            PingPongBuffer pp;
+            pp.name = op->name;
+            pp.level = env_.loop_depth() - 1;
+            pp.loop_id = loop_ids_.back();
+            pp.lo = b.address;
+            pp.hi = b.address + copy;
+            pp.offset = copy;
+            pingpong_.push_back(pp);
             held_until_loop_end_[env_.loop_depth() - 1].push_back(op->name);
         } else {
             b.address = plan_.allocate(op->name, bytes);
@@ -1120,6 +1130,8 @@ private:
     std::map<std::string, std::vector<SfuSource>> vector_lets_;
     std::vector<std::string> temps_;
     std::vector<PingPongBuffer> pingpong_;
+    std::vector<int> loop_ids_;  // ids of the hardware loops being walked, outermost first
+    int next_loop_id_ = 0;
     std::map<int, std::vector<std::string>> held_until_loop_end_;  // double-buffered, by loop level
     bool held(const std::string &name) const {
         for (const auto &kv : held_until_loop_end_) {

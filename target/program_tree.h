@@ -52,6 +52,7 @@ struct ProgramNode {
     // Loop
     int64_t trip = 0;
     std::string loop_name;
+    int loop_id = -1;  // unique per core program; names the loop that stages a double-buffered buffer
     std::vector<ProgramNode> body;
     // Instruction
     SymInstruction inst;
