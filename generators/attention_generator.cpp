@@ -65,6 +65,8 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "attention: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
+            << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);

@@ -34,6 +34,8 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "layernorm: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)cols >= 1 && (int)rows >= 1)
+            << "layernorm: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
         in = add_input<Buffer<>>("in", t, 2);
         weight = add_input<Buffer<>>("weight", t, 1);
         bias = add_input<Buffer<>>("bias", t, 1);

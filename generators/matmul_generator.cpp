@@ -43,6 +43,8 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "matmul: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
+            << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", t, 1);

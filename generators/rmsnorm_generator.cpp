@@ -32,6 +32,8 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "rmsnorm: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)cols >= 1 && (int)rows >= 1)
+            << "rmsnorm: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
         in = add_input<Buffer<>>("in", t, 2);
         weight = add_input<Buffer<>>("weight", t, 1);
         eps = add_input<float>("eps");

@@ -33,6 +33,8 @@ public:
     void configure() {
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "transpose: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)x_size >= 1 && (int)y_size >= 1)
+            << "transpose: x and y must be positive (got x=" << (int)x_size << " y=" << (int)y_size << ")";
         _halide_user_assert((int)batch >= 0) << "transpose: batch must be >= 0 (0: 2-D), not " << (int)batch;
         const int rank = batched() ? 3 : 2;
         in = add_input<Buffer<>>("in", t, rank);
