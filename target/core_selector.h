@@ -1,0 +1,243 @@
+// Internal to instruction selection (instruction_selection.h): the per-core
+// selector class and its small helpers, shared by the files that implement it:
+//   instruction_selection.cpp  statements, loops, scratchpad placement, DMA, DRAM addressing
+//   copy_stage_selection.cpp   copy_to_host() stages (halide_buffer_copy windows) -> DMA
+//   reduction_selection.cpp    matmul-shaped updates -> PT, row reductions -> SFU reduce
+//   sfu_selection.cpp          vector expression trees -> SFU instructions through temporaries
+#pragma once
+
+#include <cctype>
+#include <cstring>
+#include <sstream>
+
+#include "index_evaluation.h"
+#include "instruction_selection.h"
+#include "scratchpad_plan.h"
+#include "spyre_lowering.h"
+#include "spyre_types.h"
+
+namespace spyre {
+namespace compiler {
+namespace selection {
+
+using namespace Halide;
+using namespace Halide::Internal;
+namespace fld = isa::field;
+
+inline std::string to_text(const Expr &e) {
+    std::ostringstream os;
+    os << e;
+    std::string s = os.str();
+    if (s.size() > 160) s = s.substr(0, 157) + "...";
+    return s;
+}
+
+inline std::string to_text(const Stmt &s) {
+    std::ostringstream os;
+    os << s;
+    std::string t = os.str();
+    auto nl = t.find('\n');
+    if (nl != std::string::npos) t = t.substr(0, nl);
+    if (t.size() > 160) t = t.substr(0, 157) + "...";
+    return t;
+}
+
+inline SymOperand constant(int64_t v) {
+    SymOperand s;
+    s.base = v;
+    return s;
+}
+
+inline SymOperand scaled(const SymOperand &a, int64_t k, int64_t offset) {
+    SymOperand s;
+    s.base = a.base * k + offset;
+    s.coef = a.coef;
+    for (auto &c : s.coef) c *= k;
+    return s;
+}
+
+// An SFU source operand.
+struct SfuSource {
+    int mode = 0;  // 0 vector, 1 scalar per row, 2 immediate, 3 parameter
+    SymOperand addr;
+    uint32_t imm = 0;
+};
+
+struct BufferInfo {
+    int64_t address = 0;
+    Type type;
+};
+
+class CoreSelector {
+public:
+    CoreSelector(const std::string &core_var, int core, const MachineDescription &m, KernelInterface &iface)
+        : m_(m), iface_(iface), plan_(m.stick_bytes) {
+        if (!core_var.empty()) env_.bind_constant(core_var, core);
+        core_loop_ = core_var;
+    }
+
+    CoreProgram run(const Stmt &body);
+
+private:
+    // ---------------------------------------------------------------- errors
+    // Halide makes Func names unique per process (stage$2); users wrote "stage".
+    static std::string display(const std::string &name) {
+        std::string out;
+        for (size_t i = 0; i < name.size(); i++) {
+            if (name[i] == '$' && i + 1 < name.size() && std::isdigit((unsigned char)name[i + 1])) {
+                while (i + 1 < name.size() && std::isdigit((unsigned char)name[i + 1])) i++;
+                continue;
+            }
+            out += name[i];
+        }
+        return out;
+    }
+
+    [[noreturn]] void fail(const std::string &rule) const {
+        std::ostringstream os;
+        os << "Spyre: in Func '" << (func_.empty() ? "?" : display(func_)) << "'";
+        if (!env_.loop_names().empty()) os << ", loop '" << display(env_.loop_names().back()) << "'";
+        else os << ", loop '" << display(core_loop_) << "'";
+        os << ": " << rule;
+        throw CompileError(display(os.str()));
+    }
+
+    // ------------------------------------------------------------- statements
+    void walk(const Stmt &s, std::vector<ProgramNode> &out);
+
+    void walk_statement(const Stmt &s, std::vector<ProgramNode> &out);
+
+    // A vector (or float) value bound by a LetStmt (Halide's CSE hoists values used
+    // twice): computed once into a scratchpad buffer that lives for the let's body.
+    void walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out);
+
+    void visit_for(const For *op, std::vector<ProgramNode> &out);
+
+    void visit_allocate(const Allocate *op, std::vector<ProgramNode> &out);
+
+    // Requested by Func name; lowering may add a "$N" suffix (input wrappers get "$0").
+    bool double_buffer_requested(const std::string &allocation) const {
+        if (iface_.double_buffered.count(allocation)) return true;
+        const size_t dollar = allocation.rfind('$');
+        if (dollar == std::string::npos || dollar + 1 == allocation.size()) return false;
+        for (size_t i = dollar + 1; i < allocation.size(); i++) {
+            if (!std::isdigit((unsigned char)allocation[i])) return false;
+        }
+        return iface_.double_buffered.count(allocation.substr(0, dollar)) != 0;
+    }
+
+    static std::string type_text(const Type &t) {
+        std::ostringstream os;
+        os << t;
+        return os.str();
+    }
+
+    const BufferInfo *scratchpad_buffer(const std::string &name) const {
+        auto it = buffers_.find(name);
+        return it == buffers_.end() ? nullptr : &it->second.back();
+    }
+    const KernelTensor *dram_tensor(const std::string &name) const {
+        auto it = iface_.tensors.find(name);
+        return it == iface_.tensors.end() ? nullptr : &it->second;
+    }
+
+    // Dense vector index ramp(base, 1, lanes): the affine base, or a compile error.
+    SymOperand dense_base(const Expr &index, const std::string &buffer, int lanes);
+
+    void check_whole_sticks(const Type &t, const std::string &buffer);
+
+    void check_stick_aligned(const SymOperand &bytes_offset, const std::string &what);
+
+    void emit(std::vector<ProgramNode> &out, isa::Opcode op, std::initializer_list<SymOperand> fields);
+
+    // The device byte offset of the element at flat (padded, host-order) index
+    // `flat`, affine in the loops. The default layout is the padded dense array
+    // (offset = flat x element size); another dimension order is mapped
+    // dimension by dimension: the index and each loop's step are unflattened
+    // into coordinates, which must stay inside the padded box at every corner
+    // of the loop box (so the mapping is exact), then re-flattened with the
+    // layout's strides. Vectors start on stick boundaries (checked by the caller).
+    SymOperand dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what);
+
+    void visit_store(const Store *op, std::vector<ProgramNode> &out);
+
+    // ------------------------------------------------ copy_to_host() stages
+    // `let W.buffer = _halide_buffer_init(alloca, make_struct(min, extent, stride, flags, ...), W, ...)`
+    // describes the window of a copy stage in source coordinates; remember it.
+    struct CopyWindow {
+        std::string allocation;
+        std::vector<Expr> dims;  // 4 per dimension: min, extent, stride (in W), flags
+    };
+    std::map<std::string, CopyWindow> copy_windows_;
+
+    bool record_copy_destination(const LetStmt *op);
+
+    // `halide_buffer_copy(src.buffer, null, W.buffer)` from a kernel input into a scratchpad window: one DMA load.
+    bool select_buffer_copy(const Expr &value, std::vector<ProgramNode> &out);
+
+    // ------------------------------------------------------- row reductions
+    // `for r: acc[i] = acc[i] + src[j + r]` (or max) with a scalar accumulator whose
+    // index does not move with r: one sfu.rowsum / sfu.rowmax over the row. A
+    // float16 source summed into float32 is widened into a temporary row first.
+    bool try_row_reduction(const For *loop, int64_t min, int64_t trip, std::vector<ProgramNode> &out);
+
+    // ----------------------------------------------------------------- matmul
+    struct MatmulOperands {
+        const Load *acc = nullptr, *a = nullptr, *b = nullptr;
+        Type in_type;
+    };
+
+    static Expr strip_widening_cast(const Expr &e, Type *narrow);
+
+    // B vector load and A broadcast scalar load, in either order.
+    bool match_product(const Expr &p, const Expr &q, MatmulOperands *mm);
+
+    bool match_matmul_store(const Store *st, MatmulOperands *mm);
+
+    bool try_matmul(const For *outer, std::vector<ProgramNode> &out);
+
+    // -------------------------------------------------------------------- SFU
+    SymOperand new_temp(int lanes, const Type &t);
+
+    uint32_t immediate_bits(const Expr &v, const Type &t);
+
+    int param_index(const std::string &name, const Type &t, const Parameter &param);
+
+    // Evaluates `e` (a vector of `lanes`) to an operand, emitting SFU instructions for inner nodes.
+    SfuSource operand(const Expr &e, int lanes, std::vector<ProgramNode> &out);
+
+    void emit_sfu(std::vector<ProgramNode> &out, isa::Opcode op, const SymOperand &dst, std::vector<SfuSource> src,
+                  int n, const Type &t);
+
+    void compile_into(const Expr &e, const SymOperand &dst, std::vector<ProgramNode> &out);
+
+    // A comparison as a 1/0 mask in type t.
+    SfuSource compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out);
+
+    const MachineDescription &m_;
+    KernelInterface &iface_;
+    IndexEnvironment env_;
+    ScratchpadPlan plan_;
+    std::map<std::string, std::vector<BufferInfo>> buffers_;
+    std::map<std::string, std::vector<SfuSource>> vector_lets_;
+    std::vector<std::string> temps_;
+    std::vector<PingPongBuffer> pingpong_;
+    std::vector<int> loop_ids_;  // ids of the hardware loops being walked, outermost first
+    int next_loop_id_ = 0;
+    std::map<int, std::vector<std::string>> held_until_loop_end_;  // double-buffered, by loop level
+    bool held(const std::string &name) const {
+        for (const auto &kv : held_until_loop_end_) {
+            for (const std::string &n : kv.second) {
+                if (n == name) return true;
+            }
+        }
+        return false;
+    }
+    int temp_counter_ = 0;
+    std::string func_;
+    std::string core_loop_;
+};
+
+}  // namespace selection
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,317 @@
+// Instruction selection for vector arithmetic: Halide expression trees over
+// scratchpad become SFU instructions, inner nodes through scratchpad
+// temporaries; constants become immediates, scalars per-row operands and
+// Param<> scalars run-time parameters (see core_selector.h).
+#include "core_selector.h"
+
+namespace spyre {
+namespace compiler {
+namespace selection {
+
+SymOperand CoreSelector::new_temp(int lanes, const Type &t) {
+    const std::string name = "sfu.tmp." + std::to_string(temp_counter_++);
+    temps_.push_back(name);
+    return constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+}
+
+uint32_t CoreSelector::immediate_bits(const Expr &v, const Type &t) {
+    if (const FloatImm *f = v.as<FloatImm>()) {
+        if (!t.is_float()) fail("float constant in integer arithmetic");
+        float x = (float)f->value;
+        uint32_t bits;
+        std::memcpy(&bits, &x, 4);
+        return bits;
+    }
+    int64_t iv = 0;
+    if (const IntImm *i = v.as<IntImm>()) iv = i->value;
+    else if (const UIntImm *u = v.as<UIntImm>()) iv = (int64_t)u->value;
+    if (t.is_float()) {
+        float x = (float)iv;
+        uint32_t bits;
+        std::memcpy(&bits, &x, 4);
+        return bits;
+    }
+    return (uint32_t)(int32_t)iv;
+}
+
+int CoreSelector::param_index(const std::string &name, const Type &t, const Parameter &param) {
+    for (size_t i = 0; i < iface_.scalar_params.size(); i++) {
+        if (iface_.scalar_params[i] == name) return (int)i;
+    }
+    iface_.scalar_params.push_back(name);
+    iface_.param_types[name] = t;
+    iface_.param_objects[name] = param;
+    return (int)iface_.scalar_params.size() - 1;
+}
+
+SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNode> &out) {
+    if (const Load *ld = e.as<Load>()) {
+        const BufferInfo *b = scratchpad_buffer(ld->name);
+        if (!b) {
+            if (dram_tensor(ld->name)) {
+                fail("compute reads the DRAM buffer '" + ld->name + "' without staging it in scratchpad: stage it, e.g. " +
+                     ld->name + ".in().compute_at(...).store_in(MemoryType::VTCM)");
+            }
+            fail("load from '" + ld->name + "', which is not in scratchpad");
+        }
+        SfuSource s;
+        const int64_t eb = ld->type.bytes();
+        if (const Broadcast *bi = ld->index.as<Broadcast>()) {
+            auto a = env_.affine_in_loops(bi->value);
+            if (!a) fail("the scalar index into '" + ld->name + "' is not affine in the core's loops");
+            s.mode = 1;
+            s.addr = scaled(*a, eb, b->address);
+        } else if (ld->type.lanes() == 1) {
+            auto a = env_.affine_in_loops(ld->index);
+            if (!a) fail("the scalar index into '" + ld->name + "' is not affine in the core's loops");
+            s.mode = 1;
+            s.addr = scaled(*a, eb, b->address);
+        } else if (const Ramp *r = ld->index.as<Ramp>(); r && !is_const_one(r->stride)) {
+            // A strided vector (a transpose-like access): gather it into a temporary
+            // with one SFU copy of `lanes` rows of one element each.
+            auto a = env_.affine_in_loops(r->base);
+            if (!a || env_.depends_on_loops(r->stride)) {
+                fail("the strided access to '" + ld->name + "' is not affine in the core's loops");
+            }
+            const int64_t stride = env_.evaluate(r->stride, {});
+            DType dt;
+            if (!spyre_dtype(ld->type.element_of(), &dt)) fail("unsupported element type in '" + ld->name + "'");
+            SymOperand tmp = new_temp(r->lanes, ld->type);
+            emit(out, isa::Opcode::Copy,
+                 {tmp, constant(eb), scaled(*a, eb, b->address), constant(stride * eb), constant(0), constant(1),
+                  constant(r->lanes), constant((int)dt), constant(0)});
+            s.mode = 0;
+            s.addr = tmp;
+        } else {
+            s.mode = 0;
+            s.addr = scaled(dense_base(ld->index, ld->name, ld->type.lanes()), eb, b->address);
+        }
+        return s;
+    }
+    if (const Broadcast *bc = e.as<Broadcast>()) {
+        const Expr &v = bc->value;
+        if (is_const(v)) {
+            SfuSource s;
+            s.mode = 2;
+            s.imm = immediate_bits(v, e.type());
+            return s;
+        }
+        if (const Variable *var = v.as<Variable>()) {
+            if (var->param.defined()) {
+                SfuSource s;
+                s.mode = 3;
+                s.imm = (uint32_t)param_index(var->name, var->type, var->param);
+                return s;
+            }
+        }
+        if (v.as<Load>()) return operand(v, lanes, out);
+        if (const Variable *var = v.as<Variable>()) {
+            auto it = vector_lets_.find(var->name);
+            if (it != vector_lets_.end() && !it->second.empty()) {
+                SfuSource s = it->second.back();
+                s.mode = 1;  // one value broadcast along the row
+                return s;
+            }
+        }
+        // A computed scalar: evaluate it as a one-lane vector into a temp, use it as a scalar operand.
+        fail("broadcast of a computed scalar (" + to_text(v) + ") is not supported; compute it in a scratchpad Func");
+    }
+    if (const Variable *var = e.as<Variable>()) {
+        auto it = vector_lets_.find(var->name);
+        if (it != vector_lets_.end() && !it->second.empty()) return it->second.back();
+        if (var->param.defined() && e.type().is_scalar()) {
+            SfuSource s;
+            s.mode = 3;
+            s.imm = (uint32_t)param_index(var->name, var->type, var->param);
+            return s;
+        }
+        fail("the vector variable '" + var->name + "' is not defined in scratchpad");
+    }
+    if (is_const(e)) {
+        SfuSource s;
+        s.mode = 2;
+        s.imm = immediate_bits(e, e.type());
+        return s;
+    }
+    SfuSource s;
+    s.mode = 0;
+    s.addr = new_temp(lanes, e.type());
+    compile_into(e, s.addr, out);
+    return s;
+}
+
+void CoreSelector::emit_sfu(std::vector<ProgramNode> &out, isa::Opcode op, const SymOperand &dst, std::vector<SfuSource> src,
+              int n, const Type &t) {
+    DType dt;
+    if (!spyre_dtype(t.element_of(), &dt)) {
+        fail("arithmetic in type " + type_text(t.element_of()) + " is not supported on Spyre (float32, float16, int32, int8)");
+    }
+    if ((isa::opcode_spec(op).flags & isa::FloatOnly) && !t.is_float()) {
+        fail(std::string(isa::opcode_spec(op).mnemonic) + " on " + type_text(t.element_of()) + " is not supported (floats only)");
+    }
+    // One immediate per instruction: materialise extra immediates into temporaries.
+    int imm_users = 0;
+    uint32_t imm = 0;
+    for (SfuSource &s : src) {
+        if (s.mode < 2) continue;
+        if (imm_users == 0 || (s.imm == imm && s.mode == src[0].mode)) {
+            if (imm_users == 0) imm = s.imm;
+            imm_users++;
+            continue;
+        }
+        SymOperand tmp = new_temp(n, t);
+        emit(out, isa::Opcode::Copy, {tmp, constant(0), constant(0), constant(0), constant(s.mode), constant(n),
+                                      constant(1), constant((int)dt), constant(s.imm)});
+        s.mode = 0;
+        s.addr = tmp;
+    }
+    std::vector<SymOperand> f;
+    f.push_back(dst);
+    f.push_back(constant(0));
+    for (const SfuSource &s : src) {
+        f.push_back(s.mode < 2 ? s.addr : constant(0));
+        f.push_back(constant(0));
+        f.push_back(constant(s.mode));
+    }
+    f.push_back(constant(n));
+    f.push_back(constant(1));
+    f.push_back(constant((int)dt));
+    f.push_back(constant(imm));
+    SymInstruction inst;
+    inst.op = op;
+    inst.func = func_;
+    if ((int)f.size() != isa::opcode_spec(op).num_fields) throw CompileError("internal: SFU field count");
+    for (size_t i = 0; i < f.size(); i++) inst.f[i] = f[i];
+    out.push_back(ProgramNode::instruction(inst));
+}
+
+void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vector<ProgramNode> &out) {
+    const int lanes = e.type().lanes();
+    const Type t = e.type();
+    auto binary = [&](isa::Opcode op, const Expr &a, const Expr &b) {
+        SfuSource sa = operand(a, lanes, out);
+        SfuSource sb = operand(b, lanes, out);
+        emit_sfu(out, op, dst, {sa, sb}, lanes, t);
+    };
+    auto unary = [&](isa::Opcode op, const Expr &a) {
+        SfuSource sa = operand(a, lanes, out);
+        emit_sfu(out, op, dst, {sa}, lanes, t);
+    };
+    if (e.as<Load>() || e.as<Broadcast>() || is_const(e) || e.as<Variable>()) return unary(isa::Opcode::Copy, e);
+    if (const Add *o = e.as<Add>()) return binary(isa::Opcode::Add, o->a, o->b);
+    if (const Sub *o = e.as<Sub>()) return binary(isa::Opcode::Sub, o->a, o->b);
+    if (const Mul *o = e.as<Mul>()) return binary(isa::Opcode::Mul, o->a, o->b);
+    if (const Div *o = e.as<Div>()) {
+        if (!t.is_float()) fail("integer division is not supported on the SFU");
+        return binary(isa::Opcode::Div, o->a, o->b);
+    }
+    if (const Min *o = e.as<Min>()) return binary(isa::Opcode::Min, o->a, o->b);
+    if (const Max *o = e.as<Max>()) return binary(isa::Opcode::Max, o->a, o->b);
+    if (const Cast *o = e.as<Cast>()) {
+        if (o->value.type().element_of() == t.element_of()) return compile_into(o->value, dst, out);
+        SfuSource sa = operand(o->value, lanes, out);
+        DType from, to;
+        if (!spyre_dtype(o->value.type().element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
+            fail("cast from " + type_text(o->value.type().element_of()) + " to " + type_text(t.element_of()) +
+                 " is not supported on Spyre");
+        }
+        if (sa.mode != 0) {
+            SymOperand tmp = new_temp(lanes, o->value.type());
+            emit_sfu(out, isa::Opcode::Copy, tmp, {sa}, lanes, o->value.type());
+            sa.mode = 0;
+            sa.addr = tmp;
+        }
+        emit(out, isa::Opcode::Cast, {dst, constant(0), constant((int)to), sa.addr, constant(0), constant(lanes),
+                                      constant(1), constant((int)from)});
+        return;
+    }
+    if (const Select *o = e.as<Select>()) {
+        SfuSource mask = compare(o->condition, lanes, t, out);
+        SfuSource tv = operand(o->true_value, lanes, out);
+        SfuSource fv = operand(o->false_value, lanes, out);
+        emit_sfu(out, isa::Opcode::Select, dst, {mask, tv, fv}, lanes, t);
+        return;
+    }
+    if (const Let *o = e.as<Let>()) {
+        if (o->value.type().is_scalar()) {
+            env_.push_let(o->name, o->value);
+            compile_into(o->body, dst, out);
+            env_.pop_let(o->name);
+            return;
+        }
+        SfuSource v = operand(o->value, o->value.type().lanes(), out);
+        if (v.mode != 0 && v.mode != 1) {
+            SymOperand tmp = new_temp(o->value.type().lanes(), o->value.type());
+            emit_sfu(out, isa::Opcode::Copy, tmp, {v}, o->value.type().lanes(), o->value.type());
+            v.mode = 0;
+            v.addr = tmp;
+        }
+        vector_lets_[o->name].push_back(v);
+        compile_into(o->body, dst, out);
+        vector_lets_[o->name].pop_back();
+        return;
+    }
+    if (const Call *c = e.as<Call>()) {
+        if (c->is_intrinsic(Call::widening_mul) || c->is_intrinsic(Call::widening_add) ||
+            c->is_intrinsic(Call::widening_sub)) {
+            Expr a = Cast::make(t, c->args[0]), b = Cast::make(t, c->args[1]);
+            if (c->is_intrinsic(Call::widening_mul)) return compile_into(Mul::make(a, b), dst, out);
+            if (c->is_intrinsic(Call::widening_add)) return compile_into(Add::make(a, b), dst, out);
+            return compile_into(Sub::make(a, b), dst, out);
+        }
+        if (c->is_intrinsic(Call::abs)) return unary(isa::Opcode::Abs, c->args[0]);
+        static const std::map<std::string, isa::Opcode> math = {
+            {"exp_f32", isa::Opcode::Exp},   {"exp_f16", isa::Opcode::Exp},   {"log_f32", isa::Opcode::Log},
+            {"log_f16", isa::Opcode::Log},   {"tanh_f32", isa::Opcode::Tanh}, {"tanh_f16", isa::Opcode::Tanh},
+            {"sqrt_f32", isa::Opcode::Sqrt}, {"sqrt_f16", isa::Opcode::Sqrt}};
+        auto it = math.find(c->name);
+        if (it != math.end()) return unary(it->second, c->args[0]);
+        fail("the call '" + c->name + "' has no SFU instruction");
+    }
+    if (e.as<VectorReduce>()) {
+        fail("vector_reduce (a vectorized reduction variable) is not supported; vectorize a pure dimension and "
+             "keep the reduction serial");
+    }
+    if (e.as<Shuffle>()) fail("shuffles (vector permutations) are not supported on the SFU");
+    fail("the expression " + to_text(e) + " has no SFU mapping");
+}
+
+SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {
+    Expr a, b;
+    isa::Opcode op;
+    bool negate = false;
+    if (const LT *o = cond.as<LT>()) a = o->a, b = o->b, op = isa::Opcode::CmpLt;
+    else if (const LE *o = cond.as<LE>()) a = o->a, b = o->b, op = isa::Opcode::CmpLe;
+    else if (const GT *o = cond.as<GT>()) a = o->b, b = o->a, op = isa::Opcode::CmpLt;
+    else if (const GE *o = cond.as<GE>()) a = o->b, b = o->a, op = isa::Opcode::CmpLe;
+    else if (const EQ *o = cond.as<EQ>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq;
+    else if (const NE *o = cond.as<NE>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq, negate = true;
+    else fail("the condition " + to_text(cond) + " is not a comparison the SFU supports");
+    const Type ct = a.type();
+    SymOperand mask = new_temp(lanes, ct);
+    SfuSource sa = operand(a, lanes, out), sb = operand(b, lanes, out);
+    emit_sfu(out, op, mask, {sa, sb}, lanes, ct);
+    if (negate) {
+        SfuSource one;
+        one.mode = 2;
+        one.imm = immediate_bits(make_one(ct.element_of()), ct);
+        SfuSource m;
+        m.addr = mask;
+        emit_sfu(out, isa::Opcode::Sub, mask, {one, m}, lanes, ct);
+    }
+    SfuSource r;
+    r.addr = mask;
+    if (ct.element_of() != t.element_of()) {
+        DType from, to;
+        if (!spyre_dtype(ct.element_of(), &from) || !spyre_dtype(t.element_of(), &to)) fail("unsupported comparison type");
+        SymOperand conv = new_temp(lanes, t);
+        emit(out, isa::Opcode::Cast, {conv, constant(0), constant((int)to), mask, constant(0), constant(lanes),
+                                      constant(1), constant((int)from)});
+        r.addr = conv;
+    }
+    return r;
+}
+
+}  // namespace selection
+}  // namespace compiler
+}  // namespace spyre
