@@ -115,7 +115,7 @@ MachineDescription parse_machine_description(const std::string &json_text, const
         info.source = source;
         if (info.provenance != "P" && info.provenance != "M" && info.provenance != "E" && info.provenance != "P/E") {
             throw Error("machine description (" + source + "): parameter '" + name +
-                        "' needs provenance P, M or E, got '" + info.provenance + "'");
+                        "' needs provenance P, M, E or P/E (published rate, derived value), got '" + info.provenance + "'");
         }
         assign_field(m, name, info.value);
         seen.insert(name);
