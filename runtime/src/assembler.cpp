@@ -523,14 +523,15 @@ private:
                 return o;
             }
             if (is_identifier(ft.value)) fail_at(value_at, "unknown type '" + ft.value + "' (expected f32, f16, i32 or i8)");
-        } else if (fs.kind == isa::FieldKind::Arg && is_identifier(ft.value) && ft.value != "C") {
+        } else if (fs.kind == isa::FieldKind::Arg && is_identifier(ft.value)) {
+            // An argument name; `C` names an argument called C if there is one, else the core index.
             for (size_t i = 0; i < program_.args.size(); i++) {
                 if (program_.args[i].name == ft.value) {
                     o.base = (int64_t)i;
                     return o;
                 }
             }
-            fail_at(value_at, "unknown argument name '" + ft.value + "'");
+            if (ft.value != "C") fail_at(value_at, "unknown argument name '" + ft.value + "'");
         } else if (fs.kind == isa::FieldKind::Imm && looks_like_float_literal(ft.value)) {
             char *end = nullptr;
             errno = 0;

@@ -26,7 +26,7 @@ bool is_plain_name(const std::string &s) {
     for (char c : s) {
         if (!(std::isalnum((unsigned char)c) || c == '_' || c == '.')) return false;
     }
-    return s != "C";
+    return true;  // (an argument called C is read back as that argument, not as the core index)
 }
 
 std::string integer_list(const std::vector<int64_t> &values) {
