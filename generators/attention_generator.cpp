@@ -139,15 +139,22 @@ public:
     }
 
     void schedule() {
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            // One Kt wrapper per pass: each pass stages its own KV tiles.
-            f_.kt_in1 = Kt->in(f_.scores1);
-            f_.kt_in2 = Kt->in(f_.scores2);
-            spyre::schedule_attention_spyre(f_, plan_, has_mask_);
+            if (hand) {
+                // One Kt wrapper per pass: each pass stages its own KV tiles.
+                f_.kt_in1 = Kt->in(f_.scores1);
+                f_.kt_in2 = Kt->in(f_.scores2);
+                spyre::schedule_attention_spyre(f_, plan_, has_mask_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("attention"));
         } else {
             f_.acc.bound(f_.n, 0, nx_);
-            spyre::schedule_attention_host(f_, get_target());
+            if (hand) {
+                spyre::schedule_attention_host(f_, get_target());
+            }
         }
     }
 

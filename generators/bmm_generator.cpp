@@ -67,10 +67,15 @@ public:
 
     void schedule() {
         const spyre::BmmFuncs funcs{*C, result_, acc_, k_, n_, m_, b_};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
+            if (hand) {
+                spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("bmm"));
-        } else {
+        } else if (hand) {
             spyre::schedule_bmm_host(funcs, shape_, get_target());
         }
     }

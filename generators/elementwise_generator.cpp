@@ -97,10 +97,15 @@ public:
 
     void schedule() {
         const spyre::ElementwiseFuncs f{*out, result_, intermediates_, x_, y_, z_};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape_, plan_);
+            if (hand) {
+                spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape_, plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("elementwise"));
-        } else {
+        } else if (hand) {
             spyre::schedule_elementwise_host(f, shape_, get_target());
         }
     }

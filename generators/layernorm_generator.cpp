@@ -69,14 +69,20 @@ public:
         spyre::constrain_tensor(*weight, {cols}, {1});
         spyre::constrain_tensor(*bias, {cols}, {1});
         spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
+        eps->set_estimate(1e-5f);  // for auto_schedule=true
     }
 
     void schedule() {
         spyre::NormFuncs f{*out, result_, sum_, mean_, centered_, sq_, sumsq_, inv_, weight_f_, bias_f_, x_, y_};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_norm_spyre(f, in->in(), weight->in(), bias->in(), dtype, plan_);
+            if (hand) {
+                spyre::schedule_norm_spyre(f, in->in(), weight->in(), bias->in(), dtype, plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("layernorm"));
-        } else {
+        } else if (hand) {
             spyre::schedule_norm_host(f, get_target());
         }
     }

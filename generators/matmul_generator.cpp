@@ -100,10 +100,15 @@ public:
     void schedule() {
         spyre::MatmulFuncs funcs{*C, result_, acc_, bias_f_, {}, k_, n_, m_};
         if (act_.defined()) funcs.epilogue.push_back(act_);
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            if (hand) {
+                spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("matmul"));
-        } else {
+        } else if (hand) {
             spyre::schedule_matmul_host(funcs, shape_, get_target());
         }
     }

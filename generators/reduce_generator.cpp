@@ -78,12 +78,17 @@ public:
 
     void schedule() {
         const spyre::ReduceFuncs f{*out, result_, acc_, wide_, r_, u_, v_, x_};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            // fp32 reductions across sticks stage `wide` (a copy of in) directly.
-            const bool stage_input = shape_.axis == 0 || shape_.dtype == Float(16);
-            spyre::schedule_reduce_spyre(f, stage_input ? in->in() : Func(), shape_, plan_);
+            if (hand) {
+                // fp32 reductions across sticks stage `wide` (a copy of in) directly.
+                const bool stage_input = shape_.axis == 0 || shape_.dtype == Float(16);
+                spyre::schedule_reduce_spyre(f, stage_input ? in->in() : Func(), shape_, plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("reduce"));
-        } else {
+        } else if (hand) {
             spyre::schedule_reduce_host(f, shape_, get_target());
         }
     }

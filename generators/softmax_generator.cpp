@@ -56,10 +56,15 @@ public:
 
     void schedule() {
         spyre::SoftmaxFuncs f{*out, result_, exp_, max_, sum_, x_, y_};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_softmax_spyre(f, in->in(), plan_);
+            if (hand) {
+                spyre::schedule_softmax_spyre(f, in->in(), plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("softmax"));
-        } else {
+        } else if (hand) {
             spyre::schedule_softmax_host(f, get_target());
         }
     }

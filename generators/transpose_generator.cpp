@@ -61,10 +61,15 @@ public:
 
     void schedule() {
         const spyre::TransposeFuncs f{*out, transposed_, y_, x_, b_, batched()};
+        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
+        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
+        const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
-            spyre::schedule_transpose_spyre(f, in->in(), plan_);
+            if (hand) {
+                spyre::schedule_transpose_spyre(f, in->in(), plan_);
+            }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("transpose"));
-        } else {
+        } else if (hand) {
             spyre::schedule_transpose_host(f, get_target());
         }
     }

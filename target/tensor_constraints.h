@@ -9,6 +9,7 @@
 // sticks without ever leaving the tensor. The true extents are recorded for the
 // Spyre lowering pass, which puts them in the program's argument table; the
 // runtime checks user buffers against the true extents and moves only them.
+// The same padded extents are set as estimates (what auto_schedule=true needs).
 #pragma once
 
 #include <algorithm>
@@ -72,8 +73,15 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
         if (is_spyre() && d == 0) mult = std::lcm(mult, stick_lanes(info.type));
         const int padded = padded_extent(extents[d], mult);
         info.padded.push_back(padded);
-        buf.dim((int)d).set_bounds(0, padded).set_stride(stride);
+        // The estimate is the static shape too: the stock autoschedulers (auto_schedule=true) require one.
+        buf.dim((int)d).set_bounds(0, padded).set_stride(stride).set_estimate(0, padded);
         stride *= padded;
+    }
+    if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
+        // An output's estimates belong to its Func, which is what the autoschedulers read.
+        Halide::Region region;
+        for (int p : info.padded) region.emplace_back(0, p);
+        buf.set_estimates(region);
     }
     register_tensor(info);
 }
