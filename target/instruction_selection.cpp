@@ -293,6 +293,14 @@ SymOperand CoreSelector::dram_address(const KernelTensor &t, const SymOperand &f
 }
 
 void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
+    // Inside the core loop of an output's production no `produce` node names the
+    // Func: the stored buffer does (an output is stored under its Func's name).
+    struct RestoreFunc {
+        std::string &f;
+        std::string saved;
+        ~RestoreFunc() { f = saved; }
+    } restore{func_, func_};
+    if (func_.empty()) func_ = op->name;
     const Type t = op->value.type();
     const BufferInfo *sp_dst = scratchpad_buffer(op->name);
     const KernelTensor *dram_dst = dram_tensor(op->name);
