@@ -110,11 +110,7 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     f.row_max.update().split(f.rj_max, jo1, ji1, T).reorder(ji1, f.i, jo1);
     accumulate_in_scratchpad(f.scores1, f.row_max, jo1);
     matmul_on_pt(f.scores1, f.rd, f.j, f.i);
-    if (p.double_buffer) {
-        double_buffer(f.kt_in1, f.row_max, jo1);  // the next Kt tile's DMA overlaps this tile's work
-    } else {
-        stage_in_scratchpad(f.kt_in1, f.row_max, jo1);
-    }
+    stage_in_scratchpad(f.kt_in1, f.row_max, jo1, p.double_buffer);  // the next Kt tile's DMA overlaps this tile's work
     stage_in_scratchpad(f.s1, f.row_max, jo1);
 
     // Pass 2: [O | l] accumulated over KV tiles on the PT.
@@ -131,11 +127,7 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     stage_in_scratchpad(f.s2, at_func, at);
     accumulate_in_scratchpad(f.scores2, at_func, at);
     matmul_on_pt(f.scores2, f.rd, f.j, f.i);
-    if (p.double_buffer && pv.k_chunked) {
-        double_buffer(f.kt_in2, at_func, at);
-    } else {
-        stage_in_scratchpad(f.kt_in2, at_func, at);
-    }
+    stage_in_scratchpad(f.kt_in2, at_func, at, p.double_buffer && pv.k_chunked);
 }
 
 }  // namespace spyre

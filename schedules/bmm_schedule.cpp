@@ -203,13 +203,7 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
     // Input tiles staged in the scratchpad (DMA): per K chunk; or the A tile per row
     // tile with the core's whole B slice resident; or both per output tile.
     // Double buffering (the DMA of the next tile overlaps this tile's matmul) where the plan has room for it.
-    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) {
-        if (p.double_buffer) {
-            double_buffer(in, consumer, at);
-        } else {
-            stage_in_scratchpad(in, consumer, at);
-        }
-    };
+    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) { stage_in_scratchpad(in, consumer, at, p.double_buffer); };
     if (pt.k_chunked) {
         stage(A_in, f.acc, pt.k_outer);
         stage(B_in, f.acc, pt.k_outer);

@@ -159,13 +159,7 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
     // Input tiles in scratchpad (DMA). A b that does not move with y is staged
     // once per z (once per core if it does not move with z either).
     // Double buffered: the next tile's DMA overlaps this tile's SFU work.
-    auto stage = [&](Func g, const VarOrRVar &at) {
-        if (p.double_buffer) {
-            double_buffer(g, f.out, at);
-        } else {
-            stage_in_scratchpad(g, f.out, at);
-        }
-    };
+    auto stage = [&](Func g, const VarOrRVar &at) { stage_in_scratchpad(g, f.out, at, p.double_buffer); };
     stage(a_staged, yo);
     if (b_staged.defined()) {
         const Var at = !s.broadcast_b[1] ? yo : !s.broadcast_b[2] ? zr : cores.core;

@@ -164,13 +164,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
     // Double buffered: the next chunk's (tile's) DMA overlaps this one's matmul.
     // (A loop of odd trip count is left single-buffered by the backend.)
-    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) {
-        if (p.double_buffer) {
-            double_buffer(in, consumer, at);
-        } else {
-            stage_in_scratchpad(in, consumer, at);
-        }
-    };
+    auto stage = [&](Func in, Func consumer, const VarOrRVar &at) { stage_in_scratchpad(in, consumer, at, p.double_buffer); };
     if (pt.k_chunked) {
         stage(A_in, f.acc, pt.k_outer);
         stage(B_in, f.acc, pt.k_outer);

@@ -459,4 +459,12 @@ void double_buffer(Func f, Func consumer, const VarOrRVar &at) {
     compiler::request_double_buffering(f.name());
 }
 
+void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered) {
+    if (double_buffered) {
+        double_buffer(f, consumer, at);
+    } else {
+        stage_in_scratchpad(f, consumer, at);
+    }
+}
+
 }  // namespace spyre

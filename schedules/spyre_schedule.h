@@ -143,4 +143,8 @@ PtMatmul matmul_on_pt(Halide::Func acc, Halide::RVar k, Halide::Var n, Halide::V
 // an odd trip count stays single-buffered. Costs twice f's scratchpad.
 void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
 
+// double_buffer(f, consumer, at) when `double_buffered`, else stage_in_scratchpad: for
+// schedules whose plan decides per shape whether the second copy fits.
+void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at, bool double_buffered);
+
 }  // namespace spyre

@@ -94,13 +94,8 @@ void schedule_transpose_spyre(TransposeFuncs f, Func in_staged, const TransposeS
     stick_vectorize(f.out, yi);
     // Input tile by DMA, transposed tile by SFU gathers; out stores it by DMA.
     // Double buffered: the next tile's load and this tile's store overlap the gathers.
-    if (p.double_buffer) {
-        double_buffer(in_staged, f.out, yo);
-        double_buffer(f.transposed, f.out, yo);
-    } else {
-        stage_in_scratchpad(in_staged, f.out, yo);
-        stage_in_scratchpad(f.transposed, f.out, yo);
-    }
+    stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);
+    stage_in_scratchpad(f.transposed, f.out, yo, p.double_buffer);
 }
 
 }  // namespace spyre

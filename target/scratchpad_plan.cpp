@@ -17,18 +17,20 @@ int64_t ScratchpadPlan::allocate(const std::string &name, int64_t bytes) {
         addr = std::max(addr, u.first + u.second);
     }
     live_[name] = {addr, bytes};
+    note_peak();
+    return addr;
+}
+
+void ScratchpadPlan::note_peak() {
     int64_t end = 0;
     for (const auto &kv : live_) end = std::max(end, kv.second.first + kv.second.second);
-    if (end > peak_) {
-        peak_ = end;
-        peak_description_.clear();
-        for (const auto &kv : live_) {
-            if (!peak_description_.empty()) peak_description_ += ", ";
-            peak_description_ += kv.first + " (" + std::to_string(kv.second.second) + " B at " +
-                                 std::to_string(kv.second.first) + ")";
-        }
+    if (end <= peak_) return;
+    peak_ = end;
+    peak_description_.clear();
+    for (const auto &kv : live_) {
+        if (!peak_description_.empty()) peak_description_ += ", ";
+        peak_description_ += kv.first + " (" + std::to_string(kv.second.second) + " B at " + std::to_string(kv.second.first) + ")";
     }
-    return addr;
 }
 
 int64_t ScratchpadPlan::allocate_above_peak(const std::string &name, int64_t bytes) {
@@ -36,15 +38,7 @@ int64_t ScratchpadPlan::allocate_above_peak(const std::string &name, int64_t byt
     int64_t addr = (peak_ + alignment_ - 1) / alignment_ * alignment_;
     for (const auto &kv : live_) addr = std::max(addr, kv.second.first + kv.second.second);
     live_[name] = {addr, bytes};
-    if (addr + bytes > peak_) {
-        peak_ = addr + bytes;
-        peak_description_.clear();
-        for (const auto &kv : live_) {
-            if (!peak_description_.empty()) peak_description_ += ", ";
-            peak_description_ += kv.first + " (" + std::to_string(kv.second.second) + " B at " +
-                                 std::to_string(kv.second.first) + ")";
-        }
-    }
+    note_peak();
     return addr;
 }
 

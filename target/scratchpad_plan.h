@@ -28,6 +28,8 @@ public:
     std::string describe_peak() const { return peak_description_; }
 
 private:
+    void note_peak();  // after an allocation: a new peak records what is live
+
     int64_t alignment_;
     std::map<std::string, std::pair<int64_t, int64_t>> live_;  // name -> (address, bytes)
     int64_t peak_ = 0;
