@@ -59,6 +59,23 @@ std::string compile_error_of(Elementwise &e) {
     return "";
 }
 
+// Attaches the Spyre lowering to `out` and JIT-compiles it; returns the compile
+// error (and records a failure if there was none). Leaves Spyre mode off.
+std::string spyre_compile_error_of(Func out, const std::string &kernel_name) {
+    SpyreLoweringOptions o;
+    o.kernel_name = kernel_name;
+    attach_spyre_lowering(out, o);
+    std::string msg;
+    try {
+        out.compile_jit(Target("x86-64-linux"));
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    if (msg.empty()) ADD_FAILURE() << "expected a compile error";
+    return msg;
+}
+
 TEST(SpyreCompile, LegalElementwiseScheduleRunsAndMatchesTheAlgorithm) {
     Elementwise e;
     e.schedule();
@@ -141,16 +158,7 @@ TEST(SpyreCompileErrors, ExtentsThatAreNotConstantsAreRejected) {
     stage.compute_at(out, c).store_in(MemoryType::VTCM).vectorize(x, 32);
     acc.compute_at(out, c).store_in(MemoryType::VTCM).vectorize(x, 32);
     acc.update().vectorize(x, 32);
-    SpyreLoweringOptions o;
-    o.kernel_name = "vcopy";
-    attach_spyre_lowering(out, o);
-    std::string msg;
-    try {
-        out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string msg = spyre_compile_error_of(out, "vcopy");
     EXPECT_NE(msg.find("Func 'vacc'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("extents must be compile-time constants"), std::string::npos) << msg;
 }
@@ -169,16 +177,7 @@ TEST(SpyreCompileErrors, UnsupportedConstructIsNamed) {
     out.split(y, core, yi, 1).parallel(core).vectorize(x, 32);
     stage.compute_at(out, core).store_in(MemoryType::VTCM).vectorize(x, 32);
     compute.compute_at(out, core).store_in(MemoryType::VTCM).vectorize(x, 32);
-    SpyreLoweringOptions o;
-    o.kernel_name = "sin";
-    attach_spyre_lowering(out, o);
-    std::string msg;
-    try {
-        out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string msg = spyre_compile_error_of(out, "sin");
     EXPECT_NE(msg.find("Func 'sin_compute'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("sin_f32"), std::string::npos) << msg;
     EXPECT_NE(msg.find("has no SFU instruction"), std::string::npos) << msg;
