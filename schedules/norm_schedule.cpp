@@ -101,19 +101,15 @@ void schedule_norm_host(NormFuncs f, const Target &target) {
 
 void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_in, const Type &t,
                          const NormSpyrePlan &p) {
-    Var core("core"), yr("yr"), yo("yo"), yi("yi");
-    const int rows_per_core = p.rows_padded / p.cores;
-    f.out.split(f.y, core, yr, rows_per_core, TailStrategy::RoundUp)
-        .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
-        .parallel(core)
-        .vectorize(f.x, p.in_lanes, TailStrategy::RoundUp);
+    const RowTileLoops loops = split_row_tiles_across_cores(f.out, f.x, f.y, p.rows_padded, p.cores, p.tile_rows, p.in_lanes);
+    const Var &core = loops.core, &yo = loops.yo;
 
     // Once per core: weight (and bias) widened to float32. For float32 weight_f is a
     // plain copy of the input, which the backend turns into one DMA.
     const bool widen = t != Float(32);
     for (auto [wide, staged] : {std::pair<Func, Func>{f.weight_f, weight_in}, {f.bias_f, bias_in}}) {
         if (!wide.defined()) continue;
-        if (widen) staged.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(staged.args()[0], p.in_lanes);
+        if (widen) stage_in_scratchpad(staged, f.out, core);
         wide.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(f.x, widen ? p.row_vector : 32,
                                                                            TailStrategy::RoundUp);
     }
@@ -121,11 +117,7 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
     // Per tile of rows: the input (DMA), the row statistics, the result.
     // Double buffered: the next tile's DMA overlaps this tile's SFU work, and this
     // tile's store the next tile's.
-    if (p.double_buffer) {
-        double_buffer(in_staged, f.out, yo);
-    } else {
-        in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
-    }
+    stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);
     for (Func g : {f.sum, f.mean, f.sumsq, f.inv}) {
         if (g.defined()) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     }

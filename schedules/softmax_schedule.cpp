@@ -57,17 +57,9 @@ void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {
 }
 
 void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePlan &p) {
-    Var core("core"), yr("yr"), yo("yo"), yi("yi");
-    const int rows_per_core = p.rows_padded / p.cores;
-    f.out.split(f.y, core, yr, rows_per_core, TailStrategy::RoundUp)
-        .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
-        .parallel(core)
-        .vectorize(f.x, p.in_lanes, TailStrategy::RoundUp);
-    if (p.double_buffer) {
-        double_buffer(in_staged, f.out, yo);  // the next tile's DMA overlaps this tile's SFU work
-    } else {
-        in_staged.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(in_staged.args()[0], p.in_lanes);
-    }
+    const RowTileLoops loops = split_row_tiles_across_cores(f.out, f.x, f.y, p.rows_padded, p.cores, p.tile_rows, p.in_lanes);
+    const Var &yo = loops.yo;
+    stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);  // double buffered: the next tile's DMA overlaps this tile's SFU work
     for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     // The SFU takes vectors of any number of whole sticks: one instruction per row
     // instead of one per stick (up to 4096 lanes; longer rows loop).

@@ -327,6 +327,22 @@ CoreSplit split_across_cores(Func f, const std::vector<CoreSplitDim> &dims, cons
     return out;
 }
 
+RowTileLoops split_row_tiles_across_cores(Func out, const Var &x, const Var &y, int rows_padded, int cores,
+                                          int tile_rows, int lanes) {
+    const std::string what = describe("split_row_tiles_across_cores", out);
+    if (cores < 1 || tile_rows < 1 || rows_padded % ((int64_t)cores * tile_rows) != 0) {
+        fail(what, "rows_padded (" + std::to_string(rows_padded) + ") must be a multiple of cores (" +
+                       std::to_string(cores) + ") x tile_rows (" + std::to_string(tile_rows) + ")");
+    }
+    RowTileLoops loops;
+    Var yr("yr");
+    out.split(y, loops.core, yr, rows_padded / cores, TailStrategy::RoundUp)
+        .split(yr, loops.yo, loops.yi, tile_rows, TailStrategy::RoundUp)
+        .parallel(loops.core)
+        .vectorize(x, lanes, TailStrategy::RoundUp);
+    return loops;
+}
+
 // ---- device layouts -----------------------------------------------------
 
 StickLayout default_stick_layout(int rank) {

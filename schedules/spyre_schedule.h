@@ -86,6 +86,16 @@ std::vector<int> plan_core_split(const std::string &func_name, const std::vector
 CoreSplit split_across_cores(Halide::Func f, const std::vector<CoreSplitDim> &dims,
                              const CoreSplitOptions &options = {});
 
+// The loop nest of a row-wise kernel (softmax, the norms): out's rows split
+// evenly over `cores` cores (one static parallel loop, outermost), each core's
+// rows in tiles of `tile_rows` (yo over tiles, yi within one), x vectorized by
+// `lanes`. rows_padded must be a multiple of cores * tile_rows.
+struct RowTileLoops {
+    Halide::Var core{"core"}, yo{"yo"}, yi{"yi"};
+};
+RowTileLoops split_row_tiles_across_cores(Halide::Func out, const Halide::Var &x, const Halide::Var &y,
+                                          int rows_padded, int cores, int tile_rows, int lanes);
+
 // ---- device layouts -----------------------------------------------------
 
 // The device layout of a kernel tensor: its stick dimension and the order of
