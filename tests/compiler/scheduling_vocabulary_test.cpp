@@ -189,6 +189,25 @@ TEST(SchedulingVocabulary, SplitAcrossCoresOverAllCoresWithSerialTiles) {
     e.expect_matches(run_spyre(e.out, "sc2_elementwise", {128, 64}));
 }
 
+TEST(SchedulingVocabulary, RowTilesAcrossCoresStageOneTileOfRowsPerStep) {
+    Elementwise e(64, 32, "rt_in");  // 32 rows over 8 cores: 4 rows per core, tiles of 2 rows
+    const RowTileLoops loops = split_row_tiles_across_cores(e.out, e.x, e.y, 32, 8, 2, 32);
+    stage_in_scratchpad(e.in.in(), e.out, loops.yo);
+    stage_in_scratchpad(e.compute, e.out, loops.yo);
+    e.bind_input();
+    std::string txt;
+    e.expect_matches(run_spyre(e.out, "rt_elementwise", {64, 32}, &txt));
+    EXPECT_NE(txt.find(".core 7\n.unit dma\n"), std::string::npos) << txt.substr(0, 2000);
+    EXPECT_EQ(txt.find(".core 8\n.unit dma\n"), std::string::npos);
+}
+
+TEST(SchedulingVocabulary, RowTilesThatDoNotDivideTheRowsAreAnError) {
+    Elementwise e(64, 30, "rt2_in");
+    const std::string msg = error_of([&] { split_row_tiles_across_cores(e.out, e.x, e.y, 30, 8, 2, 32); });
+    EXPECT_NE(msg.find("split_row_tiles_across_cores(Func 'out"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rows_padded (30) must be a multiple of cores (8) x tile_rows (2)"), std::string::npos) << msg;
+}
+
 // ---- set_device_layout ---------------------------------------------------
 
 TEST(SchedulingVocabulary, DefaultDeviceLayoutIsRecordedAndCompiles) {
