@@ -27,6 +27,8 @@ public:
     // Knobs of the Spyre schedule (see BmmSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<int> tile_m{"tile_m", 0};
+    GeneratorParam<int> tile_n{"tile_n", 0};
+    GeneratorParam<int> tile_k{"tile_k", 0};
     GeneratorParam<bool> resident_b{"resident_b", true};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
 
@@ -41,7 +43,8 @@ public:
         _halide_user_assert(batch >= 1 && m_size >= 1 && n_size >= 1 && k_size >= 1)
             << "bmm: batch, m, n and k must be positive (got batch=" << (int)batch << " m=" << (int)m_size << " n=" << (int)n_size
             << " k=" << (int)k_size << ")";
-        _halide_user_assert(max_cores >= 1 && tile_m >= 0) << "bmm: max_cores must be >= 1 and tile_m >= 0";
+        _halide_user_assert(max_cores >= 1 && tile_m >= 0 && tile_n >= 0 && tile_k >= 0)
+            << "bmm: max_cores must be >= 1 and tile_m, tile_n, tile_k >= 0 (0: chosen by the planner)";
         A = add_input<Buffer<>>("A", t, 3);
         B = add_input<Buffer<>>("B", t, 3);
         C = add_output<Buffer<>>("C", t, 3);
@@ -49,7 +52,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
-        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, resident_b, double_buffer});
+        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, tile_n, tile_k, resident_b, double_buffer});
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");

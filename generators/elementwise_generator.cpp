@@ -18,6 +18,7 @@
 
 #include "Halide.h"
 #include "elementwise_schedule.h"
+#include "spyre_schedule.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -36,6 +37,10 @@ public:
     GeneratorParam<std::string> broadcast_b{"broadcast_b", ""};
     // Knob of the Spyre schedule (see ElementwiseSpyreOptions); the default is the hand schedule.
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> tile_rows{"tile_rows", 0};  // 0: chosen by the planner
+    // Device layout of a, b and out: their dims outermost first, x (the stick dim) last: "zyx" or "yzx".
+    GeneratorParam<std::string> device_order{"device_order", "zyx"};
 
     Input<Buffer<>> *a = nullptr;     // a(x, y, z)
     Input<Buffer<>> *b = nullptr;     // b(x, y, z), extent 1 along the broadcast dims; binary ops only
@@ -52,6 +57,11 @@ public:
         _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu")
             << "elementwise: op must be add, mul, gelu or silu, not '" << shape_.op << "'";
         _halide_user_assert(shape_.d0 > 0 && shape_.d1 > 0 && shape_.d2 > 0) << "elementwise: extents must be positive";
+        _halide_user_assert(max_cores >= 1 && tile_rows >= 0)
+            << "elementwise: max_cores must be >= 1 and tile_rows >= 0 (0: chosen by the planner)";
+        _halide_user_assert(device_order.value() == "zyx" || device_order.value() == "yzx")
+            << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
+            << device_order.value() << "'";
         parse_broadcast(broadcast_b);
         a = add_input<Buffer<>>("a", t, 3);
         if (shape_.binary()) b = add_input<Buffer<>>("b", t, 3);
@@ -61,6 +71,8 @@ public:
     void generate() {
         spyre::ElementwiseSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
+        options.tile_rows = tile_rows;
         plan_ = spyre::plan_elementwise_spyre(shape_, options);
         const Type t = dtype;
         Expr v = cast<float>((*a)(x_, y_, z_));
@@ -92,6 +104,12 @@ public:
             const bool *bc = shape_.broadcast_b;
             spyre::constrain_tensor(*b, {bc[0] ? 1 : shape_.d0, bc[1] ? 1 : shape_.d1, bc[2] ? 1 : shape_.d2},
                                     {1, bc[1] ? 1 : plan_.tile_rows, 1});
+        }
+        if (spyre::is_spyre() && device_order.value() == "yzx") {
+            const spyre::StickLayout rows_outermost{0, {1, 2, 0}};
+            spyre::set_device_layout(*a, rows_outermost);
+            spyre::set_device_layout(*out, rows_outermost);
+            if (b) spyre::set_device_layout(*b, rows_outermost);
         }
     }
 

@@ -26,6 +26,9 @@ public:
     GeneratorParam<int> axis{"axis", 0};
     // Knob of the Spyre schedule (see ReduceSpyreOptions); the default is the hand schedule.
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> tile{"tile", 0};    // 0: chosen by the planner
+    GeneratorParam<int> chunk{"chunk", 0};  // 0: chosen by the planner
 
     Input<Buffer<>> *in = nullptr;    // in(x, y, z)
     Output<Buffer<>> *out = nullptr;  // out(u, v): the dims other than `axis`
@@ -37,6 +40,8 @@ public:
             << "reduce: op must be sum, mean or max, not '" << std::string(op) << "'";
         _halide_user_assert(axis >= 0 && axis <= 2) << "reduce: axis must be 0, 1 or 2, not " << (int)axis;
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0) << "reduce: extents must be positive";
+        _halide_user_assert(max_cores >= 1 && tile >= 0 && chunk >= 0)
+            << "reduce: max_cores must be >= 1 and tile, chunk >= 0 (0: chosen by the planner)";
         in = add_input<Buffer<>>("in", t, 3);
         out = add_output<Buffer<>>("out", t, 2);
     }
@@ -45,6 +50,9 @@ public:
         shape_ = spyre::ReduceShape{d0, d1, d2, dtype, op, axis};
         spyre::ReduceSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
+        options.tile = tile;
+        options.chunk = chunk;
         plan_ = spyre::plan_reduce_spyre(shape_, options);
         const Type t = dtype;
         const int n = shape_.reduced();

@@ -69,8 +69,9 @@ BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &optio
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
     // A chunked K leaves room for a second copy of the A and B chunks when double buffering.
     p.tk = 0;
+    const int forced_tk = options.tile_k > 0 ? round_up(options.tile_k, p.in_lanes) : 0;
     for (int tk = p.kp; tk >= p.in_lanes; tk -= p.in_lanes) {
-        if (p.kp % tk != 0) continue;
+        if (p.kp % tk != 0 || (forced_tk > 0 && tk != forced_tk)) continue;
         const int64_t second = tk < p.kp && options.double_buffer ? (int64_t)(p.tm + p.tn) * tk * bytes : 0;
         if (bmm_footprint(p.tm, p.tn, tk, bytes) + second <= budget) {
             p.tk = tk;
@@ -128,6 +129,12 @@ double estimated_cycles(const BmmShape &shape, const BmmSpyrePlan &p) {
 BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options) {
     // Candidate tiles: 64-multiples up to 512 (smaller M gets its own rounded size);
     // the plan with the lowest estimated time wins, ties to the smaller tile.
+    const int lanes = stick_lanes(shape.dtype);
+    if (options.tile_k > 0) {
+        const int kp = round_up(shape.k, lanes), tk = round_up(options.tile_k, lanes);
+        _halide_user_assert(kp % tk == 0) << "bmm Spyre schedule: tile_k=" << options.tile_k << " (" << tk
+                                          << " in whole sticks) does not divide K padded to whole sticks (" << kp << ")";
+    }
     std::vector<int> tms, tns;
     if (options.tile_m > 0) {
         tms.push_back(round_up(options.tile_m, 8));
@@ -136,8 +143,12 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, 8)));
         }
     }
-    for (int t = 64; t <= 512; t *= 2) {
-        if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(t);
+    if (options.tile_n > 0) {
+        tns.push_back(round_up(options.tile_n, lanes));
+    } else {
+        for (int t = 64; t <= 512; t *= 2) {
+            if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(t);
+        }
     }
     BmmSpyrePlan best;
     double best_cycles = 0;
@@ -157,8 +168,10 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             }
         }
     }
-    _halide_user_assert(best.tk > 0) << "bmm Spyre schedule: even a one-stick K chunk of a 64x64 tile does not fit "
-                                        "in the scratchpad";
+    _halide_user_assert(best.tk > 0) << "bmm Spyre schedule: no K chunk"
+                                     << (options.tile_k > 0 ? " of tile_k=" + std::to_string(options.tile_k) : std::string())
+                                     << " of a " << tms.front() << "x" << tns.front()
+                                     << " tile (tile_m x tile_n) fits in the scratchpad";
     return best;
 }
 

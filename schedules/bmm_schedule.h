@@ -47,13 +47,16 @@ struct BmmSpyrePlan {
 // the schedule ladder in docs/performance.md. The defaults are the hand schedule.
 struct BmmSpyreOptions {
     int max_cores = 32;       // use at most this many cores
-    int tile_m = 0;           // rows per output tile (0: automatic, 64 or less)
+    int tile_m = 0;           // rows per output tile (0: automatic; rounded up to 8, the PT pass)
+    int tile_n = 0;           // columns per output tile (0: automatic; rounded up to whole sticks)
+    int tile_k = 0;           // K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)
     bool resident_b = true;   // keep each core's B slice in scratchpad when it fits
     bool double_buffer = true; // staged A/B tiles in two copies when they fit: DMA overlaps the PT
 };
 
 // Chooses the tiles and the core split for `shape` (machine sizes from the
-// runtime's machine description). Throws std::runtime_error if no K chunk fits.
+// runtime's machine description). Throws Halide::CompileError if no K chunk fits,
+// or if a forced tile (tile_m, tile_n, tile_k) does not fit or does not divide.
 BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options = {});
 
 // Host reference: tiles of C, vectorized by the target's natural vector size,

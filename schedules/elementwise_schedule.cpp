@@ -50,7 +50,7 @@ namespace {
 // buffering, which then only takes tiles that give each core an even number
 // >= 2 of them: the backend double-buffers only such loops). tile_rows == 0:
 // nothing fits.
-ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, int copies) {
+ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const ElementwiseSpyreOptions &options, int copies) {
     const MachineDescription &m = default_machine();
     const int eb = s.dtype.bytes();
     ElementwiseSpyrePlan p;
@@ -82,14 +82,16 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, int copies) {
     const double row_sfu = sfu_passes(s, m.sfu_transcendental_cost) *
                            ((double)p.d0p * 4 / sfu_rate + m.sfu_instruction_overhead_cycles * p.d0p / p.row_vector);
     double best = std::numeric_limits<double>::max();
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
     for (int ty = 1; ty <= max_rows; ty++) {
+        if (options.tile_rows > 0 && ty != options.tile_rows) continue;
         const int d1p = round_up(s.d1, ty), tiles = d1p / ty;
         int cz = 1, cy = 1;
         for (int z : divisors(s.d2)) {
             for (int y : divisors(tiles)) {
                 // Double buffering needs an even staging loop (tiles of y per core).
                 if (copies == 2 && (tiles / y) % 2 != 0) continue;
-                if (z * y <= m.cores && z * y > cz * cy) cz = z, cy = y;
+                if (z * y <= max_cores && z * y > cz * cy) cz = z, cy = y;
             }
         }
         if (copies == 2 && (tiles / cy) % 2 != 0) continue;  // (cy = 1 and an odd tile count)
@@ -118,12 +120,17 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, int copies) {
 
 ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
     if (options.double_buffer) {
-        const ElementwiseSpyrePlan p = plan_with_copies(s, 2);
+        const ElementwiseSpyrePlan p = plan_with_copies(s, options, 2);
         if (p.tile_rows > 0) return p;
     }
-    const ElementwiseSpyrePlan p = plan_with_copies(s, 1);
+    const ElementwiseSpyrePlan p = plan_with_copies(s, options, 1);
     if (p.tile_rows == 0) {
         const MachineDescription &m = default_machine();
+        if (options.tile_rows > 0) {
+            throw std::runtime_error("elementwise: tile_rows=" + std::to_string(options.tile_rows) + " rows of " +
+                                     std::to_string(s.d0) + " elements do not fit the scratchpad, or exceed d1=" +
+                                     std::to_string(s.d1));
+        }
         const int64_t row = 2 * (int64_t)p.d0p * s.dtype.bytes();
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
                                  std::to_string(row) + " bytes of " + std::to_string(m.scratchpad_bytes * 3 / 4) + ")");

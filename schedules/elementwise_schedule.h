@@ -56,11 +56,14 @@ struct ElementwiseSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_elementwise); defaults are the hand schedule.
 struct ElementwiseSpyreOptions {
     bool double_buffer = true;  // tiles in two copies when they fit and a core has an even number of them
+    int max_cores = 32;         // use at most this many cores
+    int tile_rows = 0;          // rows of y per tile (0: chosen by the planner)
 };
 
 // Chooses the tile and the core split for `shape` from the machine description
 // (the tile that minimises an estimate of DRAM time plus per-tile latency and
-// SFU time). Throws std::runtime_error if one row does not fit the scratchpad.
+// SFU time). Throws std::runtime_error if one row (or the forced tile_rows)
+// does not fit the scratchpad.
 // With double buffering the per-tile rows are counted twice; if that does not
 // fit (or no tile gives a core an even number of >= 2 tiles) the plan is single-buffered.
 ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &shape, const ElementwiseSpyreOptions &options = {});

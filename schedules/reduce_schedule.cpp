@@ -70,11 +70,21 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         return 1;
     };
 
+    if (options.tile > 0 && options.tile % p.in_lanes != 0) {
+        throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " must be a whole number of sticks (" +
+                                 std::to_string(p.in_lanes) + " lanes of the output's dim 0)");
+    }
+    if (options.chunk > 0 && (s.axis == 0 || n % options.chunk != 0)) {
+        throw std::runtime_error("reduce: chunk=" + std::to_string(options.chunk) + " must divide the reduced extent (" +
+                                 std::to_string(n) + ") and applies to axes 1 and 2 only (axis " + std::to_string(s.axis) + ")");
+    }
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
     // Tiles are whole sticks of the output's dim 0, at most 1024 lanes (one SFU vector).
     for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(1024, round_up(du, p.in_lanes))); tile += p.in_lanes) {
+        if (options.tile > 0 && tile != options.tile) continue;
         const int up = round_up(du, tile);
         int cu, cv;
-        best_split(up / tile, dv, (int)m.cores, &cu, &cv);
+        best_split(up / tile, dv, max_cores, &cu, &cv);
         const double tiles_per_core = (double)up / tile / cu * dv / cv;
         const int u_trip = up / tile / cu, v_trip = dv / cv;
         int chunk = n;
@@ -95,7 +105,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
                 const int64_t room = budget - (int64_t)tile * (4 + copies * eb);
                 chunk = 0;
                 for (int c : divisors(n)) {
-                    if (c * row <= room && c <= 65535) chunk = c;
+                    if (c * row <= room && c <= 65535 && (options.chunk == 0 || c == options.chunk)) chunk = c;
                 }
                 if (chunk == 0) continue;
                 footprint = chunk * row + (int64_t)tile * (4 + copies * eb);
@@ -128,6 +138,11 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         }
     }
     if (p.tile == 0) {
+        if (options.tile > 0 || options.chunk > 0) {
+            throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " chunk=" + std::to_string(options.chunk) +
+                                     " does not fit the scratchpad or exceeds the tiled extent (axis " + std::to_string(s.axis) +
+                                     ")");
+        }
         throw std::runtime_error("reduce: even one stick-wide tile of the reduction does not fit the scratchpad (axis " +
                                  std::to_string(s.axis) + ", extents " + std::to_string(s.d0) + "x" +
                                  std::to_string(s.d1) + "x" + std::to_string(s.d2) + ")");

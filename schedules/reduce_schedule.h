@@ -57,9 +57,13 @@ struct ReduceSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_reduce).
 struct ReduceSpyreOptions {
     bool double_buffer = true;  // staged input and result in two copies when they fit: DMA overlaps the SFU
+    int max_cores = 32;         // use at most this many cores
+    int tile = 0;               // lanes of the output's dim 0 per tile, whole sticks (0: chosen by the planner)
+    int chunk = 0;              // axes 1, 2: rows of the reduced axis per staged chunk (0: chosen; must divide it)
 };
 
-// Throws std::runtime_error if one tile does not fit the scratchpad. Double
+// Throws std::runtime_error if one tile (or the forced tile and chunk) does not
+// fit the scratchpad, or a forced tile or chunk does not divide. Double
 // buffering counts the staged input and the result twice and is used only when
 // the loop that stages them (the innermost per-core loop of more than one
 // iteration around the stage) has an even trip count.

@@ -9,9 +9,9 @@
 // "Spyre schedule: <directive>(Func '<name>' ...)" and states the rule, so a
 // misuse is reported where it is written rather than at lowering time.
 //
-// Directives the backend cannot compile yet (non-default device layouts,
-// double buffering) exist so schedules can name them; they throw a
-// "not supported ... yet" error instead of compiling something else.
+// What the backend cannot compile yet is refused by the directive with a
+// "not supported ... yet" error instead of compiling something else (today:
+// a device layout whose stick dimension is not dimension 0).
 #pragma once
 
 #include <string>
@@ -109,8 +109,8 @@ struct StickLayout {
 StickLayout default_stick_layout(int rank);
 
 // Records the device layout of a tensor declared with constrain_tensor.
-// The backend compiles only the default layout today: any other valid
-// layout throws "... is not supported yet by the backend", naming the tensor.
+// Any order of the dimensions compiles; a stick dimension other than 0
+// throws "... is not supported yet by the backend", naming the tensor.
 void set_device_layout(const std::string &tensor_name, const StickLayout &layout);
 inline void set_device_layout(const char *tensor_name, const StickLayout &layout) {
     set_device_layout(std::string(tensor_name), layout);

@@ -16,6 +16,7 @@
 // pass; every argument is then handed unchanged to
 // Halide::Internal::generate_filter_main.
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -137,6 +138,11 @@ int main(int argc, char **argv) {
     }
 
     if (options.function_name.empty()) options.function_name = options.generator_name;
+    if (!options.output_dir.empty() && !std::filesystem::is_directory(options.output_dir)) {
+        std::cerr << argv[0] << ": error: the output directory '-o " << options.output_dir
+                  << "' does not exist (create it first)\n";
+        return 1;
+    }
     spyre::set_driver_options(options);
 
     std::vector<char *> cargs;

@@ -200,7 +200,11 @@ private:
         if (dbg >= 2) std::cerr << disassemble_program(program);
         if (!opt_.output_dir.empty()) {
             const std::string base = opt_.output_dir + "/" + opt_.kernel_name;
-            write_file_bytes(base + ".spyre", bytes);
+            try {
+                write_file_bytes(base + ".spyre", bytes);
+            } catch (const spyre::Error &e) {
+                throw CompileError("Spyre: " + std::string(e.what()) + " (does the output directory exist?)");
+            }
             std::ofstream txt(base + ".spyre.txt");
             txt << disassemble_program(program);
             if (!txt) throw CompileError("Spyre: cannot write " + base + ".spyre.txt");

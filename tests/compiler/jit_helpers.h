@@ -56,12 +56,11 @@ struct GeneratorSteps : Halide::Internal::GeneratorBase {
     static Halide::Pipeline build(Halide::Internal::GeneratorBase *g) { return (g->*(&GeneratorSteps::build_pipeline))(); }
 };
 
-// Builds generator `name` with `params` for Spyre (baseline x86-64 target) or the
-// host, binds the inputs, and realizes the single output with `out_extents`.
+// Builds generator `name` with `params` for Spyre or the host and binds the
+// inputs; the pipeline compiles at its first realize_generator call.
 template <typename... Inputs>
-Halide::Buffer<> run_generator(const std::string &name, const std::map<std::string, std::string> &params,
-                               bool for_spyre, Halide::Type out_type, const std::vector<int> &out_extents,
-                               const Inputs &...inputs) {
+Halide::Pipeline build_generator(const std::string &name, const std::map<std::string, std::string> &params,
+                                 bool for_spyre, const Inputs &...inputs) {
     set_compiling_for_spyre(for_spyre);
     DriverOptions d;
     d.function_name = name;
@@ -74,10 +73,35 @@ Halide::Buffer<> run_generator(const std::string &name, const std::map<std::stri
     GeneratorSteps::configure(gen.get());
     gen->set_inputs(inputs...);
     Halide::Pipeline p = GeneratorSteps::build(gen.get());
+    set_compiling_for_spyre(false);
+    return p;
+}
+
+// Realizes a pipeline from build_generator (compiling it on the first call)
+// into a new buffer of `out_type` and `out_extents`.
+inline Halide::Buffer<> realize_generator(Halide::Pipeline &p, bool for_spyre, Halide::Type out_type,
+                                          const std::vector<int> &out_extents) {
+    set_compiling_for_spyre(for_spyre);
+    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : host_reference_target();
     Halide::Buffer<> out(out_type, out_extents);
-    p.realize(Halide::Realization({out}), target);
+    try {
+        p.realize(Halide::Realization({out}), target);
+    } catch (...) {
+        set_compiling_for_spyre(false);
+        throw;
+    }
     set_compiling_for_spyre(false);
     return out;
+}
+
+// Builds generator `name` with `params` for Spyre (baseline x86-64 target) or the
+// host, binds the inputs, and realizes the single output with `out_extents`.
+template <typename... Inputs>
+Halide::Buffer<> run_generator(const std::string &name, const std::map<std::string, std::string> &params,
+                               bool for_spyre, Halide::Type out_type, const std::vector<int> &out_extents,
+                               const Inputs &...inputs) {
+    Halide::Pipeline p = build_generator(name, params, for_spyre, inputs...);
+    return realize_generator(p, for_spyre, out_type, out_extents);
 }
 
 }  // namespace spyre::testing

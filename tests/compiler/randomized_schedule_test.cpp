@@ -1,0 +1,400 @@
+// Randomized schedules checked against the host build (a property test).
+//
+// For three kernel families (gen_bmm, gen_elementwise, gen_reduce) it draws
+// random shapes, ragged ones included, and for each shape several random
+// Spyre schedules through the generators' schedule knobs: tile sizes, core
+// counts, staging level (bmm: K chunked, B resident or per-tile; reduce: the
+// chunk of the reduced axis), device layout (elementwise) and double
+// buffering. Each schedule is compiled for Spyre and run on the simulated
+// device in the three synchronization modes (normal, forced serial, random
+// latencies). The property: the three outputs are bit-identical, forced
+// serial is never faster than normal, and the output matches the host build
+// of the same generator within a tolerance scaled to the reduction length.
+//
+// The planners are the legality filter: a drawn knob they reject (a tile
+// that does not fit the scratchpad) is redrawn and counted; every schedule
+// they accept must compile and be right.
+//
+// Environment: SPYRE_RANDOM_SCHEDULE_SEED (default 20261130) and
+// SPYRE_RANDOM_SCHEDULE_SHAPES (shapes per family) change the draw;
+// SPYRE_RANDOM_SCHEDULE_ONLY=<shape index> replays one shape. A failure
+// prints all three and the generator's parameters, so the case can also be
+// rebuilt with gen_<family> on the command line.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "bmm_schedule.h"
+#include "elementwise_schedule.h"
+#include "jit_helpers.h"
+#include "reduce_schedule.h"
+#include "schedule_arithmetic.h"
+#include "spyre/spyre_runtime.h"
+
+namespace spyre::testing {
+namespace {
+
+using Params = std::map<std::string, std::string>;
+
+uint64_t env_u64(const char *name, uint64_t fallback) {
+    const char *s = std::getenv(name);
+    return s && *s ? std::strtoull(s, nullptr, 0) : fallback;
+}
+
+const uint64_t kSeed = env_u64("SPYRE_RANDOM_SCHEDULE_SEED", 20261130);
+const int kSchedulesPerShape = 3;
+
+int shapes_per_family(int fallback) { return (int)env_u64("SPYRE_RANDOM_SCHEDULE_SHAPES", fallback); }
+
+// The shapes this run draws: all, or the one SPYRE_RANDOM_SCHEDULE_ONLY names.
+std::vector<int> shape_indices(int count) {
+    if (const char *only = std::getenv("SPYRE_RANDOM_SCHEDULE_ONLY"); only && *only) return {std::atoi(only)};
+    std::vector<int> v;
+    for (int i = 0; i < count; i++) v.push_back(i);
+    return v;
+}
+
+// A generator per (family, shape): every shape replays alone from its index.
+std::mt19937_64 rng_for(const std::string &family, int shape_index) {
+    std::seed_seq seq{(uint32_t)kSeed, (uint32_t)(kSeed >> 32), (uint32_t)std::hash<std::string>{}(family),
+                      (uint32_t)shape_index};
+    return std::mt19937_64(seq);
+}
+
+int uniform(std::mt19937_64 &rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+bool coin(std::mt19937_64 &rng) { return uniform(rng, 0, 1) == 1; }
+template <typename T>
+const T &pick(std::mt19937_64 &rng, const std::vector<T> &v) { return v[uniform(rng, 0, (int)v.size() - 1)]; }
+
+// Core limits: small counts (1 to 4), odd ones and the whole machine.
+int draw_max_cores(std::mt19937_64 &rng) { return pick(rng, std::vector<int>{1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32}); }
+
+std::string describe(const Params &p) {
+    std::string s;
+    for (const auto &kv : p) s += (s.empty() ? "" : " ") + kv.first + "=" + kv.second;
+    return s;
+}
+
+std::string replay_hint(const std::string &family, const std::string &test, int shape_index, const Params &params) {
+    std::ostringstream os;
+    os << "replay: SPYRE_RANDOM_SCHEDULE_SEED=" << kSeed << " SPYRE_RANDOM_SCHEDULE_ONLY=" << shape_index
+       << " bin/spyre_compiler_tests --gtest_filter=RandomizedSchedules." << test << "\n  gen_" << family << " "
+       << describe(params);
+    return os.str();
+}
+
+// Counts kept across a family's draws, checked at the end: the test must have
+// exercised schedules, not rejected them all.
+struct DrawCounts {
+    int accepted = 0, rejected = 0;
+};
+
+// Bitwise equality of two realizations of the same output.
+bool identical(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
+    return a.size_in_bytes() == b.size_in_bytes() && std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;
+}
+
+void set_sync_mode(const char *mode, uint64_t seed) {
+    setenv("SPYRE_SYNC", mode, 1);
+    setenv("SPYRE_SEED", std::to_string(seed).c_str(), 1);
+}
+
+// Runs the compiled Spyre pipeline in the three synchronization modes; checks
+// they agree bit for bit and that forced serial is not faster. Returns the
+// normal-mode output.
+Halide::Buffer<> run_in_every_sync_mode(Halide::Pipeline &p, Halide::Type t, const std::vector<int> &extents,
+                                        uint64_t seed) {
+    set_sync_mode("normal", seed);
+    Halide::Buffer<> normal = realize_generator(p, true, t, extents);
+    spyre_kernel_stats normal_stats{}, serial_stats{};
+    EXPECT_EQ(spyre_get_last_run_stats(&normal_stats), 0);
+    set_sync_mode("serial", seed);
+    Halide::Buffer<> serial = realize_generator(p, true, t, extents);
+    EXPECT_EQ(spyre_get_last_run_stats(&serial_stats), 0);
+    set_sync_mode("random", seed);
+    Halide::Buffer<> random = realize_generator(p, true, t, extents);
+    unsetenv("SPYRE_SYNC");
+    unsetenv("SPYRE_SEED");
+    EXPECT_TRUE(identical(normal, serial)) << "forced-serial synchronization changed the result";
+    EXPECT_TRUE(identical(normal, random)) << "random latencies changed the result";
+    EXPECT_GE(serial_stats.cycles, normal_stats.cycles) << "forced serial ran faster than normal synchronization";
+    return normal;
+}
+
+// max |spyre - host| / max(1, |host|) over all elements, with checks that the
+// reference is not constant or zero (so the comparison could not pass by accident).
+double max_relative_error(const Halide::Buffer<> &host, const Halide::Buffer<> &spyre) {
+    double max_err = 0, max_ref = 0;
+    bool varies = false;
+    const int rank = host.dimensions();
+    const int e0 = host.dim(0).extent(), e1 = rank > 1 ? host.dim(1).extent() : 1, e2 = rank > 2 ? host.dim(2).extent() : 1;
+    const double first = value_at(host, 0, 0, 0);
+    for (int z = 0; z < e2; z++)
+        for (int y = 0; y < e1; y++)
+            for (int x = 0; x < e0; x++) {
+                const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
+                max_err = std::max(max_err, std::isfinite(s) ? std::fabs(h - s) / std::max(1.0, std::fabs(h)) : INFINITY);
+                max_ref = std::max(max_ref, std::fabs(h));
+                varies = varies || h != first;
+            }
+    if ((int64_t)e0 * e1 * e2 > 1) {
+        EXPECT_TRUE(varies) << "the host reference is constant";
+    }
+    EXPECT_GT(max_ref, 1e-3) << "the host reference is (nearly) zero";
+    return max_err;
+}
+
+Halide::Type dtype_of(const std::string &name) { return name == "float16" ? Halide::Float(16) : Halide::Float(32); }
+
+void scale(Halide::Buffer<> &b, float k, float offset = 0.0f) {
+    if (b.type() == Halide::Float(32)) b.as<float>().for_each_value([&](float &v) { v = v * k + offset; });
+    else b.as<Halide::float16_t>().for_each_value([&](Halide::float16_t &v) { v = Halide::float16_t((float)v * k + offset); });
+}
+
+// Draws up to `kSchedulesPerShape` schedules for one shape: `draw` returns the
+// knobs, `plan_ok` runs the planner on them (false: rejected, redraw).
+std::vector<Params> draw_schedules(std::mt19937_64 &rng, const std::function<Params(std::mt19937_64 &)> &draw,
+                                   const std::function<bool(const Params &)> &plan_ok, DrawCounts &counts) {
+    std::vector<Params> out;
+    for (int attempt = 0; attempt < 8 * kSchedulesPerShape && (int)out.size() < kSchedulesPerShape; attempt++) {
+        Params knobs = draw(rng);
+        set_compiling_for_spyre(true);
+        bool ok = false;
+        try {
+            ok = plan_ok(knobs);
+        } catch (const std::exception &) {
+            ok = false;  // the planner refused the knobs: not a legal schedule
+        }
+        set_compiling_for_spyre(false);
+        if (ok) {
+            out.push_back(knobs);
+            counts.accepted++;
+        } else {
+            counts.rejected++;
+        }
+    }
+    return out;
+}
+
+Params merged(Params a, const Params &b) {
+    for (const auto &kv : b) a[kv.first] = kv.second;
+    return a;
+}
+
+void expect_mostly_accepted(const DrawCounts &c, const char *family) {
+    std::printf("randomized schedules, %s: %d schedules compiled and checked, %d draws rejected by the planner (seed %llu)\n",
+                family, c.accepted, c.rejected, (unsigned long long)kSeed);
+    EXPECT_GT(c.accepted, 0);
+    EXPECT_GE(c.accepted, 2 * c.rejected) << "most draws should be legal schedules; the draw ranges are off";
+}
+
+// ---- bmm: tiles, K chunk (staging level), B residency, cores, double buffering ----
+
+TEST(RandomizedSchedules, Bmm) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(40))) {
+        std::mt19937_64 rng = rng_for("bmm", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const BmmShape shape{uniform(rng, 1, 3), uniform(rng, 1, 150), uniform(rng, 1, 200), uniform(rng, 1, 260), t};
+        const Params shape_params = {{"batch", std::to_string(shape.batch)}, {"m", std::to_string(shape.m)},
+                                     {"n", std::to_string(shape.n)},         {"k", std::to_string(shape.k)},
+                                     {"dtype", dtype}};
+        const int lanes = stick_lanes(t), kp = round_up(shape.k, lanes);
+        std::vector<int> k_chunks;  // stick multiples dividing the padded K
+        for (int c = lanes; c <= kp; c += lanes) {
+            if (kp % c == 0) k_chunks.push_back(c);
+        }
+        auto draw = [&](std::mt19937_64 &r) {
+            Params p = {{"max_cores", std::to_string(draw_max_cores(r))},
+                        {"tile_m", std::to_string(coin(r) ? 0 : 8 * uniform(r, 1, 16))},
+                        {"tile_n", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
+                        {"tile_k", std::to_string(coin(r) ? 0 : pick(r, k_chunks))},
+                        {"resident_b", coin(r) ? "true" : "false"},
+                        {"double_buffer", coin(r) ? "true" : "false"}};
+            return p;
+        };
+        auto options_of = [](const Params &p) {
+            return BmmSpyreOptions{std::stoi(p.at("max_cores")), std::stoi(p.at("tile_m")), std::stoi(p.at("tile_n")),
+                                   std::stoi(p.at("tile_k")),    p.at("resident_b") == "true",
+                                   p.at("double_buffer") == "true"};
+        };
+        const std::vector<Params> schedules =
+            draw_schedules(rng, draw, [&](const Params &p) { return plan_bmm_spyre(shape, options_of(p)).tk > 0; }, counts);
+
+        Halide::Buffer<> A = random_buffer("A", t, {shape.k, shape.m, shape.batch}, 100 + index);
+        Halide::Buffer<> B = random_buffer("B", t, {shape.n, shape.k, shape.batch}, 200 + index);
+        const std::vector<int> out_extents = {shape.n, shape.m, shape.batch};
+        Halide::Pipeline host_p = build_generator("bmm", shape_params, false, A, B);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+        const double tol = (t == Halide::Float(32) ? 4.0 * shape.k * ulp : 2.0 * ulp) * std::sqrt((double)shape.k) + 1e-6;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("bmm", "Bmm", index, params));
+            set_compiling_for_spyre(true);
+            const BmmSpyrePlan plan = plan_bmm_spyre(shape, options_of(knobs));
+            set_compiling_for_spyre(false);
+            Halide::Buffer<> A_padded = padded_copy(A, {plan.kp, plan.mp, shape.batch});
+            Halide::Buffer<> B_padded = padded_copy(B, {plan.np, plan.kp, shape.batch});
+            try {
+                Halide::Pipeline p = build_generator("bmm", params, true, A_padded, B_padded);
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                EXPECT_LE(max_relative_error(host, spyre), tol)
+                    << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", cores " << plan.cb << "x"
+                    << plan.cm << "x" << plan.cn << ", B resident " << plan.b_resident << ", double buffer "
+                    << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "bmm");
+}
+
+// ---- elementwise: tile rows, cores, device layout, double buffering ----
+
+TEST(RandomizedSchedules, Elementwise) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(40))) {
+        std::mt19937_64 rng = rng_for("elementwise", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        ElementwiseShape shape;
+        shape.d0 = uniform(rng, 1, 300), shape.d1 = uniform(rng, 1, 90), shape.d2 = uniform(rng, 1, 4);
+        shape.dtype = t;
+        shape.op = pick(rng, std::vector<std::string>{"add", "mul", "gelu", "silu"});
+        std::string bspec;
+        if (shape.binary()) {
+            for (int d = 0; d < 3; d++) {
+                shape.broadcast_b[d] = uniform(rng, 0, 2) == 0;
+                if (shape.broadcast_b[d]) bspec += std::string(bspec.empty() ? "" : ",") + "d" + std::to_string(d);
+            }
+        }
+        const Params shape_params = {{"d0", std::to_string(shape.d0)}, {"d1", std::to_string(shape.d1)},
+                                     {"d2", std::to_string(shape.d2)}, {"dtype", dtype},
+                                     {"op", shape.op},                  {"broadcast_b", bspec}};
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_rows", std::to_string(coin(r) ? 0 : uniform(r, 1, std::min(shape.d1, 24)))},
+                          {"device_order", coin(r) ? "zyx" : "yzx"},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            ElementwiseSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_rows = std::stoi(p.at("tile_rows"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw, [&](const Params &p) { return plan_elementwise_spyre(shape, options_of(p)).tile_rows > 0; }, counts);
+
+        Halide::Buffer<> a = random_buffer("a", t, {shape.d0, shape.d1, shape.d2}, 300 + index);
+        if (!shape.binary()) scale(a, 4.0f);  // gelu and silu leave their linear range
+        const bool *bc = shape.broadcast_b;
+        Halide::Buffer<> b;
+        if (shape.binary()) b = random_buffer("b", t, {bc[0] ? 1 : shape.d0, bc[1] ? 1 : shape.d1, bc[2] ? 1 : shape.d2}, 400 + index);
+        const std::vector<int> out_extents = {shape.d0, shape.d1, shape.d2};
+        Halide::Pipeline host_p = shape.binary() ? build_generator("elementwise", shape_params, false, a, b)
+                                                 : build_generator("elementwise", shape_params, false, a);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const double tol = t == Halide::Float(32) ? 1e-5 : 2e-3;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("elementwise", "Elementwise", index, params));
+            set_compiling_for_spyre(true);
+            const ElementwiseSpyrePlan plan = plan_elementwise_spyre(shape, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Buffer<> a_padded = padded_copy(a, {plan.d0p, plan.d1p, shape.d2});
+                Halide::Pipeline p;
+                if (shape.binary()) {
+                    Halide::Buffer<> b_padded =
+                        padded_copy(b, {bc[0] ? plan.lanes : plan.d0p, bc[1] ? 1 : plan.d1p, bc[2] ? 1 : shape.d2});
+                    p = build_generator("elementwise", params, true, a_padded, b_padded);
+                } else {
+                    p = build_generator("elementwise", params, true, a_padded);
+                }
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                EXPECT_LE(max_relative_error(host, spyre), tol)
+                    << "plan: " << plan.tile_rows << " rows per tile, cores " << plan.cores_d1 << "x" << plan.cores_d2
+                    << ", double buffer " << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "elementwise");
+}
+
+// ---- reductions: axis, tile, chunk of the reduced axis (staging), cores, double buffering ----
+
+TEST(RandomizedSchedules, Reduce) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(40))) {
+        std::mt19937_64 rng = rng_for("reduce", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        ReduceShape shape{uniform(rng, 1, 200), uniform(rng, 1, 90), uniform(rng, 1, 9), t,
+                          pick(rng, std::vector<std::string>{"sum", "mean", "max"}), uniform(rng, 0, 2)};
+        const Params shape_params = {{"d0", std::to_string(shape.d0)}, {"d1", std::to_string(shape.d1)},
+                                     {"d2", std::to_string(shape.d2)}, {"dtype", dtype},
+                                     {"op", shape.op},                  {"axis", std::to_string(shape.axis)}};
+        const int lanes = stick_lanes(t), n = shape.reduced(), du = shape.extent(shape.kept(0));
+        const std::vector<int> chunks = divisors(n);
+        auto draw = [&](std::mt19937_64 &r) {
+            const int max_tile_sticks = std::max(1, std::min(4, round_up(du, lanes) / lanes));
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, max_tile_sticks))},
+                          {"chunk", std::to_string(shape.axis == 0 || coin(r) ? 0 : pick(r, chunks))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            ReduceSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile = std::stoi(p.at("tile"));
+            o.chunk = std::stoi(p.at("chunk"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules =
+            draw_schedules(rng, draw, [&](const Params &p) { return plan_reduce_spyre(shape, options_of(p)).tile > 0; }, counts);
+
+        // max: all inputs negative, so a zero read from the padding would win and show.
+        Halide::Buffer<> in = random_buffer("in", t, {shape.d0, shape.d1, shape.d2}, 500 + index);
+        if (shape.op == "max") scale(in, 0.5f, -1.5f);
+        const std::vector<int> out_extents = {du, shape.extent(shape.kept(1))};
+        Halide::Pipeline host_p = build_generator("reduce", shape_params, false, in);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const double tol = (t == Halide::Float(32) ? 2.4e-7 * n : 2e-3) + 1e-6;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("reduce", "Reduce", index, params));
+            set_compiling_for_spyre(true);
+            const ReduceSpyrePlan plan = plan_reduce_spyre(shape, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                std::vector<int> padded = {round_up(shape.d0, lanes), shape.d1, shape.d2};
+                padded[shape.kept(0)] = plan.u_padded;
+                Halide::Buffer<> in_padded = padded_copy(in, padded);
+                Halide::Pipeline p = build_generator("reduce", params, true, in_padded);
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                EXPECT_LE(max_relative_error(host, spyre), tol)
+                    << "plan: tile " << plan.tile << ", chunk " << plan.chunk << ", cores " << plan.cores_u << "x"
+                    << plan.cores_v << ", double buffer " << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "reduce");
+}
+
+}  // namespace
+}  // namespace spyre::testing
