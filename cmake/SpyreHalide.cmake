@@ -31,9 +31,10 @@
 # plugins in total give a broken generator expression; add_spyre_library
 # rejects that case with an error instead. The generator's own schedule()
 # still runs, so a generator meant for autoscheduling must skip its manual
-# schedule when auto_schedule is true. gen_bmm always schedules by hand; with
-# an autoscheduler it stops with Halide's "cannot auto-schedule function C
-# since it has partially specified schedules".
+# schedule when auto_schedule is true (the suite's generators do).
+# `AUTOSCHEDULER SpyreHalide::Spyre` is our Spyre autoscheduler
+# (docs/autoscheduling.md; SPYRE_AUTOSCHEDULE_BUDGET_S in the build's
+# environment bounds its search, 50 s by default).
 #
 # The result is add_halide_library's static library target <name> (header
 # <name>.h with function <fn>) that also links spyre_runtime. For Spyre builds

@@ -35,9 +35,13 @@
 // (tensor_constraints.h); padded d holds zeros (no effect on Q.K^T or O) and
 // padded keys are masked. The schedules are in schedules/attention_schedule.cpp.
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "Halide.h"
 #include "attention_schedule.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -45,6 +49,51 @@
 namespace {
 
 using namespace Halide;
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
 
 class Attention : public Generator<Attention> {
 public:
@@ -54,7 +103,8 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
-    // Knob of the Spyre schedule (see AttentionSpyreOptions).
+    // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
@@ -67,6 +117,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "attention: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
+        _halide_user_assert((int)max_cores >= 1) << "attention: max_cores must be >= 1, not " << (int)max_cores;
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
@@ -78,6 +129,7 @@ public:
         const int d = d_size, s = s_size, hs = heads;
         spyre::AttentionSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
         plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded extents on Spyre (the device tensors), true ones on the host.
@@ -105,12 +157,11 @@ public:
 
         // Scores, once per pass: S(j, i) = sum_d Kt(j, d) Q(d, i), s = S * scale + mask.
         f.rd = RDom(0, dp, "rd");
-        f.q_in = Q->in();
         for (int pass = 0; pass < 2; pass++) {
             Func &S = pass == 0 ? f.scores1 : f.scores2;
             Func &sc = pass == 0 ? f.s1 : f.s2;
             S(f.j, f.i, f.h) = 0.0f;
-            S(f.j, f.i, f.h) += cast<float>((*Kt)(f.j, f.rd, f.h)) * cast<float>(f.q_in(f.rd, f.i, f.h));
+            S(f.j, f.i, f.h) += cast<float>((*Kt)(f.j, f.rd, f.h)) * cast<float>((*Q)(f.rd, f.i, f.h));
             sc(f.j, f.i, f.h) = S(f.j, f.i, f.h) * k + bias;
         }
         // Pass 1: the exact row max.
@@ -131,11 +182,129 @@ public:
         f.out = *O;
         nx_ = nx;
 
+        constrain_tensors();
+    }
+
+    // Spyre: s padded to whole tiles, d to whole sticks.
+    void constrain_tensors() {
+        const int d = d_size, s = s_size, hs = heads;
         const int T = plan_.tile;
         spyre::constrain_tensor(*Q, {d, s, hs}, {1, T, 1});
         spyre::constrain_tensor(*Kt, {s, d, hs}, {T, plan_.lanes, 1});  // d padded like Q's
         spyre::constrain_tensor(*V, {d, s, hs}, {1, T, 1});
         spyre::constrain_tensor(*O, {d, s, hs}, {1, T, 1});
+    }
+
+    // `scale` as the shortest decimal that reads back as the same float.
+    static std::string float_string(float v) {
+        std::string str;
+        for (int digits = 6; digits <= 9; digits++) {
+            std::ostringstream os;
+            os.precision(digits);
+            os << v;
+            str = os.str();
+            std::istringstream is(str);
+            float back = 0;
+            if (is >> back && back == v) break;
+        }
+        return str;
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template() {
+        const Type t_in = dtype;
+        const int d = d_size, s = s_size, hs = heads;
+        spyre::ScheduleTemplate t;
+        t.generator = "attention";
+        t.output = Func(*O).name();
+        t.fixed = {{"d", std::to_string(d)},
+                   {"s", std::to_string(s)},
+                   {"heads", std::to_string(hs)},
+                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
+                   {"causal", causal ? "true" : "false"},
+                   {"scale", float_string(scale)}};
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            spyre::AttentionSpyreOptions o;
+            o.max_cores = spyre::knob_int(v, "max_cores");
+            o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            return o;
+        };
+        t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, options_of(v));
+            // The algorithm was built with the padded extents of plan_; the knobs do not change them.
+            _halide_user_assert(p.tile == plan_.tile && p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx)
+                << "attention: the schedule knobs changed the tile or the padded extents";
+            plan_ = p;
+            constrain_tensors();
+            f_.q_in = Q->in();
+            f_.kt_in1 = Kt->in(f_.scores1);
+            f_.kt_in2 = Kt->in(f_.scores2);
+            spyre::schedule_attention_spyre(f_, plan_, has_mask_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
+        };
+        t.source = [options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
+            const spyre::AttentionSpyreOptions o = options_of(v);
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, o);
+            std::ostringstream os;
+            os << "// plan: tiles of " << p.tile << " queries / keys (s padded to " << p.sp << ", d to " << p.dp
+               << "), cores " << p.ch << " x " << p.cq << " (heads x query tiles), "
+               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::AttentionSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "f_.q_in = Q->in();\n"
+               << "f_.kt_in1 = Kt->in(f_.scores1);\n"
+               << "f_.kt_in2 = Kt->in(f_.scores2);\n"
+               << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, dtype, options), "
+                  "has_mask_);\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of, t_in, d, s, hs](const spyre::StockScheduleDecisions &dec,
+                                                        std::vector<std::string> *kept, std::vector<std::string> *changed) {
+            return legalize_stock(dec, spyre::plan_attention_spyre(d, s, hs, t_in, options_of(spyre::KnobValues{
+                                                                                    {"max_cores", "32"}, {"double_buffer", "false"}})),
+                                  kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: the template has no tile knob, so
+    // the planner's T queries per query tile and T keys per KV tile replace the
+    // stock tile of O along i and its splits of the key reductions; row_max,
+    // acc and result fused into the query tiles, the scores and probabilities
+    // into the KV tiles of their pass.
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const spyre::AttentionSpyrePlan &p,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string o = Func(*O).name();
+        const std::string T = std::to_string(p.tile);
+        auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        auto split = [](int t) { return t > 0 ? std::to_string(t) : std::string("none"); };
+        const int stock_i = d.tile(o, 0, f_.i.name());
+        (stock_i == p.tile ? kept : changed)
+            ->push_back("tile of O along i: " + tile(stock_i) + " -> the planner's " + T + " queries (the template has no tile knob)");
+        const int stock_j1 = d.tile(f_.row_max.name(), 1, f_.rj_max.x.name());
+        const int stock_j2 = d.tile(f_.acc.name(), 1, f_.rj_acc.x.name());
+        (stock_j1 == p.tile && stock_j2 == p.tile ? kept : changed)
+            ->push_back("key reductions split by " + split(stock_j1) + " (row max) and " + split(stock_j2) +
+                        " (output) -> the planner's KV tiles of " + T + " keys");
+        for (const Func &g : {f_.row_max, f_.acc, f_.result}) {
+            legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
+        }
+        // At the KV loop of a reduction that is not split is one key at a time, not a KV tile.
+        const std::string j1 = stock_j1 > 0 ? f_.rj_max.x.name() : "(no split)";
+        const std::string j2 = stock_j2 > 0 ? f_.rj_acc.x.name() : "(no split)";
+        for (const Func &g : {f_.scores1, f_.s1}) {
+            legalize_fusion(d, g, f_.row_max.name(), j1, "per KV tile of pass 1 in the scratchpad", kept, changed);
+        }
+        for (const Func &g : {f_.scores2, f_.s2, f_.probs, f_.vx}) {
+            legalize_fusion(d, g, f_.acc.name(), j2, "per KV tile of pass 2 in the scratchpad", kept, changed);
+        }
+        legalize_parallel_and_vectors(d, o, p.lanes, kept, changed);
+        return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}};
     }
 
     void schedule() {
@@ -144,10 +313,14 @@ public:
         const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
             if (hand) {
-                // One Kt wrapper per pass: each pass stages its own KV tiles.
+                // One Kt wrapper per pass: each pass stages its own KV tiles. The wrappers are made
+                // here, not in generate(): the legalization layer cannot save a Func that has wrappers.
+                f_.q_in = Q->in();
                 f_.kt_in1 = Kt->in(f_.scores1);
                 f_.kt_in2 = Kt->in(f_.scores2);
                 spyre::schedule_attention_spyre(f_, plan_, has_mask_);
+            } else {
+                register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("attention"));
         } else {

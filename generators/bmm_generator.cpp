@@ -7,8 +7,12 @@
 // padding holds zeros, so the result is the same.
 //
 // The schedules live in schedules/bmm_schedule.cpp.
+#include <sstream>
+
 #include "Halide.h"
 #include "bmm_schedule.h"
+#include "schedule_arithmetic.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -61,11 +65,140 @@ public:
         result_(n_, m_, b_) = cast(shape_.dtype, acc_(n_, m_, b_));
         (*C)(n_, m_, b_) = result_(n_, m_, b_);
 
-        // Multiples are the Spyre tiles (ignored by host builds); K of A and B
-        // is padded identically, to whole input sticks.
+        constrain_tensors();
+    }
+
+    // Multiples are the Spyre tiles (ignored by host builds); K of A and B
+    // is padded identically, to whole input sticks.
+    void constrain_tensors() {
         spyre::constrain_tensor(*A, {shape_.k, shape_.m, shape_.batch}, {plan_.in_lanes, plan_.tm, 1});
         spyre::constrain_tensor(*B, {shape_.n, shape_.k, shape_.batch}, {plan_.tn, plan_.in_lanes, 1});
         spyre::constrain_tensor(*C, {shape_.n, shape_.m, shape_.batch}, {plan_.tn, plan_.tm, 1});
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::BmmFuncs &funcs) {
+        spyre::ScheduleTemplate t;
+        t.generator = "bmm";
+        t.output = Func(*C).name();
+        t.fixed = {{"batch", std::to_string(shape_.batch)}, {"m", std::to_string(shape_.m)},
+                   {"n", std::to_string(shape_.n)},         {"k", std::to_string(shape_.k)},
+                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"}};
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        const int kp = spyre::padded_extent(shape_.k, lanes);
+        std::vector<int> k_chunks = {0};
+        for (int c : {256, 512, 1024, 2048}) {
+            if (c % lanes == 0 && c < kp && kp % c == 0) k_chunks.push_back(c);
+        }
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("tile_m", (int)tile_m, {0, 64, 128, 256}),
+                   spyre::make_knob("tile_n", (int)tile_n, {0, 64, 128, 256, 512}),
+                   spyre::make_knob("tile_k", (int)tile_k, k_chunks),
+                   spyre::make_knob("resident_b", (bool)resident_b),
+                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            return spyre::BmmSpyreOptions{spyre::knob_int(v, "max_cores"), spyre::knob_int(v, "tile_m"),
+                                          spyre::knob_int(v, "tile_n"),    spyre::knob_int(v, "tile_k"),
+                                          spyre::knob_bool(v, "resident_b"), spyre::knob_bool(v, "double_buffer")};
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_bmm_spyre(shape_, options_of(v));
+            constrain_tensors();
+            spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("bmm"));
+        };
+        t.source = [this, options_of](const spyre::KnobValues &v) {
+            const spyre::BmmSpyreOptions o = options_of(v);
+            const spyre::BmmSpyrePlan p = spyre::plan_bmm_spyre(shape_, o);
+            std::ostringstream os;
+            os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cb << " x "
+               << p.cm << " x " << p.cn << " (batch x m x n), B " << (p.b_resident ? "resident" : "staged per tile")
+               << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::BmmSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.tile_m = " << o.tile_m << ";\n"
+               << "options.tile_n = " << o.tile_n << ";\n"
+               << "options.tile_k = " << o.tile_k << ";\n"
+               << "options.resident_b = " << (o.resident_b ? "true" : "false") << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape, spyre::plan_bmm_spyre(shape, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                        std::vector<std::string> *changed) {
+            return legalize_stock(d, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule (see ScheduleTemplate::legalize): its
+    // tiles of C along m and n and its K split, rounded to the PT and stick rules
+    // and shrunk until they fit; its fusion of acc into C's tiles; one static
+    // core split in place of its parallel loops; whole-stick vectors.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string out = Func(*C).name(), acc = acc_.name();
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        const int kp = spyre::padded_extent(shape_.k, lanes);
+        auto describe_tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        const int stock_m = d.tile(out, 0, "m"), stock_n = d.tile(out, 0, "n"), stock_k = d.tile(acc, 1, k_.x.name());
+        int tm = spyre::round_up(std::min(stock_m > 0 ? stock_m : shape_.m, 512), 8);
+        int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 512), lanes);
+        int tk = 0;
+        if (stock_k > 0) {
+            tk = spyre::round_up(stock_k, lanes);
+            while (kp % tk != 0) tk += lanes;
+            if (tk >= kp) tk = 0;
+        }
+        spyre::KnobValues v = {{"max_cores", "32"},         {"tile_m", std::to_string(tm)},
+                               {"tile_n", std::to_string(tn)}, {"tile_k", std::to_string(tk)},
+                               {"resident_b", "false"},      {"double_buffer", "false"}};
+        // Shrink the tile (n first, then m) until the planner finds a K chunk that fits the scratchpad.
+        std::string shrunk;
+        for (;;) {
+            try {
+                (void)spyre::plan_bmm_spyre(shape_, options_of(v));
+                break;
+            } catch (const Halide::CompileError &) {
+                if (tn > lanes) tn = spyre::round_up(tn / 2, lanes);
+                else if (tm > 8) tm = spyre::round_up(tm / 2, 8);
+                else throw std::runtime_error("no tile of the stock schedule's shape fits the scratchpad");
+                v["tile_m"] = std::to_string(tm), v["tile_n"] = std::to_string(tn);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
+        }
+        kept->push_back("tile of C: " + describe_tile(stock_m) + " x " + describe_tile(stock_n) + " (m x n) -> " +
+                        std::to_string(tm) + " x " + std::to_string(tn) +
+                        " (whole 8-row PT passes and whole sticks)" + shrunk);
+        if (stock_k > 0) {
+            kept->push_back("K split by " + std::to_string(stock_k) + " -> " +
+                            (tk > 0 ? "K chunks of " + std::to_string(tk) + " staged one at a time" : "the whole K per tile"));
+        }
+        const spyre::StockFuncDecision *a = d.find(acc_.name());
+        if (a && a->compute_at.rfind(out + ".", 0) == 0) {
+            kept->push_back("acc fused into C's tiles (computed at " + a->compute_at + "): accumulated per tile in the scratchpad");
+        } else {
+            changed->push_back("acc computed " + (a ? a->compute_at : std::string("inline")) +
+                               " -> per tile of C in the scratchpad (the PT accumulates a tile at a time)");
+        }
+        std::string parallel;
+        int width = 0;
+        if (const spyre::StockFuncDecision *c = d.find(out)) {
+            for (const auto &st : c->stages) {
+                for (const std::string &p : st.parallel) parallel += (parallel.empty() ? "" : ", ") + p;
+                width = std::max(width, st.vector_width);
+            }
+        }
+        changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+        if (width != lanes) {
+            changed->push_back("vectors of " + (width > 0 ? std::to_string(width) : std::string("no")) + " lanes -> " +
+                               std::to_string(lanes) + "-lane sticks");
+        }
+        kept->push_back("no double buffering and B read per tile, as the stock schedule has no DMA overlap or residency");
+        return v;
     }
 
     void schedule() {
@@ -76,6 +209,8 @@ public:
         if (spyre::is_spyre()) {
             if (hand) {
                 spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
+            } else {
+                register_schedule_template(funcs);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("bmm"));
         } else if (hand) {

@@ -13,11 +13,15 @@
 // Shapes and dtype (float16 or float32) are static GeneratorParams; float16
 // computes in float32 and rounds once. The schedules are in
 // schedules/elementwise_schedule.cpp.
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "Halide.h"
 #include "elementwise_schedule.h"
+#include "schedule_template.h"
 #include "spyre_schedule.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -26,6 +30,51 @@
 namespace {
 
 using namespace Halide;
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
 
 class Elementwise : public Generator<Elementwise> {
 public:
@@ -74,6 +123,7 @@ public:
         options.max_cores = max_cores;
         options.tile_rows = tile_rows;
         plan_ = spyre::plan_elementwise_spyre(shape_, options);
+        device_order_ = device_order.value();
         const Type t = dtype;
         Expr v = cast<float>((*a)(x_, y_, z_));
         Expr r;
@@ -97,7 +147,11 @@ public:
         result_(x_, y_, z_) = cast(t, r);
         (*out)(x_, y_, z_) = result_(x_, y_, z_);
 
-        // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks.
+        constrain_tensors();
+    }
+
+    // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; device_order_ the layout.
+    void constrain_tensors() {
         spyre::constrain_tensor(*a, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         spyre::constrain_tensor(*out, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         if (b) {
@@ -105,12 +159,114 @@ public:
             spyre::constrain_tensor(*b, {bc[0] ? 1 : shape_.d0, bc[1] ? 1 : shape_.d1, bc[2] ? 1 : shape_.d2},
                                     {1, bc[1] ? 1 : plan_.tile_rows, 1});
         }
-        if (spyre::is_spyre() && device_order.value() == "yzx") {
+        if (spyre::is_spyre() && device_order_ == "yzx") {
             const spyre::StickLayout rows_outermost{0, {1, 2, 0}};
             spyre::set_device_layout(*a, rows_outermost);
             spyre::set_device_layout(*out, rows_outermost);
             if (b) spyre::set_device_layout(*b, rows_outermost);
         }
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::ElementwiseFuncs &funcs) {
+        spyre::ScheduleTemplate t;
+        t.generator = "elementwise";
+        t.output = Func(*out).name();
+        std::string bc;
+        for (int d = 0; d < 3; d++) {
+            if (shape_.broadcast_b[d]) bc += (bc.empty() ? "d" : ",d") + std::to_string(d);
+        }
+        t.fixed = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
+                   {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
+                   {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
+        t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
+                   spyre::make_knob("device_order", device_order.value(), {"zyx", "yzx"})};
+        auto options_of = [](const spyre::KnobValues &v) {
+            spyre::ElementwiseSpyreOptions o;
+            o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            o.max_cores = spyre::knob_int(v, "max_cores");
+            o.tile_rows = spyre::knob_int(v, "tile_rows");
+            return o;
+        };
+        auto order_of = [](const spyre::KnobValues &v) {
+            auto it = v.find("device_order");
+            if (it == v.end() || (it->second != "zyx" && it->second != "yzx")) {
+                throw std::invalid_argument("schedule template: knob 'device_order' must be zyx or yzx");
+            }
+            return it->second;
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, order_of](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_elementwise_spyre(shape_, options_of(v));
+            device_order_ = order_of(v);
+            constrain_tensors();
+            spyre::schedule_elementwise_spyre(funcs, a->in(), b ? b->in() : Func(), shape_, plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("elementwise"));
+        };
+        t.source = [this, options_of, order_of](const spyre::KnobValues &v) {
+            const spyre::ElementwiseSpyreOptions o = options_of(v);
+            const spyre::ElementwiseSpyrePlan p = spyre::plan_elementwise_spyre(shape_, o);
+            const std::string order = order_of(v);
+            std::ostringstream os;
+            os << "// plan: tiles of " << p.tile_rows << " rows (d1 padded to " << p.d1p << "), SFU vectors of "
+               << p.row_vector << " lanes, cores " << p.cores_d2 << " x " << p.cores_d1 << " (d2 x d1), device order "
+               << order << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::ElementwiseSpyreOptions options;\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.tile_rows = " << o.tile_rows << ";\n"
+               << "// device_order=" << order << ": the layout of a, b and out (constrain_tensors())\n"
+               << "spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape, "
+                  "spyre::plan_elementwise_spyre(shape, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                        std::vector<std::string> *changed) {
+            return legalize_stock(d, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: rows per tile from its tile of out
+    // along y (1, one row per parallel iteration, when y is not split), halved
+    // until the planner accepts it; the dense layout; the fusion into the tiles.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string o = Func(*out).name();
+        const int stock_rows = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
+        int rows = std::min(std::max(stock_rows, 1), shape_.d1);
+        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
+                               {"device_order", "zyx"}};
+        std::string shrunk;
+        for (;;) {
+            try {
+                (void)spyre::plan_elementwise_spyre(shape_, options_of(v));
+                break;
+            } catch (const std::exception &) {
+                if (rows == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
+                rows /= 2;
+                v["tile_rows"] = std::to_string(rows);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
+        }
+        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
+                                        : std::string("y not split (one row per iteration)")) +
+                        " -> tile_rows=" + std::to_string(rows) + shrunk);
+        const spyre::StockFuncDecision *od = d.find(o);
+        if (stock_x > 0 && !(od && od->stages[0].vector_width == stock_x)) {
+            changed->push_back("x split by " + std::to_string(stock_x) + " -> whole rows per tile (d0 padded to sticks)");
+        }
+        kept->push_back("the dense layout, x innermost, then y, z (device_order=zyx)");
+        legalize_fusion(d, result_, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
+        for (const Func &g : intermediates_) {
+            legalize_fusion(d, g, result_.name(), y_.name(), "per row of the tile in the scratchpad", kept, changed);
+        }
+        legalize_parallel_and_vectors(d, o, spyre::stick_lanes(shape_.dtype), kept, changed);
+        return v;
     }
 
     void schedule() {
@@ -121,6 +277,8 @@ public:
         if (spyre::is_spyre()) {
             if (hand) {
                 spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape_, plan_);
+            } else {
+                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("elementwise"));
         } else if (hand) {
@@ -148,6 +306,7 @@ private:
     std::vector<Func> intermediates_;  // unary ops: Funcs result reads (inlined on the host)
     spyre::ElementwiseShape shape_;
     spyre::ElementwiseSpyrePlan plan_;
+    std::string device_order_;  // "zyx" or "yzx": the device_order param, or the knob in apply
 };
 
 }  // namespace

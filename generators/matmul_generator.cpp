@@ -9,8 +9,13 @@
 // read each value once: a value used twice in one expression becomes a vector
 // LetStmt after CSE, which the Spyre backend does not compile.
 // The schedules are in schedules/matmul_schedule.cpp.
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "Halide.h"
 #include "matmul_schedule.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -19,6 +24,51 @@ namespace {
 
 using namespace Halide;
 using spyre::Activation;
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
 
 class Matmul : public Generator<Matmul> {
 public:
@@ -31,7 +81,8 @@ public:
                                            {"relu", Activation::Relu},
                                            {"gelu", Activation::Gelu},
                                            {"silu", Activation::Silu}}};
-    // Knob of the Spyre schedule (see MatmulSpyreOptions); the default is the hand schedule.
+    // Knobs of the Spyre schedule (see MatmulSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     // Added in configure() because their type is a GeneratorParam.
@@ -45,6 +96,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "matmul: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
+        _halide_user_assert((int)max_cores >= 1) << "matmul: max_cores must be >= 1, not " << (int)max_cores;
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", t, 1);
@@ -55,6 +107,7 @@ public:
         shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation};
         spyre::MatmulSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
         plan_ = spyre::plan_matmul_spyre(shape_, options);
         const Type t = shape_.dtype;
 
@@ -89,12 +142,97 @@ public:
         }
         (*C)(n_, m_) = result_(n_, m_);
 
-        // Multiples are the Spyre tiles (ignored by host builds); K of A and B
-        // is padded identically, to whole input sticks.
+        constrain_tensors();
+    }
+
+    // Multiples are the Spyre tiles (ignored by host builds); K of A and B
+    // is padded identically, to whole input sticks.
+    void constrain_tensors() {
         spyre::constrain_tensor(*A, {shape_.k, shape_.m}, {plan_.in_lanes, plan_.mp});
         spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.np, plan_.in_lanes});
         spyre::constrain_tensor(*bias, {shape_.n}, {plan_.np});
         spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::MatmulFuncs &funcs) {
+        spyre::ScheduleTemplate t;
+        t.generator = "matmul";
+        t.output = Func(*C).name();
+        const char *act = shape_.activation == Activation::Relu   ? "relu"
+                          : shape_.activation == Activation::Gelu ? "gelu"
+                          : shape_.activation == Activation::Silu ? "silu"
+                                                                  : "none";
+        t.fixed = {{"m", std::to_string(shape_.m)},
+                   {"n", std::to_string(shape_.n)},
+                   {"k", std::to_string(shape_.k)},
+                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
+                   {"activation", act}};
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            spyre::MatmulSpyreOptions o;
+            o.max_cores = spyre::knob_int(v, "max_cores");
+            o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            return o;
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_matmul_spyre(shape_, options_of(v));
+            constrain_tensors();
+            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("matmul"));
+        };
+        t.source = [this, options_of](const spyre::KnobValues &v) {
+            const spyre::MatmulSpyreOptions o = options_of(v);
+            const spyre::MatmulSpyrePlan p = spyre::plan_matmul_spyre(shape_, o);
+            std::ostringstream os;
+            os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cm << " x "
+               << p.cn << " (m x n), " << (p.double_buffer ? "double" : "single") << "-buffered"
+               << (p.double_buffer_result ? " (result too)" : "") << ", " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::MatmulSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
+                  "spyre::plan_matmul_spyre(shape, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                        std::vector<std::string> *changed) {
+            return legalize_stock(d, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: the template has no tile knobs, so
+    // the planner's tiles replace the stock tiles of C and its K split; acc,
+    // the epilogue and the bias fused into C's tiles.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string c = Func(*C).name();
+        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
+        const spyre::MatmulSpyrePlan p = spyre::plan_matmul_spyre(shape_, options_of(v));
+        auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        const int stock_m = d.tile(c, 0, m_.name()), stock_n = d.tile(c, 0, n_.name()), stock_k = d.tile(acc_.name(), 1, k_.x.name());
+        changed->push_back("tile of C: " + tile(stock_m) + " x " + tile(stock_n) + " (m x n) -> the planner's " +
+                           std::to_string(p.tm) + " x " + std::to_string(p.tn) + " (the template has no tile knobs)");
+        if (stock_k > 0 || p.k_chunked()) {
+            changed->push_back((stock_k > 0 ? "K split by " + std::to_string(stock_k) : std::string("K not split")) +
+                               " -> the planner's " + (p.k_chunked() ? "K chunks of " + std::to_string(p.tk) : std::string("whole K per tile")));
+        }
+        std::vector<Func> per_tile = {acc_, bias_f_, result_};
+        if (act_.defined()) per_tile.insert(per_tile.begin() + 1, act_);
+        for (const Func &g : per_tile) {
+            const spyre::StockFuncDecision *s = d.find(g.name());
+            const std::string level = s ? s->compute_at : "inline";
+            // C's tile loop: the outer loop of its split along n or along m.
+            legalize_fusion(d, g, c, at_tile_loop(level, c, m_.name()) ? m_.name() : n_.name(), "per tile of C in the scratchpad",
+                            kept, changed);
+        }
+        legalize_parallel_and_vectors(d, c, p.in_lanes, kept, changed);
+        return v;
     }
 
     void schedule() {
@@ -106,6 +244,8 @@ public:
         if (spyre::is_spyre()) {
             if (hand) {
                 spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            } else {
+                register_schedule_template(funcs);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("matmul"));
         } else if (hand) {

@@ -12,13 +12,66 @@
 // must not enter the sums. The schedules are in schedules/norm_schedule.cpp.
 #pragma once
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "Halide.h"
 #include "norm_schedule.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
+namespace norm_legalization {
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+inline bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+inline void legalize_fusion(const StockScheduleDecisions &d, const Halide::Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+inline void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
+
+}  // namespace norm_legalization
 
 template <bool Centered>
 class NormGenerator : public Halide::Generator<NormGenerator<Centered>> {
@@ -36,7 +89,8 @@ public:
     GeneratorParam<int> cols{"cols", 4096};
     GeneratorParam<int> rows{"rows", 1024};
     GeneratorParam<Halide::Type> dtype{"dtype", Halide::Float(16)};
-    // Knob of the Spyre schedule (see NormSpyreOptions); the default is the hand schedule.
+    // Knobs of the Spyre schedule (see NormSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     // Added in configure() because their type is a GeneratorParam (and to keep this order).
@@ -53,6 +107,7 @@ public:
         _halide_user_assert((int)cols >= 1 && (int)rows >= 1)
             << kernel_name << ": cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows
             << ")";
+        _halide_user_assert((int)max_cores >= 1) << kernel_name << ": max_cores must be >= 1, not " << (int)max_cores;
         in = this->template add_input<BufferAny>("in", t, 2);
         weight = this->template add_input<BufferAny>("weight", t, 1);
         if (Centered) {
@@ -67,6 +122,7 @@ public:
         const Type t = dtype;
         NormSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
         plan_ = plan_norm_spyre(cols, rows, t, Centered, options);
         const float inv_n = 1.0f / (float)(int)cols;
         RDom r(0, (int)cols, "r");
@@ -94,13 +150,95 @@ public:
         }
         result_(x_, y_) = cast(t, normalized);
         (*out)(x_, y_) = result_(x_, y_);
+        constrain_tensors();
+        eps->set_estimate(1e-5f);  // for auto_schedule=true
+    }
+
+    // Spyre: rows padded to the plan's tile; cols to whole sticks.
+    void constrain_tensors() {
         constrain_tensor(*in, {cols, rows}, {1, plan_.tile_rows});
         constrain_tensor(*weight, {cols}, {1});
         if (Centered) {
             constrain_tensor(*bias, {cols}, {1});
         }
         constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
-        eps->set_estimate(1e-5f);  // for auto_schedule=true
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const NormFuncs &funcs) {
+        const Halide::Type t_in = dtype;
+        ScheduleTemplate t;
+        t.generator = kernel_name;
+        t.output = Halide::Func(*out).name();
+        t.fixed = {{"cols", std::to_string((int)cols)},
+                   {"rows", std::to_string((int)rows)},
+                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
+        t.knobs = {make_knob("max_cores", (int)max_cores, {32, 16, 8}), make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const KnobValues &v) {
+            NormSpyreOptions o;
+            o.max_cores = knob_int(v, "max_cores");
+            o.double_buffer = knob_bool(v, "double_buffer");
+            return o;
+        };
+        t.apply = [this, pipeline = this->get_pipeline(), funcs, options_of, t_in](const KnobValues &v) {
+            plan_ = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
+            constrain_tensors();
+            schedule_norm_spyre(funcs, in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), t_in, plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            reattach_spyre_lowering(pipeline, lowering_options_from_driver(kernel_name));
+        };
+        t.source = [this, options_of, t_in](const KnobValues &v) {
+            const NormSpyreOptions o = options_of(v);
+            const NormSpyrePlan p = plan_norm_spyre(cols, rows, t_in, Centered, o);
+            std::ostringstream os;
+            os << "// plan: tiles of " << p.tile_rows << " rows (rows padded to " << p.rows_padded << "), " << p.cores
+               << " cores, SFU vectors of " << p.row_vector << " lanes, " << (p.double_buffer ? "double" : "single")
+               << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
+               << "NormSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "schedule_norm_spyre(f, in->in(), weight->in(), " << (Centered ? "bias->in()" : "Halide::Func()")
+               << ", dtype, plan_norm_spyre(cols, rows, dtype, " << (Centered ? "true" : "false") << ", options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of, t_in](const StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                              std::vector<std::string> *changed) {
+            return legalize_stock(d, t_in, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: the template has no tile knob, so
+    // the planner's rows per tile replace the stock tile of out along y; the
+    // row statistics fused into the tiles; weight (and bias) once per core.
+    template <typename OptionsOf>
+    KnobValues legalize_stock(const StockScheduleDecisions &d, const Halide::Type &t_in, const OptionsOf &options_of,
+                              std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        using namespace norm_legalization;
+        const std::string o = Halide::Func(*out).name();
+        KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
+        const NormSpyrePlan p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
+        const int stock_rows = d.tile(o, 0, y_.name());
+        const std::string planned = "the planner's " + std::to_string(p.tile_rows) + " rows (the template has no tile knob)";
+        if (stock_rows == p.tile_rows) {
+            kept->push_back("tile of out along y: " + std::to_string(stock_rows) + " rows -> " + planned);
+        } else {
+            changed->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
+                                               : std::string("y not split (one row per iteration)")) +
+                               " -> " + planned);
+        }
+        for (const Halide::Func &g : {sum_, mean_, centered_, sq_, sumsq_, inv_, result_}) {
+            if (g.defined()) legalize_fusion(d, g, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
+        }
+        for (const Halide::Func &g : {weight_f_, bias_f_}) {
+            if (!g.defined()) continue;
+            const StockFuncDecision *s = d.find(g.name());
+            const std::string level = s ? s->compute_at : "inline";
+            changed->push_back(g.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level +
+                               " -> once per core in the scratchpad");
+        }
+        legalize_parallel_and_vectors(d, o, p.in_lanes, kept, changed);
+        return v;
     }
 
     void schedule() {
@@ -112,6 +250,8 @@ public:
         if (is_spyre()) {
             if (hand) {
                 schedule_norm_spyre(f, in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), dtype, plan_);
+            } else {
+                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             attach_spyre_lowering(this->get_pipeline(), lowering_options_from_driver(kernel_name));
         } else if (hand) {

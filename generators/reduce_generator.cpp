@@ -6,8 +6,16 @@
 // float32 (acc) and rounds once. The reduction runs over the true extent of
 // the axis (Spyre tensors are padded to whole sticks and tiles; the padding
 // never enters a sum or a max). The schedules are in schedules/reduce_schedule.cpp.
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "Halide.h"
 #include "reduce_schedule.h"
+#include "schedule_arithmetic.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -15,6 +23,51 @@
 namespace {
 
 using namespace Halide;
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
 
 class Reduce : public Generator<Reduce> {
 public:
@@ -76,12 +129,152 @@ public:
         result_(u_, v_) = cast(t, res);
         (*out)(u_, v_) = result_(u_, v_);
 
-        // Spyre: the output's dim 0 (and the matching input dim) padded to the
-        // tile; the reduced axis keeps its true extent (except x, padded to sticks).
+        constrain_tensors();
+    }
+
+    // Spyre: the output's dim 0 (and the matching input dim) padded to the
+    // tile; the reduced axis keeps its true extent (except x, padded to sticks).
+    void constrain_tensors() {
         std::vector<int> in_multiples = {1, 1, 1};
         in_multiples[shape_.kept(0)] = plan_.tile;
         spyre::constrain_tensor(*in, {shape_.d0, shape_.d1, shape_.d2}, in_multiples);
         spyre::constrain_tensor(*out, {shape_.extent(shape_.kept(0)), shape_.extent(shape_.kept(1))}, {plan_.tile, 1});
+    }
+
+    // The stage of the input: fp32 reductions across sticks stage `wide` (a copy of in) directly.
+    Func staged_input() {
+        const bool stage_input = shape_.axis == 0 || shape_.dtype == Float(16);
+        return stage_input ? in->in() : Func();
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::ReduceFuncs &funcs) {
+        spyre::ScheduleTemplate t;
+        t.generator = "reduce";
+        t.output = Func(*out).name();
+        t.fixed = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
+                   {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
+                   {"op", shape_.op},                 {"axis", std::to_string(shape_.axis)}};
+        // Tiles: 1 to 16 sticks, not above the padded output dim 0; chunks: whole, halves, ... of the reduced axis.
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        const int up = spyre::padded_extent(shape_.extent(shape_.kept(0)), lanes);
+        std::vector<int> tiles = {0};
+        for (int sticks : {1, 2, 4, 8, 16}) {
+            if (sticks * lanes <= up) tiles.push_back(sticks * lanes);
+        }
+        std::vector<int> chunks = {0};
+        if (shape_.axis != 0) {
+            const int n = shape_.reduced();
+            for (int parts : {1, 2, 4, 8, 16}) {
+                if (n % parts == 0) chunks.push_back(n / parts);
+            }
+        }
+        t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("tile", (int)tile, tiles),
+                   spyre::make_knob("chunk", (int)chunk, chunks)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            spyre::ReduceSpyreOptions o;
+            o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            o.max_cores = spyre::knob_int(v, "max_cores");
+            o.tile = spyre::knob_int(v, "tile");
+            o.chunk = spyre::knob_int(v, "chunk");
+            return o;
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_reduce_spyre(shape_, options_of(v));
+            constrain_tensors();
+            spyre::schedule_reduce_spyre(funcs, staged_input(), shape_, plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("reduce"));
+        };
+        t.source = [this, options_of](const spyre::KnobValues &v) {
+            const spyre::ReduceSpyreOptions o = options_of(v);
+            const spyre::ReduceSpyrePlan p = spyre::plan_reduce_spyre(shape_, o);
+            const bool staged = shape_.axis == 0 || shape_.dtype == Float(16);
+            std::ostringstream os;
+            os << "// plan: tiles of " << p.tile << " lanes (out dim 0 padded to " << p.u_padded << ")";
+            if (shape_.axis != 0) os << ", chunks of " << p.chunk << " reduced rows";
+            os << ", cores " << p.cores_u << " x " << p.cores_v << " (u x v), " << (p.double_buffer ? "double" : "single")
+               << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
+               << "spyre::ReduceSpyreOptions options;\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.tile = " << o.tile << ";\n"
+               << "options.chunk = " << o.chunk << ";\n"
+               << "spyre::schedule_reduce_spyre(f, " << (staged ? "in->in()" : "Func()")
+               << ", shape, spyre::plan_reduce_spyre(shape, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                        std::vector<std::string> *changed) {
+            return legalize_stock(d, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: `tile` from its tile of out along u
+    // (the whole dim when u is not split) rounded up to whole sticks; axes 1, 2:
+    // `chunk` from its split of the reduction (the whole axis when it is not
+    // split) rounded up to a divisor of the reduced extent; the tile, then the
+    // chunk, halved until the planner accepts them; acc (and wide) fused into the tiles.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string o = Func(*out).name();
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        const int up = spyre::padded_extent(shape_.extent(shape_.kept(0)), lanes);
+        const int n = shape_.reduced();
+        const int stock_u = d.tile(o, 0, u_.name()), stock_r = d.tile(acc_.name(), 1, r_.x.name());
+        int tile = std::min(spyre::round_up(stock_u > 0 ? stock_u : up, lanes), up);
+        // The smallest divisor of n that is >= c.
+        auto divisor_at_least = [n](int c) {
+            int q = std::min(std::max(c, 1), n);
+            while (n % q != 0) q++;
+            return q;
+        };
+        int chunk = shape_.axis == 0 ? 0 : divisor_at_least(stock_r > 0 ? stock_r : n);
+        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile", std::to_string(tile)},
+                               {"chunk", std::to_string(chunk)}};
+        std::string shrunk;
+        for (;;) {
+            try {
+                (void)spyre::plan_reduce_spyre(shape_, options_of(v));
+                break;
+            } catch (const std::exception &) {
+                if (tile > lanes) {
+                    tile = spyre::round_up(tile / 2, lanes);
+                } else if (chunk > 1) {
+                    int c = chunk / 2;
+                    while (c > 1 && n % c != 0) c--;
+                    chunk = c;
+                } else {
+                    throw std::runtime_error("not even one stick-wide tile fits the scratchpad");
+                }
+                v["tile"] = std::to_string(tile), v["chunk"] = std::to_string(chunk);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
+        }
+        kept->push_back((stock_u > 0 ? "tile of out along u: " + std::to_string(stock_u)
+                                     : "u not split (" + std::to_string(shape_.extent(shape_.kept(0))) + ")") +
+                        " -> tile=" + std::to_string(tile) + " (whole sticks)" + shrunk);
+        if (shape_.axis == 0) {
+            if (stock_r > 0) {
+                changed->push_back("reduction split by " + std::to_string(stock_r) +
+                                   " -> whole rows, one sfu.rowsum / rowmax per row (axis 0 has no chunks)");
+            }
+        } else {
+            kept->push_back((stock_r > 0 ? "reduction split by " + std::to_string(stock_r) : std::string("reduction not split")) +
+                            " -> chunk=" + std::to_string(chunk) + " (divides " + std::to_string(n) + ")" + shrunk);
+        }
+        for (const Func &g : {acc_, result_}) legalize_fusion(d, g, o, u_.name(), "per tile in the scratchpad", kept, changed);
+        if (shape_.axis != 0) {
+            // At acc's r loop when r is not split is one reduced row at a time, not a chunk.
+            legalize_fusion(d, wide_, acc_.name(), stock_r > 0 ? r_.x.name() : std::string("(no split)"),
+                            "per chunk of the reduction in the scratchpad", kept, changed);
+        }
+        legalize_parallel_and_vectors(d, o, lanes, kept, changed);
+        return v;
     }
 
     void schedule() {
@@ -91,9 +284,9 @@ public:
         const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
             if (hand) {
-                // fp32 reductions across sticks stage `wide` (a copy of in) directly.
-                const bool stage_input = shape_.axis == 0 || shape_.dtype == Float(16);
-                spyre::schedule_reduce_spyre(f, stage_input ? in->in() : Func(), shape_, plan_);
+                spyre::schedule_reduce_spyre(f, staged_input(), shape_, plan_);
+            } else {
+                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("reduce"));
         } else if (hand) {

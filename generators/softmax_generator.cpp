@@ -4,7 +4,14 @@
 // compute in float32 and round once. The reductions run over the true X only
 // (Spyre tensors are padded to whole sticks; padding must not enter a max or a sum).
 // The schedules are in schedules/softmax_schedule.cpp.
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "Halide.h"
+#include "schedule_template.h"
 #include "softmax_schedule.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -13,6 +20,51 @@
 namespace {
 
 using namespace Halide;
+
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
 
 class Softmax : public Generator<Softmax> {
 public:
@@ -50,8 +102,100 @@ public:
         sum_(y_) += exp_(r, y_);
         result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
         (*out)(x_, y_) = result_(x_, y_);
+        constrain_tensors();
+    }
+
+    // Spyre: rows padded to the plan's tile; cols to whole sticks.
+    void constrain_tensors() {
         spyre::constrain_tensor(*in, {cols, rows}, {1, plan_.tile_rows});
         spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::SoftmaxFuncs &funcs) {
+        const Type t_in = dtype;
+        spyre::ScheduleTemplate t;
+        t.generator = "softmax";
+        t.output = Func(*out).name();
+        t.fixed = {{"cols", std::to_string((int)cols)},
+                   {"rows", std::to_string((int)rows)},
+                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
+                   spyre::make_knob("row_vectors", (bool)row_vectors),
+                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            return spyre::SoftmaxSpyreOptions{spyre::knob_int(v, "max_cores"), spyre::knob_int(v, "tile_rows"),
+                                              spyre::knob_bool(v, "row_vectors"), spyre::knob_bool(v, "double_buffer")};
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_softmax_spyre(cols, rows, t_in, options_of(v));
+            constrain_tensors();
+            spyre::schedule_softmax_spyre(funcs, in->in(), plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("softmax"));
+        };
+        t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
+            const spyre::SoftmaxSpyreOptions o = options_of(v);
+            const spyre::SoftmaxSpyrePlan p = spyre::plan_softmax_spyre(cols, rows, t_in, o);
+            std::ostringstream os;
+            os << "// plan: tiles of " << p.tile_rows << " rows (rows padded to " << p.rows_padded << "), " << p.cores
+               << " cores, " << (p.row_vectors ? "whole-row" : "one-stick") << " SFU vectors, "
+               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::SoftmaxSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.tile_rows = " << o.tile_rows << ";\n"
+               << "options.row_vectors = " << (o.row_vectors ? "true" : "false") << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of, t_in](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                              std::vector<std::string> *changed) {
+            return legalize_stock(d, t_in, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: rows per tile from its tile of out
+    // along y (1, one row per parallel iteration, when y is not split), halved
+    // until the planner accepts it; the row statistics fused into the tiles;
+    // one stick per SFU instruction unless the stock vectors are wider.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string o = Func(*out).name();
+        const int lanes = spyre::stick_lanes(t_in);
+        const int stock_rows = d.tile(o, 0, y_.name());
+        int rows = std::min(std::max(stock_rows, 1), (int)this->rows);
+        int width = 0;
+        if (const spyre::StockFuncDecision *od = d.find(o)) width = od->stages[0].vector_width;
+        const bool row_vectors = width < 0 || width > lanes;
+        spyre::KnobValues v = {{"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
+                               {"row_vectors", row_vectors ? "true" : "false"}, {"double_buffer", "false"}};
+        std::string shrunk;
+        for (;;) {
+            try {
+                (void)spyre::plan_softmax_spyre(cols, this->rows, t_in, options_of(v));
+                break;
+            } catch (const std::exception &) {
+                if (rows == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
+                rows /= 2;
+                v["tile_rows"] = std::to_string(rows);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
+        }
+        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
+                                        : std::string("y not split (one row per iteration)")) +
+                        " -> tile_rows=" + std::to_string(rows) + shrunk);
+        for (const Func &g : {max_, exp_, sum_, result_}) {
+            legalize_fusion(d, g, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
+        }
+        legalize_parallel_and_vectors(d, o, lanes, kept, changed);
+        kept->push_back(row_vectors ? "vectors wider than a stick -> one SFU vector per row (row_vectors=true)"
+                                    : "vectors narrower than a stick -> one stick per SFU instruction (row_vectors=false)");
+        return v;
     }
 
     void schedule() {
@@ -62,6 +206,8 @@ public:
         if (spyre::is_spyre()) {
             if (hand) {
                 spyre::schedule_softmax_spyre(f, in->in(), plan_);
+            } else {
+                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("softmax"));
         } else if (hand) {

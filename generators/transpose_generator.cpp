@@ -8,7 +8,12 @@
 // For Spyre builds both tensors are padded to whole T x T tiles
 // (tensor_constraints.h); the padding holds zeros, so transposed padding is
 // padding again. The schedules are in schedules/transpose_schedule.cpp.
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "Halide.h"
+#include "schedule_template.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -18,13 +23,59 @@ namespace {
 
 using namespace Halide;
 
+// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
+// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
+// (the var itself, or the outer loop of its split as the stock schedulers name it).
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
+    if (level.rfind(func + ".", 0) != 0) return false;
+    const std::string loop = level.substr(func.size() + 1);
+    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
+}
+
+// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
+void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed) {
+    const spyre::StockFuncDecision *s = d.find(f.name());
+    const std::string level = s ? s->compute_at : "inline";
+    if (at_tile_loop(level, func, var)) {
+        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
+    } else {
+        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
+                           template_level);
+    }
+}
+
+// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
+void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    std::string parallel;
+    int width = 0;
+    if (const spyre::StockFuncDecision *o = d.find(out)) {
+        for (const auto &st : o->stages) {
+            for (const std::string &p : st.parallel) {
+                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
+            }
+            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
+        }
+    }
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    if (width != lanes) {
+        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
+                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
+        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
+    }
+    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
+}
+
 class Transpose : public Generator<Transpose> {
 public:
     GeneratorParam<int> x_size{"x", 1024};
     GeneratorParam<int> y_size{"y", 1024};
     GeneratorParam<int> batch{"batch", 0};  // 0: 2-D tensors; >= 1: 3-D with this batch
     GeneratorParam<Type> dtype{"dtype", Float(16)};
-    // Knob of the Spyre schedule (see TransposeSpyreOptions); the default is the hand schedule.
+    // Knobs of the Spyre schedule (see TransposeSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y[, b])
@@ -36,6 +87,7 @@ public:
         _halide_user_assert((int)x_size >= 1 && (int)y_size >= 1)
             << "transpose: x and y must be positive (got x=" << (int)x_size << " y=" << (int)y_size << ")";
         _halide_user_assert((int)batch >= 0) << "transpose: batch must be >= 0 (0: 2-D), not " << (int)batch;
+        _halide_user_assert((int)max_cores >= 1) << "transpose: max_cores must be >= 1, not " << (int)max_cores;
         const int rank = batched() ? 3 : 2;
         in = add_input<Buffer<>>("in", t, rank);
         out = add_output<Buffer<>>("out", t, rank);
@@ -45,18 +97,97 @@ public:
         const Type t = dtype;
         spyre::TransposeSpyreOptions options;
         options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
         plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, options);
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);
             (*out)(y_, x_, b_) = transposed_(y_, x_, b_);
-            spyre::constrain_tensor(*in, {x_size, y_size, batch}, {plan_.tile, plan_.tile, 1});
-            spyre::constrain_tensor(*out, {y_size, x_size, batch}, {plan_.tile, plan_.tile, 1});
         } else {
             transposed_(y_, x_) = (*in)(x_, y_);
             (*out)(y_, x_) = transposed_(y_, x_);
+        }
+        constrain_tensors();
+    }
+
+    // Spyre: both tensors padded to whole T x T tiles.
+    void constrain_tensors() {
+        if (batched()) {
+            spyre::constrain_tensor(*in, {x_size, y_size, batch}, {plan_.tile, plan_.tile, 1});
+            spyre::constrain_tensor(*out, {y_size, x_size, batch}, {plan_.tile, plan_.tile, 1});
+        } else {
             spyre::constrain_tensor(*in, {x_size, y_size}, {plan_.tile, plan_.tile});
             spyre::constrain_tensor(*out, {y_size, x_size}, {plan_.tile, plan_.tile});
         }
+    }
+
+    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
+    void register_schedule_template(const spyre::TransposeFuncs &funcs) {
+        const Type t_in = dtype;
+        spyre::ScheduleTemplate t;
+        t.generator = "transpose";
+        t.output = Func(*out).name();
+        t.fixed = {{"x", std::to_string((int)x_size)},
+                   {"y", std::to_string((int)y_size)},
+                   {"batch", std::to_string((int)batch)},
+                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+        auto options_of = [](const spyre::KnobValues &v) {
+            spyre::TransposeSpyreOptions o;
+            o.max_cores = spyre::knob_int(v, "max_cores");
+            o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            return o;
+        };
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
+            plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+            constrain_tensors();
+            spyre::schedule_transpose_spyre(funcs, in->in(), plan_);
+            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
+            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("transpose"));
+        };
+        t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
+            const spyre::TransposeSpyreOptions o = options_of(v);
+            const spyre::TransposeSpyrePlan p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, o);
+            std::ostringstream os;
+            os << "// plan: tiles " << p.tile << " x " << p.tile << " (x, y padded to " << p.xp << ", " << p.yp
+               << "), cores " << p.cb << " x " << p.cy << " x " << p.cx << " (batch x y x x), "
+               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << " scratchpad bytes per core\n"
+               << "spyre::TransposeSpyreOptions options;\n"
+               << "options.max_cores = " << o.max_cores << ";\n"
+               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "spyre::schedule_transpose_spyre(f, in->in(), spyre::plan_transpose_spyre(x_size, y_size, batch, "
+                  "dtype, options));\n";
+            return os.str();
+        };
+        t.legalize = [this, options_of, t_in](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                              std::vector<std::string> *changed) {
+            return legalize_stock(d, t_in, options_of, kept, changed);
+        };
+        spyre::register_schedule_template(std::move(t));
+    }
+
+    // The legalization of a stock schedule: the template has no tile knob, so
+    // the planner's T x T tile replaces the stock tile of out; transposed fused into the tiles.
+    template <typename OptionsOf>
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in, const OptionsOf &options_of,
+                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+        const std::string o = Func(*out).name();
+        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
+        const spyre::TransposeSpyrePlan p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+        auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        const int stock_y = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
+        const std::string planned = std::to_string(p.tile) + " x " + std::to_string(p.tile);
+        const std::string line = "tile of out: " + tile(stock_y) + " x " + tile(stock_x) + " (y x x) -> the planner's " +
+                                 planned + " (the template has no tile knob)";
+        (stock_y == p.tile && stock_x == p.tile ? kept : changed)->push_back(line);
+        const spyre::StockFuncDecision *s = d.find(transposed_.name());
+        const std::string level = s ? s->compute_at : "inline";
+        // out's tile loop: the outer loop of its split along y or along x.
+        legalize_fusion(d, transposed_, o, at_tile_loop(level, o, x_.name()) ? x_.name() : y_.name(),
+                        "per tile, gathered in the scratchpad", kept, changed);
+        legalize_parallel_and_vectors(d, o, p.lanes, kept, changed);
+        return v;
     }
 
     void schedule() {
@@ -67,6 +198,8 @@ public:
         if (spyre::is_spyre()) {
             if (hand) {
                 spyre::schedule_transpose_spyre(f, in->in(), plan_);
+            } else {
+                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("transpose"));
         } else if (hand) {

@@ -52,6 +52,7 @@ struct AttentionSpyrePlan {
 struct AttentionSpyreOptions {
     // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
     bool double_buffer = true;
+    int max_cores = 32;  // use at most this many cores (ch * cq)
 };
 
 AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t,

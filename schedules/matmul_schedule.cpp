@@ -49,6 +49,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
     const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)machine.cores));
 
     MatmulSpyrePlan best;
     best.estimated_us = -1;
@@ -73,7 +74,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             const int m_tiles = mp / tm, n_tiles = np / tn;
             for (int cn : divisors(n_tiles)) {
                 for (int cm : divisors(m_tiles)) {
-                    if (cn * cm > (int)machine.cores) continue;
+                    if (cn * cm > max_cores) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     // A is staged once per M tile unless K is chunked; B and the bias per tile.
                     const int64_t a_bytes = (tk == kp ? mt : mt * nt) * tm * (int64_t)kp * bytes;

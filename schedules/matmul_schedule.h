@@ -57,6 +57,7 @@ struct MatmulSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 struct MatmulSpyreOptions {
     bool double_buffer = true;  // staged tiles in two copies when they fit: DMA overlaps the PT
+    int max_cores = 32;         // use at most this many cores (cm * cn)
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time

@@ -59,7 +59,8 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     // (SFU time, which does not overlap the DMA: about a tenth of it at 32 cores).
     const int max_tile = (int)std::min<int64_t>(64, budget / per_row);
     double best = 0;
-    for (int c = 1; c <= std::min<int>(rows, (int)m.cores); c++) {
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    for (int c = 1; c <= std::min<int>(rows, max_cores); c++) {
         const int rows_per_core = (rows + c - 1) / c;
         int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
         // The backend double-buffers only an even staging loop: one more, smaller tile if

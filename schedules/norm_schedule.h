@@ -45,6 +45,7 @@ struct NormSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
 struct NormSpyreOptions {
     bool double_buffer = true;  // input and result tiles in two copies when they fit: DMA overlaps the SFU
+    int max_cores = 32;         // use at most this many cores
 };
 
 // Tiles and core split for `cols` x `rows` of `t`; `centered` is true for

@@ -40,7 +40,7 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
     p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
     // Batch first, then y tiles, then x tiles: even divisors only.
     const std::vector<int> c = plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
-                                               CoreSplitOptions{(int)m.cores, 1});
+                                               CoreSplitOptions{std::max(1, std::min(options.max_cores, (int)m.cores)), 1});
     p.cb = c[0];
     p.cy = c[1];
     p.cx = c[2];

@@ -37,6 +37,7 @@ struct TransposeSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_transpose).
 struct TransposeSpyreOptions {
     bool double_buffer = true;  // tiles in two copies: the next tile's load and this tile's store overlap the gathers
+    int max_cores = 32;         // use at most this many cores (cb * cy * cx)
 };
 
 // Tiles and core split for an X x Y (x batch) tensor of `t`. Double buffering

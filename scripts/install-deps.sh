@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   python3 bc
+  clang-14 libclang-rt-14-dev   # libFuzzer for scripts/run-fuzz.sh
 )
 
 missing=()

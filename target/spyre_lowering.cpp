@@ -247,4 +247,9 @@ void attach_spyre_lowering(Func &output, const SpyreLoweringOptions &options) {
     output.add_custom_lowering_pass(new SpyreLoweringPass(options));
 }
 
+void reattach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
+    p.clear_custom_lowering_passes();
+    attach_spyre_lowering(p, options);
+}
+
 }  // namespace spyre

@@ -24,6 +24,12 @@ void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &optio
 // The same for a JIT pipeline whose output is `output`.
 void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options);
 
+// Replaces the Spyre pass attached to `p` with a fresh one. The pass takes its
+// copy of the tensor registry and the double-buffering requests when it is
+// attached; a schedule applied after that (the Spyre autoscheduler's
+// ScheduleTemplate::apply re-plans the padding and the staging) must re-attach it.
+void reattach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
+
 // Compile errors of the Spyre backend: they name the Func, the loop and the rule.
 class CompileError : public std::runtime_error {
 public:

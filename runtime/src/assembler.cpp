@@ -80,6 +80,7 @@ struct LinearValue {
 // Recursive-descent evaluator of field expressions:
 //   expr := term (('+' | '-') term)*      term := unary ('*' unary)*
 //   unary := ('+' | '-') unary | primary  primary := integer | C | L0..L3 | '(' expr ')'
+// Parentheses and signs nest at most kMaxNesting (64) deep.
 class ExpressionParser {
 public:
     ExpressionParser(const std::string &text, SourcePosition start, int64_t core_index)
@@ -93,10 +94,29 @@ public:
     }
 
 private:
+    // Parentheses and unary signs recurse; deeper nesting than this is an
+    // error, not a stack overflow.
+    static constexpr int kMaxNesting = 64;
+
     const std::string &text_;
     SourcePosition start_;
     int64_t core_index_;
     size_t pos_ = 0;
+    int nesting_ = 0;
+
+    // Counts one level of recursion for as long as it lives.
+    class Nested {
+    public:
+        Nested(ExpressionParser &p, size_t at) : p_(p) {
+            if (++p_.nesting_ > kMaxNesting) {
+                p_.fail(at, "expression nested deeper than " + std::to_string(kMaxNesting) + " levels");
+            }
+        }
+        ~Nested() { p_.nesting_--; }
+
+    private:
+        ExpressionParser &p_;
+    };
 
     [[noreturn]] void fail(size_t at, const std::string &message) const {
         SourcePosition p = start_;
@@ -159,6 +179,7 @@ private:
         if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) {
             size_t at = pos_;
             bool negate = text_[pos_++] == '-';
+            Nested nested(*this, at);
             LinearValue v = unary();
             return negate ? scale(v, -1, at) : v;
         }
@@ -171,6 +192,7 @@ private:
         const char c = text_[pos_];
         LinearValue v;
         if (c == '(') {
+            Nested nested(*this, at);
             pos_++;
             v = expression();
             if (pos_ >= text_.size() || text_[pos_] != ')') fail(pos_, "missing ')'");

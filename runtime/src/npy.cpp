@@ -259,11 +259,12 @@ std::string shape_repr(const std::vector<int64_t> &shape) {
     return s + ")";
 }
 
-NpyArray parse_npy(const std::vector<uint8_t> &file) {
-    if (file.size() < kMagicBytes || std::memcmp(file.data(), kMagic, kMagicBytes) != 0) {
+// Parses the bytes of a whole .npy file (message without the source name).
+NpyArray parse_npy_bytes(const uint8_t *file, size_t file_size) {
+    if (file_size < kMagicBytes || std::memcmp(file, kMagic, kMagicBytes) != 0) {
         throw Error("not a NumPy .npy file (bad magic; expected \\x93NUMPY)");
     }
-    if (file.size() < kMagicBytes + 2) throw Error("truncated: file ends inside the format version");
+    if (file_size < kMagicBytes + 2) throw Error("truncated: file ends inside the format version");
     const int major = file[6];
     const int minor = file[7];
     int length_bytes = 0;
@@ -276,13 +277,13 @@ NpyArray parse_npy(const std::vector<uint8_t> &file) {
                     " (supported: 1.0, 2.0, 3.0)");
     }
     const size_t prefix = kMagicBytes + 2 + length_bytes;
-    if (file.size() < prefix) throw Error("truncated: file ends inside the header length");
-    const uint64_t header_len = read_le(file.data() + 8, length_bytes);
-    if (file.size() - prefix < header_len) {
+    if (file_size < prefix) throw Error("truncated: file ends inside the header length");
+    const uint64_t header_len = read_le(file + 8, length_bytes);
+    if (file_size - prefix < header_len) {
         throw Error("truncated: header needs " + std::to_string(header_len) + " bytes, the file has " +
-                    std::to_string(file.size() - prefix) + " after the header length");
+                    std::to_string(file_size - prefix) + " after the header length");
     }
-    const std::string header(reinterpret_cast<const char *>(file.data() + prefix), header_len);
+    const std::string header(reinterpret_cast<const char *>(file + prefix), header_len);
     if (header.find('\0') != std::string::npos) throw Error("bad header dict: contains a NUL byte");
 
     const PyValue dict = HeaderParser(header).parse_header();
@@ -327,13 +328,13 @@ NpyArray parse_npy(const std::vector<uint8_t> &file) {
 
     const int64_t eb = dtype_bytes(a.dtype);
     const uint64_t expected = element_count(a.shape, eb) * static_cast<uint64_t>(eb);
-    const uint64_t available = file.size() - prefix - header_len;
+    const uint64_t available = file_size - prefix - header_len;
     if (available != expected) {
         throw Error(std::string(available < expected ? "truncated: " : "data size mismatch: ") + "shape " +
                     shape_repr(a.shape) + " of " + descr->text + " needs " + std::to_string(expected) +
                     " data bytes, the file has " + std::to_string(available));
     }
-    a.data.assign(file.begin() + static_cast<std::ptrdiff_t>(prefix + header_len), file.end());
+    a.data.assign(file + prefix + header_len, file + file_size);
     return a;
 }
 
@@ -353,14 +354,18 @@ NpyArray read_npy(const std::string &path) {
     if (size > 0 && !f.read(reinterpret_cast<char *>(bytes.data()), size)) {
         throw Error("npy file '" + path + "': read error");
     }
+    return parse_npy(bytes.data(), bytes.size(), path);
+}
+
+NpyArray parse_npy(const uint8_t *data, size_t size, const std::string &source) {
     try {
-        return parse_npy(bytes);
+        return parse_npy_bytes(data, size);
     } catch (const Error &e) {
-        throw Error("npy file '" + path + "': " + e.what());
+        throw Error("npy file '" + source + "': " + e.what());
     }
 }
 
-void write_npy(const std::string &path, const NpyArray &a) {
+std::vector<uint8_t> encode_npy(const NpyArray &a, const std::string &path) {
     const char *descr = descr_of(a.dtype);
     if (!descr) throw Error("npy file '" + path + "': cannot write dtype " + std::to_string(static_cast<int>(a.dtype)));
     const int64_t eb = dtype_bytes(a.dtype);
@@ -403,11 +408,19 @@ void write_npy(const std::string &path, const NpyArray &a) {
     const uint64_t total_header = header.size();
     for (size_t i = 0; i < length_bytes; i++) prefix += static_cast<char>((total_header >> (8 * i)) & 0xff);
 
+    std::vector<uint8_t> out;
+    out.reserve(prefix.size() + header.size() + a.data.size());
+    out.insert(out.end(), prefix.begin(), prefix.end());
+    out.insert(out.end(), header.begin(), header.end());
+    out.insert(out.end(), a.data.begin(), a.data.end());
+    return out;
+}
+
+void write_npy(const std::string &path, const NpyArray &a) {
+    const std::vector<uint8_t> bytes = encode_npy(a, path);
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) throw Error("npy file '" + path + "': cannot open for writing");
-    f.write(prefix.data(), static_cast<std::streamsize>(prefix.size()));
-    f.write(header.data(), static_cast<std::streamsize>(header.size()));
-    if (!a.data.empty()) f.write(reinterpret_cast<const char *>(a.data.data()), static_cast<std::streamsize>(a.data.size()));
+    f.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     f.close();
     if (!f) throw Error("npy file '" + path + "': write error");
 }

@@ -24,6 +24,10 @@ uint64_t fnv1a(const uint8_t *p, size_t n) {
     return h;
 }
 
+// Names (kernel, parameters, arguments) are single tokens of the assembler's
+// text form: printable ASCII other than space and ';' (which starts a comment).
+bool is_name_character(char c) { return (unsigned char)c > 0x20 && (unsigned char)c <= 0x7e && c != ';'; }
+
 class Writer {
 public:
     std::vector<uint8_t> out;
@@ -33,6 +37,11 @@ public:
     }
     void str(const std::string &s) {
         if (s.empty() || s.size() > 255) throw Error("encode: name '" + s + "' must have 1..255 characters");
+        for (char c : s) {
+            if (!is_name_character(c)) {
+                throw Error("encode: name '" + s + "' has a space, ';' or a non-printable character (names are single assembler tokens)");
+            }
+        }
         le(s.size(), 2);
         out.insert(out.end(), s.begin(), s.end());
     }
@@ -73,7 +82,11 @@ public:
         need(n, what);
         std::string s(reinterpret_cast<const char *>(data + pos), n);
         for (char c : s) {
-            if ((unsigned char)c < 0x20 || (unsigned char)c > 0x7e) fail(std::string(what) + ": non-printable character", at);
+            if (!is_name_character(c)) {
+                fail(std::string(what) + ": character " + std::to_string((unsigned char)c) +
+                         " not allowed (names are printable ASCII without spaces or ';', so the text form can hold them)",
+                     at);
+            }
         }
         pos += n;
         return s;

@@ -348,5 +348,29 @@ TEST_F(NpyTest, WriteRejectsDataOfTheWrongSize) {
     EXPECT_THROW(write_npy(path("neg.npy"), a), Error);
 }
 
+// parse_npy and encode_npy are read_npy and write_npy without the file: same
+// bytes, same errors, naming the given source instead of a path.
+TEST_F(NpyTest, InMemoryParseAndEncodeMatchTheFileFunctions) {
+    NpyArray a;
+    a.dtype = DType::I32;
+    a.shape = {2, 3};
+    a.data.resize(24, 7);
+    const std::string p = path("a.npy");
+    write_npy(p, a);
+    const std::vector<uint8_t> bytes = encode_npy(a, "memory");
+    const std::string file = read_bytes(p);
+    EXPECT_EQ(std::string(bytes.begin(), bytes.end()), file);
+    NpyArray b = parse_npy(bytes.data(), bytes.size(), "memory");
+    EXPECT_EQ(b.shape, a.shape);
+    EXPECT_EQ(b.data, a.data);
+    try {
+        parse_npy(bytes.data(), 9, "the buffer");
+        ADD_FAILURE() << "parse_npy accepted a truncated buffer";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("npy file 'the buffer': truncated"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_npy(nullptr, 0, "empty"), Error);
+}
+
 }  // namespace
 }  // namespace spyre

@@ -20,6 +20,11 @@ struct NpyArray {
 
 // Throws spyre::Error naming the file and the problem.
 NpyArray read_npy(const std::string &path);
+// The same parser on the bytes of a whole .npy file already in memory; errors
+// name `source` where read_npy names the path. `data` may be null when size is 0.
+NpyArray parse_npy(const uint8_t *data, size_t size, const std::string &source);
 void write_npy(const std::string &path, const NpyArray &a);
+// The bytes write_npy writes; errors name `destination` where write_npy names the path.
+std::vector<uint8_t> encode_npy(const NpyArray &a, const std::string &destination);
 
 }  // namespace spyre

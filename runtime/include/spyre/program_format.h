@@ -2,7 +2,8 @@
 // in generated objects). Little-endian:
 //
 //   "SPYREPRG"  u32 format_version  u64 machine_fingerprint  u32 flags(0)
-//   str kernel_name                      (str = u16 length + bytes, 1..255)
+//   str kernel_name                      (str = u16 length + bytes, 1..255 printable ASCII
+//                                         characters other than space and ';': one assembler token)
 //   u16 num_params  { str name, u8 dtype }
 //   u16 num_args    { str name, u8 kind, u8 dtype, u8 rank, i64 extent[rank],
 //                     u8 stick_dim, u8 order[rank], i64 padded[rank] }

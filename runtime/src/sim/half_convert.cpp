@@ -1,6 +1,7 @@
 // Bulk half <-> float conversion (see half_convert.h).
 #include "sim/half_convert.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include "spyre/dtype.h"
@@ -28,8 +29,15 @@ __attribute__((target("f16c,avx"))) void floats_to_halves_f16c(const float *in, 
     for (; i < n; i++) out[i] = float_to_half(in[i]);
 }
 
+// F16C is read from CPUID leaf 1 (ECX bit 29) because clang's
+// __builtin_cpu_supports does not know "f16c"; the "avx" builtin also checks
+// that the OS saves the YMM registers.
 bool host_has_f16c() {
-    static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    static const bool yes = [] {
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+        return (ecx & bit_F16C) != 0 && __builtin_cpu_supports("avx");
+    }();
     return yes;
 }
 

@@ -79,17 +79,38 @@ void accumulate_rows_f32(float *c, const float *a, const float *b, int64_t m, in
     accumulate_rows_f32_portable(c, a, b, m, n, k);
 }
 
-__attribute__((target_clones("avx2", "default"))) void accumulate_rows_i8(int32_t *c, const int8_t *a, const int8_t *b,
-                                                                            int64_t m, int64_t n, int64_t k) {
+// The i8 kernel is compiled twice, for AVX2 (auto-vectorised) and portable,
+// and picked at run time like the f32 one. (Not with target_clones: its IFUNC
+// resolver runs while the dynamic loader relocates the library, before a
+// sanitizer runtime is initialised, and crashes ThreadSanitizer builds.)
+inline __attribute__((always_inline)) void accumulate_rows_i8_body(int32_t *c, const int8_t *a, const int8_t *b, int64_t m,
+                                                                   int64_t n, int64_t k) {
     for (int64_t i = 0; i < m; i++) {
         int32_t *crow = c + i * n;
         const int8_t *arow = a + i * k;
         for (int64_t kk = 0; kk < k; kk++) {
             const int32_t av = arow[kk];
             const int8_t *brow = b + kk * n;
-            for (int64_t j = 0; j < n; j++) crow[j] += av * (int32_t)brow[j];
+            // Two's-complement wrap-around like the SFU's i32 results (a signed
+            // int32 overflow would be undefined behaviour); the product itself fits.
+            for (int64_t j = 0; j < n; j++) crow[j] = (int32_t)((uint32_t)crow[j] + (uint32_t)(av * (int32_t)brow[j]));
         }
     }
+}
+
+__attribute__((target("avx2"))) void accumulate_rows_i8_avx2(int32_t *c, const int8_t *a, const int8_t *b, int64_t m,
+                                                               int64_t n, int64_t k) {
+    accumulate_rows_i8_body(c, a, b, m, n, k);
+}
+
+void accumulate_rows_i8_portable(int32_t *c, const int8_t *a, const int8_t *b, int64_t m, int64_t n, int64_t k) {
+    accumulate_rows_i8_body(c, a, b, m, n, k);
+}
+
+void accumulate_rows_i8(int32_t *c, const int8_t *a, const int8_t *b, int64_t m, int64_t n, int64_t k) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) return accumulate_rows_i8_avx2(c, a, b, m, n, k);
+    accumulate_rows_i8_portable(c, a, b, m, n, k);
 }
 
 void gather_as_float(const uint8_t *base, int64_t stride, int64_t rows, int64_t cols, DType t, float *out) {

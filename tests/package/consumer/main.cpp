@@ -1,5 +1,7 @@
-// Runs bmm_small (gen_bmm for Spyre, batch=1 m=n=k=64 float32) on random data
-// on the simulated device and compares it with a naive loop,
+// Runs bmm_small (gen_bmm for Spyre, batch=1 m=n=k=64 float32) and
+// bmm_small_autoscheduled (the same, scheduled by the installed Spyre
+// autoscheduler plugin) on random data on the simulated device and compares
+// both with a naive loop,
 //   C(n, m, b) = sum_k A(k, m, b) * B(n, k, b),
 // then scale_host (our own generator on the installed compiler, for the host).
 // Exit code 0 when both match.
@@ -9,6 +11,7 @@
 
 #include "HalideBuffer.h"
 #include "bmm_small.h"
+#include "bmm_small_autoscheduled.h"
 #include "scale_host.h"
 #include "spyre/spyre_runtime.h"
 
@@ -40,6 +43,13 @@ int main() {
         std::fprintf(stderr, "bmm_small failed with %d: %s\n", err, spyre_last_error());
         return 1;
     }
+    // The same kernel scheduled by the installed Spyre autoscheduler plugin.
+    Buffer<float> c_auto(kN, kM, kBatch);
+    c_auto.fill(-12345.0f);
+    if (const int e = bmm_small_autoscheduled(a, b, c_auto); e != 0) {
+        std::fprintf(stderr, "bmm_small_autoscheduled failed with %d: %s\n", e, spyre_last_error());
+        return 1;
+    }
 
     int mismatches = 0;
     for (int bi = 0; bi < kBatch; bi++) {
@@ -47,10 +57,13 @@ int main() {
             for (int n = 0; n < kN; n++) {
                 double expected = 0.0;
                 for (int k = 0; k < kK; k++) expected += (double)a(k, m, bi) * (double)b(n, k, bi);
-                const double got = c(n, m, bi);
-                if (!(std::fabs(got - expected) <= 1e-4 * (1.0 + std::fabs(expected)))) {
-                    if (mismatches++ < 5) {
-                        std::fprintf(stderr, "C(%d, %d, %d) = %.7g, expected %.7g\n", n, m, bi, got, expected);
+                for (const Buffer<float> *out : {&c, &c_auto}) {
+                    const double got = (*out)(n, m, bi);
+                    if (!(std::fabs(got - expected) <= 1e-4 * (1.0 + std::fabs(expected)))) {
+                        if (mismatches++ < 5) {
+                            std::fprintf(stderr, "%s C(%d, %d, %d) = %.7g, expected %.7g\n",
+                                         out == &c ? "bmm_small" : "bmm_small_autoscheduled", n, m, bi, got, expected);
+                        }
                     }
                 }
             }

@@ -1,0 +1,34 @@
+// Measuring one candidate schedule for the Spyre autoscheduler: the same
+// generator, compiled in a child process with the candidate's knob values
+// (`-e stmt target=spyre`, which runs the Spyre lowering and writes the
+// program, without LLVM code generation), then the program simulated timing
+// only (docs/timing-model.md) on this machine description.
+//
+// Assumes `generator_exe` is a generator driver of this project (it writes
+// <output_dir>/<generator>.spyre) and that the candidates' knobs are that
+// generator's GeneratorParams.
+#pragma once
+
+#include <string>
+
+#include "knob_search.h"
+
+namespace spyre::autoscheduler {
+
+struct CandidateCompiler {
+    std::string generator_exe;  // usually /proc/self/exe (the generator being autoscheduled)
+    std::string generator;      // -g name
+    KnobValues fixed;           // the generator's other params
+    std::string work_dir;       // scratch space; one subdirectory per slot
+    double timeout_seconds = 300;
+};
+
+// Compiles and simulates `knobs` in <work_dir>/<slot>/ (slots let concurrent
+// evaluations use separate directories). Never throws: a failure is a result
+// with an error and an infinite time.
+CandidateResult evaluate_candidate(const CandidateCompiler &compiler, const KnobValues &knobs, int slot);
+
+// The simulated time of a program file, timing only (throws spyre::Error).
+double simulate_program_file_us(const std::string &program_path);
+
+}  // namespace spyre::autoscheduler

@@ -1,0 +1,219 @@
+// The Spyre autoscheduler, a Halide 14 autoscheduler plugin named "Spyre":
+//
+//   gen_bmm -g bmm -o out -target=spyre auto_schedule=true
+//           -p build/lib/libautoschedule_spyre.so -s Spyre ...   (one command line)
+//
+// Halide calls it with the generator's pipeline. It finds the schedule
+// template the generator registered for that pipeline
+// (schedules/schedule_template.h), searches the template's knobs (tiles,
+// core counts, staging levels, layouts, double buffering) with the timing
+// model as the cost (autoscheduler/knob_search.h: every candidate compiled
+// in a child process and simulated timing only), applies the best, and
+// returns code a person can paste (`-e schedule` writes it to
+// <name>.schedule.h). Progress goes to stderr.
+//
+// It also registers "Legalized_Mullapudi2016", "Legalized_Adams2019" and
+// "Legalized_Li2018": the stock autoscheduler (its plugin loaded as well,
+// -p <stock.so>,<this.so>) followed by the legalization layer
+// (stock_legalization.h), which keeps its tiling and fusion as far as the
+// family's template can express them.
+//
+// Environment: SPYRE_AUTOSCHEDULE_BUDGET_S (default 50, so the generator run with its final compile stays within a minute) bounds the search;
+// SPYRE_AUTOSCHEDULE_WORKERS (default: the machine's cores) candidates compile at once;
+// SPYRE_AUTOSCHEDULE_QUIET=1 prints only the summary.
+//
+// Assumes it runs inside a generator driver of this project (the executable
+// exports the template registry: gen_* are linked with ENABLE_EXPORTS).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "Halide.h"
+#include "candidate_evaluation.h"
+#include "knob_search.h"
+#include "schedule_template.h"
+#include "stock_legalization.h"
+
+namespace spyre::autoscheduler {
+namespace {
+
+double env_double(const char *name, double fallback) {
+    const char *s = std::getenv(name);
+    if (!s || !*s) return fallback;
+    char *end = nullptr;
+    const double v = std::strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 0)) {
+        throw Halide::CompileError(std::string("Spyre autoscheduler: ") + name + "='" + s +
+                                   "' is not a non-negative number");
+    }
+    return v;
+}
+
+std::string self_executable() {
+    std::error_code ec;
+    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) throw Halide::CompileError("Spyre autoscheduler: cannot find its own executable (/proc/self/exe)");
+    return p.string();
+}
+
+std::string format_us(double us) {
+    if (!std::isfinite(us)) return "failed";
+    std::ostringstream os;
+    os.precision(us < 10 ? 3 : 1);
+    os << std::fixed << us << " us";
+    return os.str();
+}
+
+// The pasteable source: the measured summary as comments, then the template's code.
+std::string schedule_source(const ScheduleTemplate &t, const SearchResult &r) {
+    std::ostringstream os;
+    os << "// Spyre autoscheduler: gen_" << t.generator;
+    for (const auto &kv : t.fixed) os << " " << kv.first << "=" << kv.second;
+    os << "\n// " << r.evaluated.size() << " candidates of " << r.space_size << " measured in " << std::fixed;
+    os.precision(1);
+    os << r.seconds << " s" << (r.exhaustive ? " (the whole space)" : r.budget_exhausted ? " (time budget reached)" : "")
+       << "\n// best: " << knob_string(t, r.best.knobs) << " -> " << format_us(r.best.simulated_us) << " simulated"
+       << "\n// start (the generator's own knobs): " << knob_string(t, r.start.knobs) << " -> "
+       << format_us(r.start.simulated_us) << "\n// On the command line: gen_" << t.generator << " ... "
+       << knob_string(t, r.best.knobs) << "\n"
+       << "// In the generator's schedule() for Spyre (names as in generators/" << t.generator << "_generator.cpp):\n";
+    os << t.source(r.best.knobs);
+    return os.str();
+}
+
+const ScheduleTemplate &template_for(const Halide::Pipeline &pipeline, const std::string &who);
+
+void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                            const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
+    const ScheduleTemplate *tpl = &template_for(pipeline, "Spyre autoscheduler");
+
+    SearchOptions options;
+    options.budget_seconds = env_double("SPYRE_AUTOSCHEDULE_BUDGET_S", 50);  // the whole generator run stays within a minute
+    options.workers = (int)env_double("SPYRE_AUTOSCHEDULE_WORKERS", std::max(1u, std::thread::hardware_concurrency()));
+    const bool quiet = std::getenv("SPYRE_AUTOSCHEDULE_QUIET") && std::string(std::getenv("SPYRE_AUTOSCHEDULE_QUIET")) == "1";
+
+    char dir_template[] = "/tmp/spyre-autoschedule-XXXXXX";
+    if (!mkdtemp(dir_template)) throw Halide::CompileError("Spyre autoscheduler: cannot create a scratch directory in /tmp");
+    CandidateCompiler compiler;
+    compiler.generator_exe = self_executable();
+    compiler.generator = tpl->generator;
+    compiler.fixed = tpl->fixed;
+    compiler.work_dir = dir_template;
+
+    std::atomic<int> slot{0};
+    auto evaluate = [&](const KnobValues &knobs) { return evaluate_candidate(compiler, knobs, slot++); };
+    const auto started = std::chrono::steady_clock::now();
+    options.on_result = [&](const CandidateResult &r, const CandidateResult &best, int n) {
+        if (quiet) return;
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::fprintf(stderr, "spyre autoscheduler: %s [%5.1f s] #%d %s -> %s%s (best %s)\n", tpl->generator.c_str(), t, n,
+                     knob_string(*tpl, r.knobs).c_str(), format_us(r.simulated_us).c_str(),
+                     r.ok() ? "" : (": " + r.error.substr(0, 160)).c_str(), format_us(best.simulated_us).c_str());
+    };
+    const SearchResult r = search_knobs(tpl->knobs, evaluate, options);
+    std::error_code ec;
+    std::filesystem::remove_all(compiler.work_dir, ec);
+
+    if (!r.best.ok()) {
+        throw Halide::CompileError("Spyre autoscheduler: " + tpl->generator + ": no candidate compiled; the first error: " +
+                                   (r.evaluated.empty() ? std::string("none measured") : r.evaluated.front().error));
+    }
+    std::fprintf(stderr,
+                 "spyre autoscheduler: %s: %zu of %lld candidates in %.1f s%s; best %s (%s), the generator's own knobs %s\n",
+                 tpl->generator.c_str(), r.evaluated.size(), (long long)r.space_size, r.seconds,
+                 r.exhaustive ? " (the whole space)" : r.budget_exhausted ? " (time budget reached)" : "",
+                 format_us(r.best.simulated_us).c_str(), knob_string(*tpl, r.best.knobs).c_str(),
+                 format_us(r.start.simulated_us).c_str());
+
+    tpl->apply(r.best.knobs);
+    if (results) {
+        results->scheduler_name = "Spyre";
+        results->target = target;
+        results->machine_params_string = params.to_string();
+        results->schedule_source = schedule_source(*tpl, r);
+    }
+}
+
+const ScheduleTemplate &template_for(const Halide::Pipeline &pipeline, const std::string &who) {
+    const std::vector<Halide::Func> outputs = pipeline.outputs();
+    const std::string output = outputs.empty() ? std::string() : outputs.front().name();
+    const ScheduleTemplate *tpl = find_schedule_template(output);
+    if (outputs.size() != 1 || !tpl) {
+        std::string known;
+        for (const std::string &n : schedule_template_outputs()) known += (known.empty() ? "" : ", ") + n;
+        throw Halide::CompileError(
+            who + ": the pipeline with output '" + output +
+            "' has no schedule template. The Spyre autoschedulers schedule the suite's generators built with "
+            "target=spyre and auto_schedule=true, which register one (schedules/schedule_template.h)" +
+            (known.empty() ? std::string() : "; templates registered in this process: " + known) +
+            ". Any other pipeline needs a hand schedule (docs/scheduling.md).");
+    }
+    return *tpl;
+}
+
+// "Legalized_<Name>": runs the stock autoscheduler <Name> (its plugin loaded
+// too, e.g. -p libautoschedule_mullapudi2016.so,libautoschedule_spyre.so),
+// keeps its tiling and fusion decisions as far as the family's Spyre template
+// can express them, and applies that template. Says what it kept and what it
+// changed (stderr, and the schedule source).
+void legalize_stock_schedule(const std::string &stock, const Halide::Pipeline &pipeline, const Halide::Target &target,
+                             const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
+    const std::string who = "Spyre legalization of " + stock;
+    const ScheduleTemplate &tpl = template_for(pipeline, who);
+    if (!tpl.legalize) {
+        throw Halide::CompileError(who + ": the " + tpl.generator + " template has no legalization yet");
+    }
+    std::string stock_source;
+    const StockScheduleDecisions decisions = run_stock_autoscheduler(pipeline, stock, target, params, &stock_source);
+    std::vector<std::string> kept, changed;
+    KnobValues knobs;
+    try {
+        knobs = tpl.legalize(decisions, &kept, &changed);
+    } catch (const std::exception &e) {
+        throw Halide::CompileError(who + " (" + tpl.generator + "): " + e.what());
+    }
+    std::ostringstream notes;
+    for (const std::string &k : kept) notes << "//   kept: " << k << "\n";
+    for (const std::string &c : changed) notes << "//   changed: " << c << "\n";
+    std::fprintf(stderr, "spyre legalization: %s on %s -> %s\n%s", stock.c_str(), tpl.generator.c_str(),
+                 knob_string(tpl, knobs).c_str(), notes.str().c_str());
+    tpl.apply(knobs);
+    if (results) {
+        std::ostringstream os;
+        os << "// Spyre legalization of the " << stock << " schedule of gen_" << tpl.generator << ":\n"
+           << notes.str() << "// On the command line: gen_" << tpl.generator << " ... " << knob_string(tpl, knobs) << "\n"
+           << "// The " << stock << " decisions read:\n";
+        std::istringstream lines(describe_decisions(decisions));
+        for (std::string l; std::getline(lines, l);) os << "//   " << l << "\n";
+        os << tpl.source(knobs);
+        results->scheduler_name = "Legalized_" + stock;
+        results->target = target;
+        results->machine_params_string = params.to_string();
+        results->schedule_source = os.str();
+    }
+}
+
+// Registered when the plugin is loaded (-p), like Halide's own autoschedulers.
+struct RegisterSpyreAutoschedulers {
+    RegisterSpyreAutoschedulers() {
+        Halide::Pipeline::add_autoscheduler("Spyre", autoschedule_for_spyre);
+        for (const char *stock : {"Mullapudi2016", "Adams2019", "Li2018"}) {
+            const std::string name = stock;
+            Halide::Pipeline::add_autoscheduler(
+                "Legalized_" + name, [name](const Halide::Pipeline &p, const Halide::Target &t,
+                                            const Halide::MachineParams &mp, Halide::AutoSchedulerResults *r) {
+                    legalize_stock_schedule(name, p, t, mp, r);
+                });
+        }
+    }
+} register_spyre_autoschedulers;
+
+}  // namespace
+}  // namespace spyre::autoscheduler

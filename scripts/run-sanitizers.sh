@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what is missing, then builds the runtime, the command-line tools and
+# the unit tests (SPYRE_RUNTIME_ONLY=ON) with sanitizers and runs them with ctest:
+#   asan: build-asan/, SPYRE_SANITIZE=address,undefined (leaks included), every test;
+#   tsan: build-tsan/, SPYRE_SANITIZE=thread, every test (streams, the simulator's
+#         parallel functional replay, the device residency layer all run here).
+# A sanitizer report fails the test that produced it (halt/abort on the first
+# error). Extra arguments after the mode go to ctest (e.g. -R Stream).
+# Usage: scripts/run-sanitizers.sh [asan|tsan|all]   (default asan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE="${1:-asan}"
+shift || true
+JOBS="${SPYRE_BUILD_JOBS:-$(nproc)}"
+
+case "$MODE" in asan | tsan | all) ;; *) echo "usage: scripts/run-sanitizers.sh [asan|tsan|all]" >&2; exit 2 ;; esac
+
+scripts/install-deps.sh
+
+# configure_and_test BUILD_DIR SANITIZERS [ctest args...]
+configure_and_test() {
+  local dir="$1" sanitize="$2"
+  shift 2
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSPYRE_RUNTIME_ONLY=ON -DSPYRE_SANITIZE="$sanitize" -DSPYRE_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS"
+  (cd "$dir" && ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@")
+}
+
+if [ "$MODE" = asan ] || [ "$MODE" = all ]; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    configure_and_test build-asan "address,undefined" "$@"
+fi
+
+if [ "$MODE" = tsan ] || [ "$MODE" = all ]; then
+  echo "== ThreadSanitizer (build-tsan/)"
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    configure_and_test build-tsan "thread" "$@"
+fi

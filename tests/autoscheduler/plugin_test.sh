@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The Spyre autoscheduler plugin end to end (docs/autoscheduling.md): gen_bmm
+# loads it with -p, it searches the bmm template within a 10 s budget, writes
+# the pasteable schedule (-e schedule) and the program, and its choice is no
+# slower than the generator's own knobs. A pipeline without a template (a host
+# build) is refused with a message that says why.
+# Usage: plugin_test.sh <gen_bmm> <libautoschedule_spyre.so> <scratch dir>
+set -euo pipefail
+gen="$1" plugin="$2" out="$3"
+rm -rf "$out" && mkdir -p "$out"
+
+SPYRE_AUTOSCHEDULE_BUDGET_S=10 SPYRE_AUTOSCHEDULE_QUIET=1 \
+  "$gen" -g bmm -o "$out" -e static_library,h,schedule -target=spyre auto_schedule=true \
+  -p "$plugin" -s Spyre batch=2 m=96 n=160 k=200 dtype=float32 2>"$out/log" || { cat "$out/log"; exit 1; }
+cat "$out/log"
+summary=$(grep "spyre autoscheduler: bmm: .* candidates" "$out/log")
+grep -q "spyre::schedule_bmm_spyre" "$out/bmm.schedule.h"
+grep -q "^    // best: " "$out/bmm.schedule.h"
+test -s "$out/bmm.spyre"
+best=$(echo "$summary" | sed -E 's/.*; best ([0-9.]+) us.*/\1/')
+start=$(echo "$summary" | sed -E "s/.*own knobs ([0-9.]+) us.*/\1/")
+echo "best $best us, start $start us"
+python3 -c "import sys; sys.exit(0 if float('$best') <= float('$start') else 1)"
+
+if "$gen" -g bmm -o "$out" -e h -target=host auto_schedule=true -p "$plugin" -s Spyre 2>"$out/err"; then
+  echo "a host build with the Spyre autoscheduler should fail"; exit 1
+fi
+cat "$out/err"
+grep -q "has no schedule template" "$out/err"
+echo "plugin test passed"
