@@ -140,7 +140,15 @@ isa::Instruction decode_instruction(Reader &r) {
                        mask_at);
             }
             for (int d = 0; d < isa::kMaxLoopDepth; d++) {
-                if (mask & (1u << d)) o.stride[d] = (int32_t)r.sle(4, spec.fields[i].name);
+                if (!(mask & (1u << d))) continue;
+                const size_t stride_at = r.pos;
+                o.stride[d] = (int32_t)r.sle(4, spec.fields[i].name);
+                // The encoder sets a mask bit only for a non-zero stride: one encoding per program.
+                if (o.stride[d] == 0) {
+                    r.fail(std::string(spec.mnemonic) + " field '" + spec.fields[i].name + "': loop mask names L" +
+                               std::to_string(d) + " with a zero stride (not a canonical encoding)",
+                           stride_at);
+                }
             }
         } else if (ks.min < 0) {
             o.base = r.sle(ks.encoded_bytes, spec.fields[i].name);

@@ -6,6 +6,7 @@
 // (truncation, corruption, random flips) must raise spyre::Error, never crash.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "spyre/assembler.h"
@@ -175,6 +176,23 @@ TEST(ValidatorDecoder, RejectsTrailingBytes) {
     bytes.insert(bytes.end() - 8, {1, 2, 3});
     reseal(bytes);
     EXPECT_CONTAINS(decode_error(bytes), "3 unexpected bytes after the last core");
+}
+
+TEST(ValidatorDecoder, RejectsALoopMaskBitWithAZeroStride) {
+    // One encoding per program: the encoder sets a mask bit only for a non-zero
+    // stride, so a zero stride under a set bit is not a file the encoder wrote.
+    const Program p = assemble_program(".kernel zs\n.arg A input f32 extent=[64]\n.core 0\n.unit dma\nloop count=2\n"
+                                       "  dma.load arg=A dram=0+305419896*L0 sp=0 row_bytes=128 valid_bytes=128 rows=1 dram_row_stride=128 "
+                                       "sp_row_stride=128 valid_rows=1 planes=1 dram_plane_stride=0 sp_plane_stride=0 "
+                                       "valid_planes=1\nendloop\n",
+                                       default_machine(), "zero_stride.s");
+    std::vector<uint8_t> bytes = encode_program(p);
+    const uint8_t stride[4] = {0x78, 0x56, 0x34, 0x12};  // 305419896, little-endian
+    auto at = std::search(bytes.begin(), bytes.end(), stride, stride + 4);
+    ASSERT_NE(at, bytes.end());
+    std::fill(at, at + 4, 0);
+    reseal(bytes);
+    EXPECT_CONTAINS(decode_error(bytes), "zero stride (not a canonical encoding)");
 }
 
 TEST(ValidatorDecoder, RandomByteFlipsAreRejectedOrDecodedNeverACrash) {
