@@ -27,7 +27,9 @@ struct SavedSchedule {
 };
 
 SavedSchedule save(const Function &f) {
+    // Wrappers (Func::in()) stay the same Funcs: deep_copy looks them up in `copied`.
     std::map<FunctionPtr, FunctionPtr> copied;
+    for (const auto &w : f.schedule().wrappers()) copied[w.second] = w.second;
     SavedSchedule s{f.schedule().deep_copy(copied), {}};
     s.definitions.push_back(f.definition().get_copy());
     for (const Definition &u : f.updates()) s.definitions.push_back(u.get_copy());

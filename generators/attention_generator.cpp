@@ -42,6 +42,7 @@
 #include "Halide.h"
 #include "attention_schedule.h"
 #include "schedule_template.h"
+#include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -49,51 +50,6 @@
 namespace {
 
 using namespace Halide;
-
-// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
-// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
-// (the var itself, or the outer loop of its split as the stock schedulers name it).
-bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
-    if (level.rfind(func + ".", 0) != 0) return false;
-    const std::string loop = level.substr(func.size() + 1);
-    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
-}
-
-// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
-void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
-                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
-                     std::vector<std::string> *changed) {
-    const spyre::StockFuncDecision *s = d.find(f.name());
-    const std::string level = s ? s->compute_at : "inline";
-    if (at_tile_loop(level, func, var)) {
-        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
-    } else {
-        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
-                           template_level);
-    }
-}
-
-// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
-void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
-                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
-    std::string parallel;
-    int width = 0;
-    if (const spyre::StockFuncDecision *o = d.find(out)) {
-        for (const auto &st : o->stages) {
-            for (const std::string &p : st.parallel) {
-                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
-            }
-            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
-        }
-    }
-    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
-    if (width != lanes) {
-        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
-                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
-        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
-    }
-    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
-}
 
 class Attention : public Generator<Attention> {
 public:
@@ -292,18 +248,18 @@ public:
             ->push_back("key reductions split by " + split(stock_j1) + " (row max) and " + split(stock_j2) +
                         " (output) -> the planner's KV tiles of " + T + " keys");
         for (const Func &g : {f_.row_max, f_.acc, f_.result}) {
-            legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
+            spyre::legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
         }
         // At the KV loop of a reduction that is not split is one key at a time, not a KV tile.
         const std::string j1 = stock_j1 > 0 ? f_.rj_max.x.name() : "(no split)";
         const std::string j2 = stock_j2 > 0 ? f_.rj_acc.x.name() : "(no split)";
         for (const Func &g : {f_.scores1, f_.s1}) {
-            legalize_fusion(d, g, f_.row_max.name(), j1, "per KV tile of pass 1 in the scratchpad", kept, changed);
+            spyre::legalize_fusion(d, g, f_.row_max.name(), j1, "per KV tile of pass 1 in the scratchpad", kept, changed);
         }
         for (const Func &g : {f_.scores2, f_.s2, f_.probs, f_.vx}) {
-            legalize_fusion(d, g, f_.acc.name(), j2, "per KV tile of pass 2 in the scratchpad", kept, changed);
+            spyre::legalize_fusion(d, g, f_.acc.name(), j2, "per KV tile of pass 2 in the scratchpad", kept, changed);
         }
-        legalize_parallel_and_vectors(d, o, p.lanes, kept, changed);
+        spyre::legalize_parallel_and_vectors(d, o, p.lanes, kept, changed);
         return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}};
     }
 

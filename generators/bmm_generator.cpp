@@ -13,6 +13,7 @@
 #include "bmm_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -184,20 +185,8 @@ public:
             changed->push_back("acc computed " + (a ? a->compute_at : std::string("inline")) +
                                " -> per tile of C in the scratchpad (the PT accumulates a tile at a time)");
         }
-        std::string parallel;
-        int width = 0;
-        if (const spyre::StockFuncDecision *c = d.find(out)) {
-            for (const auto &st : c->stages) {
-                for (const std::string &p : st.parallel) parallel += (parallel.empty() ? "" : ", ") + p;
-                width = std::max(width, st.vector_width);
-            }
-        }
-        changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
-        if (width != lanes) {
-            changed->push_back("vectors of " + (width > 0 ? std::to_string(width) : std::string("no")) + " lanes -> " +
-                               std::to_string(lanes) + "-lane sticks");
-        }
-        kept->push_back("no double buffering and B read per tile, as the stock schedule has no DMA overlap or residency");
+        spyre::legalize_parallel_and_vectors(d, out, lanes, kept, changed);
+        kept->push_back("B read per tile, as the stock schedule keeps nothing resident");
         return v;
     }
 

@@ -16,6 +16,7 @@
 #include "Halide.h"
 #include "matmul_schedule.h"
 #include "schedule_template.h"
+#include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -24,51 +25,6 @@ namespace {
 
 using namespace Halide;
 using spyre::Activation;
-
-// Legalization of stock schedules (ScheduleTemplate::legalize): whether `level`
-// ("<func>.<loop>") is the loop of `func` that walks its tiles along `var`
-// (the var itself, or the outer loop of its split as the stock schedulers name it).
-bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
-    if (level.rfind(func + ".", 0) != 0) return false;
-    const std::string loop = level.substr(func.size() + 1);
-    return loop == var || loop == var + "o" || loop == var + "_o" || loop == var + "_vo";
-}
-
-// Kept if the stock computes `f` at `func`'s tile loop along `var`, else changed.
-void legalize_fusion(const spyre::StockScheduleDecisions &d, const Func &f, const std::string &func,
-                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
-                     std::vector<std::string> *changed) {
-    const spyre::StockFuncDecision *s = d.find(f.name());
-    const std::string level = s ? s->compute_at : "inline";
-    if (at_tile_loop(level, func, var)) {
-        kept->push_back(f.name() + " fused into the tiles (computed at " + level + "): " + template_level);
-    } else {
-        changed->push_back(f.name() + " computed " + (level == "inline" || level == "root" ? "" : "at ") + level + " -> " +
-                           template_level);
-    }
-}
-
-// The parallel loops and vectors of the stock schedule of `out` (changed), no double buffering (kept).
-void legalize_parallel_and_vectors(const spyre::StockScheduleDecisions &d, const std::string &out, int lanes,
-                                   std::vector<std::string> *kept, std::vector<std::string> *changed) {
-    std::string parallel;
-    int width = 0;
-    if (const spyre::StockFuncDecision *o = d.find(out)) {
-        for (const auto &st : o->stages) {
-            for (const std::string &p : st.parallel) {
-                parallel += (parallel.empty() ? "" : ", ") + p.substr(p.rfind('.') + 1);  // "y.y" -> "y"
-            }
-            if (st.vector_width != 0 && width <= 0) width = st.vector_width;
-        }
-    }
-    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
-    if (width != lanes) {
-        const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
-                                  : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");
-        changed->push_back(stock + " -> whole " + std::to_string(lanes) + "-lane sticks");
-    }
-    kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
-}
 
 class Matmul : public Generator<Matmul> {
 public:
@@ -228,10 +184,10 @@ public:
             const spyre::StockFuncDecision *s = d.find(g.name());
             const std::string level = s ? s->compute_at : "inline";
             // C's tile loop: the outer loop of its split along n or along m.
-            legalize_fusion(d, g, c, at_tile_loop(level, c, m_.name()) ? m_.name() : n_.name(), "per tile of C in the scratchpad",
+            spyre::legalize_fusion(d, g, c, spyre::at_tile_loop(level, c, m_.name()) ? m_.name() : n_.name(), "per tile of C in the scratchpad",
                             kept, changed);
         }
-        legalize_parallel_and_vectors(d, c, p.in_lanes, kept, changed);
+        spyre::legalize_parallel_and_vectors(d, c, p.in_lanes, kept, changed);
         return v;
     }
 

@@ -1,0 +1,32 @@
+// The rules every schedule template's `legalize` shares
+// (ScheduleTemplate::legalize, schedules/schedule_template.h): recognising a
+// stock schedule's tile loop, keeping or replacing its fusion of a Func, and
+// the parallel loops, vectors and double buffering no stock schedule can keep.
+// Each appends one human-readable line per decision to `kept` or `changed`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "stock_schedule_decisions.h"
+
+namespace spyre {
+
+// Whether `level` ("<func>.<loop>") is the loop of `func` that walks its tiles
+// along `var`: the var itself, or the outer loop of its split as the stock
+// schedulers name it (var + "o", "_o" or "_vo").
+bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var);
+
+// Kept if the stock schedule computes `f` at `func`'s tile loop along `var`,
+// else changed to `template_level` (how the template places it).
+void legalize_fusion(const StockScheduleDecisions &d, const Halide::Func &f, const std::string &func,
+                     const std::string &var, const std::string &template_level, std::vector<std::string> *kept,
+                     std::vector<std::string> *changed);
+
+// The stock parallel loops of `out` become one static core split and its
+// vectors whole sticks of `lanes` (changed); no double buffering (kept).
+void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::string &out, int lanes,
+                                   std::vector<std::string> *kept, std::vector<std::string> *changed);
+
+}  // namespace spyre
