@@ -65,8 +65,8 @@ KERNELS = [
     ("transpose_large", "transpose", "x=1024 y=1024 dtype=float16", []),
     ("attention_causal_large", "attention", "d=64 s=1024 heads=8 causal=true dtype=float16", []),
 ]
-FIELDS = ["kernel", "generator", "params", "scheduler", "status", "simulated_us", "compile_s", "search", "check",
-          "error"]
+FIELDS = ["kernel", "generator", "params", "scheduler", "status", "simulated_us", "compile_s", "search", "knobs",
+          "check", "error"]
 CHECK_SEED = 7
 COMMAND = "apps/autoschedule_experiments/autoschedule_experiments.py --build build"
 
@@ -203,10 +203,13 @@ def run_point(build, tmp, kernel, gen, params, scalars, scheduler, plugin, timeo
     with open(report) as f:
         row.update(status="ok", simulated_us="%.3f" % json.load(f)["simulated_us"])
     for l in p.stderr.splitlines():
+        if l.startswith("spyre legalization: ") and " -> " in l:
+            row["knobs"] = l.split(" -> ", 1)[1]  # "spyre legalization: Mullapudi2016 on bmm -> max_cores=32 ..."
         if l.startswith("spyre autoscheduler: ") and " candidates in " in l:
             # "spyre autoscheduler: bmm: 240 of 240 candidates in 5.5 s (...); best 3.137 us (...), ..."
             row["search"] = l.split(": ", 2)[2].split(";")[0]
             best = float(l.split("; best ")[1].split(" us")[0])
+            row["knobs"] = l.split("; best ")[1].split(" us (")[1].split("), ")[0]
             if abs(best - float(row["simulated_us"])) > 0.005 * best + 0.001:
                 # The schedule applied to the pipeline is not the one the search measured.
                 row["check"] = "MISMATCH: the search measured %.3f us for its choice, the compiled kernel runs %s us" % (
@@ -346,11 +349,11 @@ def write_md(path, rows, kernels, schedulers, csv_path, svg_path):
         o("- **The result.** The best assignment is applied. `-e schedule` writes it as code to paste into")
         o("  the generator's `schedule()`, with the knobs for the command line and the measured times.")
         o("")
-        o("| kernel | search (candidates measured of the space, time) |")
-        o("|---|---|")
+        o("| kernel | search (candidates measured of the space, time) | chosen knobs |")
+        o("|---|---|---|")
         for k, _, _, _ in kernels:
-            r = by.get((k, "Spyre"))
-            o("| %s | %s |" % (k, (r or {}).get("search") or "-"))
+            r = by.get((k, "Spyre")) or {}
+            o("| %s | %s | `%s` |" % (k, r.get("search") or "-", r.get("knobs") or "-"))
         o("")
         o("## Targets")
         o("")
@@ -362,7 +365,7 @@ def write_md(path, rows, kernels, schedulers, csv_path, svg_path):
                 sum(1 for _, r in measured if r <= 1.10), len(kernels), worst[0], worst[1])) if measured else "not measured"))
         o("  By construction the search starts from the hand schedule's knobs, so it is never slower. Where")
         o("  it is faster, the search found knob values the hand planner's cost model ranks lower; the")
-        o("  planner should learn from those (the CSV has the chosen knobs in the program's `.schedule.h`).")
+        o("  planner should learn from those (the chosen knobs are in the table above).")
         secs = [(k, search_seconds(by[(k, "Spyre")])) for k, _, _, _ in kernels if (k, "Spyre") in by]
         secs = [(k, t) for k, t in secs if t is not None]
         if secs:
