@@ -36,11 +36,13 @@
 // padded keys are masked. The schedules are in schedules/attention_schedule.cpp.
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
 #include "attention_schedule.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
@@ -62,6 +64,7 @@ public:
     // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile{"tile", 0};
 
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
     Input<Buffer<>> *Kt = nullptr;    // Kt(j, d, h)
@@ -74,6 +77,7 @@ public:
         _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
         _halide_user_assert((int)max_cores >= 1) << "attention: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
@@ -86,6 +90,7 @@ public:
         spyre::AttentionSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
+        options.tile = tile;
         plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded extents on Spyre (the device tensors), true ones on the host.
@@ -179,19 +184,28 @@ public:
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
                    {"causal", causal ? "true" : "false"},
                    {"scale", float_string(scale)}};
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
-                   spyre::make_knob("double_buffer", (bool)double_buffer)};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::AttentionSpyreOptions o;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            o.tile = spyre::knob_int(v, "tile");
             return o;
         };
+        // Tiles of whole sticks that fit and keep the padded sequence the algorithm was built with.
+        std::vector<int> tiles = {0};
+        for (int c : {64, 128, 256}) {
+            if (keeps_padding(c, t_in)) tiles.push_back(c);
+        }
+        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("tile", (int)tile, tiles)};
         t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, options_of(v));
-            // The algorithm was built with the padded extents of plan_; the knobs do not change them.
-            _halide_user_assert(p.tile == plan_.tile && p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx)
-                << "attention: the schedule knobs changed the tile or the padded extents";
+            // The algorithm was built with the padded extents of plan_; the knobs must not change them
+            // (the tile may change when the padded sequence stays).
+            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx)
+                << "attention: the schedule knobs changed the padded extents (tile " << p.tile << ": s padded to " << p.sp
+                << ", the algorithm has " << plan_.sp << ")";
             plan_ = p;
             constrain_tensors();
             f_.q_in = Q->in();
@@ -212,6 +226,7 @@ public:
                << "spyre::AttentionSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.tile = " << o.tile << ";\n"
                << "f_.q_in = Q->in();\n"
                << "f_.kt_in1 = Kt->in(f_.scores1);\n"
                << "f_.kt_in2 = Kt->in(f_.scores2);\n"
@@ -219,34 +234,48 @@ public:
                   "has_mask_);\n";
             return os.str();
         };
-        t.legalize = [this, options_of, t_in, d, s, hs](const spyre::StockScheduleDecisions &dec,
-                                                        std::vector<std::string> *kept, std::vector<std::string> *changed) {
-            return legalize_stock(dec, spyre::plan_attention_spyre(d, s, hs, t_in, options_of(spyre::KnobValues{
-                                                                                    {"max_cores", "32"}, {"double_buffer", "false"}})),
-                                  kept, changed);
-        };
+        t.legalize = [this, t_in](const spyre::StockScheduleDecisions &dec, std::vector<std::string> *kept,
+                                  std::vector<std::string> *changed) { return legalize_stock(dec, t_in, kept, changed); };
         spyre::register_schedule_template(std::move(t));
     }
 
-    // The legalization of a stock schedule: the template has no tile knob, so
-    // the planner's T queries per query tile and T keys per KV tile replace the
-    // stock tile of O along i and its splits of the key reductions; row_max,
-    // acc and result fused into the query tiles, the scores and probabilities
-    // into the KV tiles of their pass.
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const spyre::AttentionSpyrePlan &p,
+    // Whether a forced tile fits and keeps the padded extents of plan_ (which the algorithm was built with).
+    bool keeps_padding(int T, const Type &t_in) const {
+        spyre::AttentionSpyreOptions o;
+        o.tile = T;
+        try {
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d_size, s_size, heads, t_in, o);
+            return p.sp == plan_.sp && p.dp == plan_.dp && p.nx == plan_.nx;
+        } catch (const Halide::CompileError &) {
+            return false;
+        }
+    }
+
+    // The legalization of a stock schedule: one tile T for the queries and the
+    // keys, from its tile of O along i (else its split of the key reductions,
+    // else the sequence), rounded up to whole sticks and lowered by a stick
+    // until it fits and keeps the padded sequence; row_max, acc and result
+    // fused into the query tiles, the scores and probabilities into the KV
+    // tiles of their pass.
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in,
                                      std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string o = Func(*O).name();
-        const std::string T = std::to_string(p.tile);
-        auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         auto split = [](int t) { return t > 0 ? std::to_string(t) : std::string("none"); };
+        const int lanes = plan_.lanes;
         const int stock_i = d.tile(o, 0, f_.i.name());
-        (stock_i == p.tile ? kept : changed)
-            ->push_back("tile of O along i: " + tile(stock_i) + " -> the planner's " + T + " queries (the template has no tile knob)");
         const int stock_j1 = d.tile(f_.row_max.name(), 1, f_.rj_max.x.name());
         const int stock_j2 = d.tile(f_.acc.name(), 1, f_.rj_acc.x.name());
-        (stock_j1 == p.tile && stock_j2 == p.tile ? kept : changed)
+        const int wanted = stock_i > 0 ? stock_i : stock_j2 > 0 ? stock_j2 : stock_j1 > 0 ? stock_j1 : (int)s_size;
+        int T = spyre::round_up(wanted, lanes);
+        while (T > lanes && !keeps_padding(T, t_in)) T -= lanes;
+        if (!keeps_padding(T, t_in)) throw std::runtime_error("no tile of whole sticks fits and keeps the padded sequence");
+        const std::string Ts = std::to_string(T);
+        const std::string adjusted = T == spyre::round_up(wanted, lanes) ? "" : " (lowered to fit and keep the padded sequence)";
+        kept->push_back("tile of O along i: " + describe(stock_i) + " -> " + Ts + " queries (whole sticks)" + adjusted);
+        (stock_j1 == T && stock_j2 == T ? kept : changed)
             ->push_back("key reductions split by " + split(stock_j1) + " (row max) and " + split(stock_j2) +
-                        " (output) -> the planner's KV tiles of " + T + " keys");
+                        " (output) -> KV tiles of " + Ts + " keys (one tile size for queries and keys)");
         for (const Func &g : {f_.row_max, f_.acc, f_.result}) {
             spyre::legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
         }
@@ -259,8 +288,8 @@ public:
         for (const Func &g : {f_.scores2, f_.s2, f_.probs, f_.vx}) {
             spyre::legalize_fusion(d, g, f_.acc.name(), j2, "per KV tile of pass 2 in the scratchpad", kept, changed);
         }
-        spyre::legalize_parallel_and_vectors(d, o, p.lanes, kept, changed);
-        return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}};
+        spyre::legalize_parallel_and_vectors(d, o, lanes, kept, changed);
+        return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}, {"tile", Ts}};
     }
 
     void schedule() {

@@ -157,20 +157,12 @@ public:
         spyre::KnobValues v = {{"max_cores", "32"},         {"tile_m", std::to_string(tm)},
                                {"tile_n", std::to_string(tn)}, {"tile_k", std::to_string(tk)},
                                {"resident_b", "false"},      {"double_buffer", "false"}};
-        // Shrink the tile (n first, then m) until the planner finds a K chunk that fits the scratchpad.
-        std::string shrunk;
-        for (;;) {
-            try {
-                (void)spyre::plan_bmm_spyre(shape_, options_of(v));
-                break;
-            } catch (const Halide::CompileError &) {
-                if (tn > lanes) tn = spyre::round_up(tn / 2, lanes);
-                else if (tm > 8) tm = spyre::round_up(tm / 2, 8);
-                else throw std::runtime_error("no tile of the stock schedule's shape fits the scratchpad");
-                v["tile_m"] = std::to_string(tm), v["tile_n"] = std::to_string(tn);
-                shrunk = " (shrunk to fit the scratchpad)";
-            }
-        }
+        // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
+        const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
+            v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);
+            (void)spyre::plan_bmm_spyre(shape_, options_of(v));
+        });
+        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back("tile of C: " + describe_tile(stock_m) + " x " + describe_tile(stock_n) + " (m x n) -> " +
                         std::to_string(tm) + " x " + std::to_string(tn) +
                         " (whole 8-row PT passes and whole sticks)" + shrunk);

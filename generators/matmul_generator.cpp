@@ -9,12 +9,15 @@
 // read each value once: a value used twice in one expression becomes a vector
 // LetStmt after CSE, which the Spyre backend does not compile.
 // The schedules are in schedules/matmul_schedule.cpp.
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
 #include "matmul_schedule.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
@@ -40,6 +43,8 @@ public:
     // Knobs of the Spyre schedule (see MatmulSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile_m{"tile_m", 0};
+    GeneratorParam<int> tile_n{"tile_n", 0};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
@@ -53,6 +58,9 @@ public:
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
         _halide_user_assert((int)max_cores >= 1) << "matmul: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)tile_m >= 0 && (int)tile_n >= 0)
+            << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
+            << " tile_n=" << (int)tile_n;
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", t, 1);
@@ -64,6 +72,8 @@ public:
         spyre::MatmulSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
+        options.tile_m = tile_m;
+        options.tile_n = tile_n;
         plan_ = spyre::plan_matmul_spyre(shape_, options);
         const Type t = shape_.dtype;
 
@@ -124,12 +134,25 @@ public:
                    {"k", std::to_string(shape_.k)},
                    {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"activation", act}};
+        // Tile candidates no larger than the (PT-pass / stick) rounded extents.
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        std::vector<int> tms = {0}, tns = {0};
+        for (int c : {64, 128, 256}) {
+            if (c <= spyre::round_up(shape_.m, 8)) tms.push_back(c);
+        }
+        for (int c : {64, 128, 256, 512}) {
+            if (c <= spyre::round_up(shape_.n, lanes)) tns.push_back(c);
+        }
         t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
-                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+                   spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("tile_m", (int)tile_m, tms),
+                   spyre::make_knob("tile_n", (int)tile_n, tns)};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::MatmulSpyreOptions o;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            o.tile_m = spyre::knob_int(v, "tile_m");
+            o.tile_n = spyre::knob_int(v, "tile_n");
             return o;
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
@@ -150,6 +173,8 @@ public:
                << "spyre::MatmulSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.tile_m = " << o.tile_m << ";\n"
+               << "options.tile_n = " << o.tile_n << ";\n"
                << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
                   "spyre::plan_matmul_spyre(shape, options));\n";
             return os.str();
@@ -161,22 +186,34 @@ public:
         spyre::register_schedule_template(std::move(t));
     }
 
-    // The legalization of a stock schedule: the template has no tile knobs, so
-    // the planner's tiles replace the stock tiles of C and its K split; acc,
-    // the epilogue and the bias fused into C's tiles.
+    // The legalization of a stock schedule: its tile of C along m and n, rounded
+    // to whole PT passes and sticks and shrunk until the planner finds a K chunk
+    // that fits; the planner's K chunk (no K knob); acc, the epilogue and the
+    // bias fused into C's tiles.
     template <typename OptionsOf>
     spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
                                      std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string c = Func(*C).name();
-        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
-        const spyre::MatmulSpyrePlan p = spyre::plan_matmul_spyre(shape_, options_of(v));
+        const int lanes = spyre::stick_lanes(shape_.dtype);
         auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         const int stock_m = d.tile(c, 0, m_.name()), stock_n = d.tile(c, 0, n_.name()), stock_k = d.tile(acc_.name(), 1, k_.x.name());
-        changed->push_back("tile of C: " + tile(stock_m) + " x " + tile(stock_n) + " (m x n) -> the planner's " +
-                           std::to_string(p.tm) + " x " + std::to_string(p.tn) + " (the template has no tile knobs)");
+        int tm = spyre::round_up(std::min(stock_m > 0 ? stock_m : shape_.m, 512), 8);
+        int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 1024), lanes);
+        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"},
+                               {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)}};
+        // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
+        spyre::MatmulSpyrePlan p;
+        const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
+            v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);
+            p = spyre::plan_matmul_spyre(shape_, options_of(v));
+        });
+        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
+        kept->push_back("tile of C: " + tile(stock_m) + " x " + tile(stock_n) + " (m x n) -> " + std::to_string(tm) + " x " +
+                        std::to_string(tn) + " (whole 8-row PT passes and whole sticks)" + shrunk);
         if (stock_k > 0 || p.k_chunked()) {
             changed->push_back((stock_k > 0 ? "K split by " + std::to_string(stock_k) : std::string("K not split")) +
-                               " -> the planner's " + (p.k_chunked() ? "K chunks of " + std::to_string(p.tk) : std::string("whole K per tile")));
+                               " -> the planner's " + (p.k_chunked() ? "K chunks of " + std::to_string(p.tk) : std::string("whole K per tile")) +
+                               " (the template has no K knob)");
         }
         std::vector<Func> per_tile = {acc_, bias_f_, result_};
         if (act_.defined()) per_tile.insert(per_tile.begin() + 1, act_);

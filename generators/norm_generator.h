@@ -12,7 +12,9 @@
 // must not enter the sums. The schedules are in schedules/norm_schedule.cpp.
 #pragma once
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,7 @@ public:
     // Knobs of the Spyre schedule (see NormSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile_rows{"tile_rows", 0};
 
     // Added in configure() because their type is a GeneratorParam (and to keep this order).
     Input<BufferAny> *in = nullptr;      // in(x, y)
@@ -61,6 +64,8 @@ public:
             << kernel_name << ": cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows
             << ")";
         _halide_user_assert((int)max_cores >= 1) << kernel_name << ": max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)tile_rows >= 0)
+            << kernel_name << ": tile_rows must be >= 0 (0: chosen by the planner), not " << (int)tile_rows;
         in = this->template add_input<BufferAny>("in", t, 2);
         weight = this->template add_input<BufferAny>("weight", t, 1);
         if (Centered) {
@@ -76,6 +81,7 @@ public:
         NormSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
+        options.tile_rows = tile_rows;
         plan_ = plan_norm_spyre(cols, rows, t, Centered, options);
         const float inv_n = 1.0f / (float)(int)cols;
         RDom r(0, (int)cols, "r");
@@ -126,11 +132,25 @@ public:
         t.fixed = {{"cols", std::to_string((int)cols)},
                    {"rows", std::to_string((int)rows)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        t.knobs = {make_knob("max_cores", (int)max_cores, {32, 16, 8}), make_knob("double_buffer", (bool)double_buffer)};
+        // Rows per tile: no more than the rows, and only tiles that fit.
+        std::vector<int> tiles = {0};
+        for (int c : {1, 2, 4, 8, 16, 32, 64}) {
+            if (c > (int)rows) break;
+            NormSpyreOptions o;
+            o.tile_rows = c;
+            try {
+                (void)plan_norm_spyre(cols, rows, t_in, Centered, o);
+                tiles.push_back(c);
+            } catch (const std::exception &) {
+            }
+        }
+        t.knobs = {make_knob("max_cores", (int)max_cores, {32, 16, 8}), make_knob("double_buffer", (bool)double_buffer),
+                   make_knob("tile_rows", (int)tile_rows, tiles)};
         auto options_of = [](const KnobValues &v) {
             NormSpyreOptions o;
             o.max_cores = knob_int(v, "max_cores");
             o.double_buffer = knob_bool(v, "double_buffer");
+            o.tile_rows = knob_int(v, "tile_rows");
             return o;
         };
         t.apply = [this, pipeline = this->get_pipeline(), funcs, options_of, t_in](const KnobValues &v) {
@@ -150,6 +170,7 @@ public:
                << "NormSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.tile_rows = " << o.tile_rows << ";\n"
                << "schedule_norm_spyre(f, in->in(), weight->in(), " << (Centered ? "bias->in()" : "Halide::Func()")
                << ", dtype, plan_norm_spyre(cols, rows, dtype, " << (Centered ? "true" : "false") << ", options));\n";
             return os.str();
@@ -161,24 +182,33 @@ public:
         spyre::register_schedule_template(std::move(t));
     }
 
-    // The legalization of a stock schedule: the template has no tile knob, so
-    // the planner's rows per tile replace the stock tile of out along y; the
-    // row statistics fused into the tiles; weight (and bias) once per core.
+    // The legalization of a stock schedule: rows per tile from its tile of out
+    // along y (1, one row per parallel iteration, when y is not split), halved
+    // until the planner accepts it; the row statistics fused into the tiles;
+    // weight (and bias) once per core.
     template <typename OptionsOf>
     KnobValues legalize_stock(const StockScheduleDecisions &d, const Halide::Type &t_in, const OptionsOf &options_of,
                               std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string o = Halide::Func(*out).name();
-        KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
-        const NormSpyrePlan p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
         const int stock_rows = d.tile(o, 0, y_.name());
-        const std::string planned = "the planner's " + std::to_string(p.tile_rows) + " rows (the template has no tile knob)";
-        if (stock_rows == p.tile_rows) {
-            kept->push_back("tile of out along y: " + std::to_string(stock_rows) + " rows -> " + planned);
-        } else {
-            changed->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
-                                               : std::string("y not split (one row per iteration)")) +
-                               " -> " + planned);
+        int tile = std::min(std::max(stock_rows, 1), (int)rows);
+        KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}, {"tile_rows", std::to_string(tile)}};
+        std::string shrunk;
+        NormSpyrePlan p;
+        for (;;) {
+            try {
+                p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
+                break;
+            } catch (const std::exception &) {
+                if (tile == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
+                tile /= 2;
+                v["tile_rows"] = std::to_string(tile);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
         }
+        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
+                                        : std::string("y not split (one row per iteration)")) +
+                        " -> tile_rows=" + std::to_string(tile) + shrunk);
         for (const Halide::Func &g : {sum_, mean_, centered_, sq_, sumsq_, inv_, result_}) {
             if (g.defined()) legalize_fusion(d, g, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
         }

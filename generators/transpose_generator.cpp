@@ -8,11 +8,14 @@
 // For Spyre builds both tensors are padded to whole T x T tiles
 // (tensor_constraints.h); the padding holds zeros, so transposed padding is
 // padding again. The schedules are in schedules/transpose_schedule.cpp.
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
@@ -33,6 +36,7 @@ public:
     // Knobs of the Spyre schedule (see TransposeSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile{"tile", 0};
 
     Input<Buffer<>> *in = nullptr;    // in(x, y[, b])
     Output<Buffer<>> *out = nullptr;  // out(y, x[, b])
@@ -44,6 +48,7 @@ public:
             << "transpose: x and y must be positive (got x=" << (int)x_size << " y=" << (int)y_size << ")";
         _halide_user_assert((int)batch >= 0) << "transpose: batch must be >= 0 (0: 2-D), not " << (int)batch;
         _halide_user_assert((int)max_cores >= 1) << "transpose: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)tile >= 0) << "transpose: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         const int rank = batched() ? 3 : 2;
         in = add_input<Buffer<>>("in", t, rank);
         out = add_output<Buffer<>>("out", t, rank);
@@ -54,6 +59,7 @@ public:
         spyre::TransposeSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
+        options.tile = tile;
         plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, options);
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);
@@ -86,12 +92,16 @@ public:
                    {"y", std::to_string((int)y_size)},
                    {"batch", std::to_string((int)batch)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
+        // Tile edges of one, two and four sticks.
+        const int lanes = spyre::stick_lanes(t_in);
         t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
-                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+                   spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("tile", (int)tile, {0, lanes, 2 * lanes, 4 * lanes})};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::TransposeSpyreOptions o;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
+            o.tile = spyre::knob_int(v, "tile");
             return o;
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
@@ -112,6 +122,7 @@ public:
                << "spyre::TransposeSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.tile = " << o.tile << ";\n"
                << "spyre::schedule_transpose_spyre(f, in->in(), spyre::plan_transpose_spyre(x_size, y_size, batch, "
                   "dtype, options));\n";
             return os.str();
@@ -123,20 +134,33 @@ public:
         spyre::register_schedule_template(std::move(t));
     }
 
-    // The legalization of a stock schedule: the template has no tile knob, so
-    // the planner's T x T tile replaces the stock tile of out; transposed fused into the tiles.
+    // The legalization of a stock schedule: a square tile of the larger of its
+    // tile edges of out (the extent where untiled), rounded up to whole sticks
+    // and halved until it fits; transposed fused into the tiles.
     template <typename OptionsOf>
     spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in, const OptionsOf &options_of,
                                      std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string o = Func(*out).name();
-        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}};
-        const spyre::TransposeSpyrePlan p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
-        auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
+        const int lanes = spyre::stick_lanes(t_in);
+        auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         const int stock_y = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
-        const std::string planned = std::to_string(p.tile) + " x " + std::to_string(p.tile);
-        const std::string line = "tile of out: " + tile(stock_y) + " x " + tile(stock_x) + " (y x x) -> the planner's " +
-                                 planned + " (the template has no tile knob)";
-        (stock_y == p.tile && stock_x == p.tile ? kept : changed)->push_back(line);
+        int edge = spyre::round_up(std::max(stock_y > 0 ? stock_y : (int)y_size, stock_x > 0 ? stock_x : (int)x_size), lanes);
+        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}, {"tile", std::to_string(edge)}};
+        std::string shrunk;
+        spyre::TransposeSpyrePlan p;
+        for (;;) {
+            try {
+                p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+                break;
+            } catch (const Halide::CompileError &) {
+                if (edge == lanes) throw std::runtime_error("not even a one-stick tile fits the scratchpad");
+                edge = spyre::round_up(edge / 2, lanes);
+                v["tile"] = std::to_string(edge);
+                shrunk = " (shrunk to fit the scratchpad)";
+            }
+        }
+        kept->push_back("tile of out: " + describe(stock_y) + " x " + describe(stock_x) + " (y x x) -> " + std::to_string(edge) +
+                        " x " + std::to_string(edge) + " (square, whole sticks)" + shrunk);
         const spyre::StockFuncDecision *s = d.find(transposed_.name());
         const std::string level = s ? s->compute_at : "inline";
         // out's tile loop: the outer loop of its split along y or along x.

@@ -46,8 +46,12 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
            attention_footprint(p.tile, p.dp, p.nx, round_up(s, p.tile), t.bytes(), true) > budget) {
         p.tile -= p.lanes;
     }
+    if (options.tile > 0) p.tile = round_up(options.tile, p.lanes);
     p.sp = round_up(s, p.tile);
     p.footprint_bytes = attention_footprint(p.tile, p.dp, p.nx, p.sp, t.bytes(), true);
+    _halide_user_assert(options.tile == 0 || p.footprint_bytes <= budget)
+        << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries / keys in whole sticks) with head dim "
+        << d << " and sequence " << s << " does not fit the scratchpad (" << p.footprint_bytes << " bytes)";
     if (p.footprint_bytes > budget) {
         throw std::runtime_error("attention: head dim " + std::to_string(d) + " with sequence " + std::to_string(s) +
                                  " does not fit the scratchpad (" + std::to_string(p.footprint_bytes) + " bytes)");

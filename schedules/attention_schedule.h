@@ -53,6 +53,9 @@ struct AttentionSpyreOptions {
     // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
     bool double_buffer = true;
     int max_cores = 32;  // use at most this many cores (ch * cq)
+    // Queries per query tile and keys per KV tile (0: automatic; rounded up to whole
+    // sticks). It sets the padded sequence sp, which the algorithm is built with.
+    int tile = 0;
 };
 
 AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "spyre/machine.h"
 #include "double_buffering.h"
@@ -51,10 +52,24 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
     const int max_cores = std::max(1, std::min(options.max_cores, (int)machine.cores));
 
+    // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 512,
+    // or only the forced tile (rows in whole PT passes, columns in whole sticks).
+    std::vector<int> tns, tms;
+    if (options.tile_n > 0) {
+        tns.push_back(round_up(options.tile_n, lanes));
+    } else {
+        for (int tn = 64; tn <= std::min(np64, 1024); tn += 64) tns.push_back(tn);
+    }
+    if (options.tile_m > 0) {
+        tms.push_back(round_up(options.tile_m, machine.pt_pass_rows));
+    } else {
+        for (int tm = 8; tm <= std::min(mp8, 512); tm += 8) tms.push_back(tm);
+    }
+
     MatmulSpyrePlan best;
     best.estimated_us = -1;
-    for (int tn = 64; tn <= std::min(np64, 1024); tn += 64) {
-        for (int tm = 8; tm <= std::min(mp8, 512); tm += 8) {
+    for (int tn : tns) {
+        for (int tm : tms) {
             // The largest K chunk (whole sticks, dividing the padded K) that fits, with
             // the second copies when double buffering (else without them).
             int tk = 0;
@@ -115,6 +130,12 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 }
             }
         }
+    }
+    if (options.tile_m > 0 || options.tile_n > 0) {
+        _halide_user_assert(best.estimated_us >= 0)
+            << "matmul Spyre schedule: no K chunk of a " << tms.front() << "x" << tns.front()
+            << " tile (tile_m=" << options.tile_m << ", tile_n=" << options.tile_n << "; rows x columns) fits in the scratchpad ("
+            << budget << " bytes)";
     }
     _halide_user_assert(best.estimated_us >= 0)
         << "matmul Spyre schedule: even a one-stick K chunk of an 8x64 tile does not fit in the scratchpad (" << budget

@@ -58,12 +58,16 @@ struct MatmulSpyrePlan {
 struct MatmulSpyreOptions {
     bool double_buffer = true;  // staged tiles in two copies when they fit: DMA overlaps the PT
     int max_cores = 32;         // use at most this many cores (cm * cn)
+    int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
+    int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time
 // (machine sizes and rates from the runtime's machine description). Double
 // buffering reserves room for the second copies of the A and B tiles and the
-// result tile; tiles for which they do not fit stay single-buffered.
+// result tile; tiles for which they do not fit stay single-buffered. A forced
+// tile (tile_m, tile_n) is the only one considered; throws Halide::CompileError
+// if no K chunk of it fits.
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options = {});
 
 // Number of fp32 tile-sized epilogue stages an activation needs in scratchpad.

@@ -60,7 +60,22 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     const int max_tile = (int)std::min<int64_t>(64, budget / per_row);
     double best = 0;
     const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
-    for (int c = 1; c <= std::min<int>(rows, max_cores); c++) {
+    bool tile_db = db;  // double buffering, given the rows per tile
+    if (options.tile_rows > 0) {
+        // A forced tile: double-buffered if that many rows fit twice, else single.
+        _halide_user_assert(options.tile_rows <= budget / per_row_single)
+            << "norm Spyre schedule: tile_rows=" << options.tile_rows << " rows of " << cols
+            << " elements do not fit the scratchpad (at most " << budget / per_row_single << " rows per tile)";
+        tile_db = db && options.tile_rows <= budget / per_row_double;
+        // Rows padded to whole tiles; the most cores that divide the tiles evenly.
+        p.tile_rows = options.tile_rows;
+        p.rows_padded = (rows + p.tile_rows - 1) / p.tile_rows * p.tile_rows;
+        const int tiles = p.rows_padded / p.tile_rows;
+        for (int c = 1; c <= std::min(tiles, max_cores); c++) {
+            if (tiles % c == 0) p.cores = c;
+        }
+    }
+    for (int c = 1; options.tile_rows == 0 && c <= std::min<int>(rows, max_cores); c++) {
         const int rows_per_core = (rows + c - 1) / c;
         int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
         // The backend double-buffers only an even staging loop: one more, smaller tile if
@@ -79,7 +94,7 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
             p.rows_padded = padded;
         }
     }
-    p.double_buffer = db && (p.rows_padded / p.cores / p.tile_rows) % 2 == 0;
+    p.double_buffer = tile_db && (p.rows_padded / p.cores / p.tile_rows) % 2 == 0;
     p.footprint_bytes = (p.double_buffer ? per_row_double : per_row_single) * p.tile_rows + per_core;
     return p;
 }

@@ -43,4 +43,19 @@ void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::s
     kept->push_back("no double buffering, as the stock schedule has no DMA overlap");
 }
 
+bool shrink_matmul_tile_to_fit(int *tm, int *tn, int lanes, const std::function<void(int tm, int tn)> &plans) {
+    bool shrunk = false;
+    for (;;) {
+        try {
+            plans(*tm, *tn);
+            return shrunk;
+        } catch (const Halide::CompileError &) {
+            if (*tn > lanes) *tn = (*tn / 2 + lanes - 1) / lanes * lanes;
+            else if (*tm > 8) *tm = (*tm / 2 + 7) / 8 * 8;
+            else throw std::runtime_error("no tile of the stock schedule's shape fits the scratchpad");
+            shrunk = true;
+        }
+    }
+}
+
 }  // namespace spyre

@@ -5,6 +5,7 @@
 // Each appends one human-readable line per decision to `kept` or `changed`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,10 @@ void legalize_fusion(const StockScheduleDecisions &d, const Halide::Func &f, con
 // vectors whole sticks of `lanes` (changed); no double buffering (kept).
 void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::string &out, int lanes,
                                    std::vector<std::string> *kept, std::vector<std::string> *changed);
+
+// Halves a matmul-shaped tile, n first (to whole sticks of `lanes`) then m (to
+// 8-row PT passes), until `plans` accepts it (returns without throwing).
+// Returns whether it shrank; throws std::runtime_error if even 8 x lanes fails.
+bool shrink_matmul_tile_to_fit(int *tm, int *tn, int lanes, const std::function<void(int tm, int tn)> &plans);
 
 }  // namespace spyre

@@ -34,10 +34,14 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         round_up(y, 2 * p.lanes) == round_up(y, p.lanes)) {
         p.tile = 2 * p.lanes;
     }
+    if (options.tile > 0) p.tile = round_up(options.tile, p.lanes);
     p.xp = round_up(x, p.tile);
     p.yp = round_up(y, p.tile);
     // Staged tile, transposed tile and one gather temporary (a stick of f32 slots).
     p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
+    _halide_user_assert(p.footprint_bytes <= m.scratchpad_bytes * 3 / 4)
+        << "transpose Spyre schedule: tile=" << options.tile << " (" << p.tile << " x " << p.tile
+        << " in whole sticks) does not fit the scratchpad (" << p.footprint_bytes << " bytes per core)";
     // Batch first, then y tiles, then x tiles: even divisors only.
     const std::vector<int> c = plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
                                                CoreSplitOptions{std::max(1, std::min(options.max_cores, (int)m.cores)), 1});

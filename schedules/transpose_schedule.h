@@ -38,11 +38,13 @@ struct TransposeSpyrePlan {
 struct TransposeSpyreOptions {
     bool double_buffer = true;  // tiles in two copies: the next tile's load and this tile's store overlap the gathers
     int max_cores = 32;         // use at most this many cores (cb * cy * cx)
+    int tile = 0;               // tile edge T (0: automatic; rounded up to whole sticks)
 };
 
 // Tiles and core split for an X x Y (x batch) tensor of `t`. Double buffering
 // is used when the per-core tile loop that stages the tiles (the innermost of
-// more than one iteration) has an even trip count.
+// more than one iteration) has an even trip count. Throws Halide::CompileError
+// if a forced tile's two copies (staged, transposed) do not fit the scratchpad.
 TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Halide::Type &t,
                                         const TransposeSpyreOptions &options = {});
 
