@@ -29,25 +29,48 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
     // element per row whatever the tile and DRAM rows stay whole sticks; two
     // sticks halve the DMA/SFU hand-offs (about 1.5% faster on 2048^2 f16),
     // taken only when they add no padding.
-    p.tile = p.lanes;
-    if (round_up(x, 2 * p.lanes) == round_up(x, p.lanes) &&
-        round_up(y, 2 * p.lanes) == round_up(y, p.lanes)) {
-        p.tile = 2 * p.lanes;
+    int tile = p.lanes;
+    if (round_up(x, 2 * p.lanes) == round_up(x, p.lanes) && round_up(y, 2 * p.lanes) == round_up(y, p.lanes)) {
+        tile = 2 * p.lanes;
     }
-    if (options.tile > 0) p.tile = round_up(options.tile, p.lanes);
-    p.xp = round_up(x, p.tile);
-    p.yp = round_up(y, p.tile);
-    // Staged tile, transposed tile and one gather temporary (a stick of f32 slots).
-    p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
-    _halide_user_assert(p.footprint_bytes <= m.scratchpad_bytes * 3 / 4)
+    if (options.tile > 0) tile = round_up(options.tile, p.lanes);
+    const int64_t budget = m.scratchpad_bytes * 3 / 4;
+    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    // The per-core loops over batch, y tiles and x tiles that run more than once, plus
+    // the two loops of the gather inside a tile, must fit the hardware loop levels.
+    // Too many (a large batch on few cores): a larger tile, unless it was given.
+    auto plan_with_tile = [&](int t_edge) {
+        p.tile = t_edge;
+        p.xp = round_up(x, p.tile);
+        p.yp = round_up(y, p.tile);
+        // Staged tile, transposed tile and one gather temporary (a stick of f32 slots).
+        p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
+        // Batch first, then y tiles, then x tiles: even divisors only.
+        const std::vector<int> c =
+            plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
+                            CoreSplitOptions{max_cores, 1});
+        p.cb = c[0];
+        p.cy = c[1];
+        p.cx = c[2];
+    };
+    auto loops_per_core = [&] {
+        int n = 0;
+        for (int trip : {p.batch / p.cb, p.yp / p.tile / p.cy, p.xp / p.tile / p.cx}) n += trip > 1 ? 1 : 0;
+        return n;
+    };
+    plan_with_tile(tile);
+    while (options.tile == 0 && loops_per_core() + 2 > m.max_loop_depth &&
+           2 * (int64_t)(2 * p.tile) * (2 * p.tile) * t.bytes() + (int64_t)p.lanes * 4 <= budget) {
+        plan_with_tile(2 * p.tile);
+    }
+    _halide_user_assert(p.footprint_bytes <= budget)
         << "transpose Spyre schedule: tile=" << options.tile << " (" << p.tile << " x " << p.tile
         << " in whole sticks) does not fit the scratchpad (" << p.footprint_bytes << " bytes per core)";
-    // Batch first, then y tiles, then x tiles: even divisors only.
-    const std::vector<int> c = plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
-                                               CoreSplitOptions{std::max(1, std::min(options.max_cores, (int)m.cores)), 1});
-    p.cb = c[0];
-    p.cy = c[1];
-    p.cx = c[2];
+    _halide_user_assert(loops_per_core() + 2 <= m.max_loop_depth)
+        << "transpose Spyre schedule: each core loops over " << p.batch / p.cb << " batch entries, "
+        << p.yp / p.tile / p.cy << " y tiles and " << p.xp / p.tile / p.cx << " x tiles of " << p.tile << " x " << p.tile
+        << " (max_cores=" << options.max_cores << ", tile=" << options.tile << "): with the two loops of the gather "
+        << "that is more than the machine's " << m.max_loop_depth << " hardware loop levels; use more cores or a larger tile";
     // Double buffering: both tiles in two copies, when the staging loop is even. Loops
     // of one iteration vanish, so that is the innermost per-core loop (yo, xo, batch)
     // of more than one iteration.

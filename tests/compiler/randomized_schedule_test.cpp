@@ -1,11 +1,11 @@
 // Randomized schedules checked against the host build (a property test).
 //
-// For three kernel families (gen_bmm, gen_elementwise, gen_reduce) it draws
-// random shapes, ragged ones included, and for each shape several random
-// Spyre schedules through the generators' schedule knobs: tile sizes, core
-// counts, staging level (bmm: K chunked, B resident or per-tile; reduce: the
-// chunk of the reduced axis), device layout (elementwise) and double
-// buffering. Each schedule is compiled for Spyre and run on the simulated
+// For five kernel families (gen_bmm, gen_elementwise, gen_reduce, gen_matmul
+// with its epilogue, gen_transpose) it draws random shapes, ragged ones
+// included, and for each shape several random Spyre schedules through the
+// generators' schedule knobs: tile sizes, core counts, staging level (bmm: K
+// chunked, B resident or per-tile; reduce: the chunk of the reduced axis),
+// device layout (elementwise) and double buffering. Each schedule is compiled for Spyre and run on the simulated
 // device in the three synchronization modes (normal, forced serial, random
 // latencies). The property: the three outputs are bit-identical, forced
 // serial is never faster than normal, and the output matches the host build
@@ -29,8 +29,10 @@
 #include "bmm_schedule.h"
 #include "elementwise_schedule.h"
 #include "jit_helpers.h"
+#include "matmul_schedule.h"
 #include "reduce_schedule.h"
 #include "schedule_arithmetic.h"
+#include "transpose_schedule.h"
 #include "spyre/spyre_runtime.h"
 
 namespace spyre::testing {
@@ -394,6 +396,122 @@ TEST(RandomizedSchedules, Reduce) {
         }
     }
     expect_mostly_accepted(counts, "reduce");
+}
+
+// ---- matmul with its epilogue: tiles, cores, double buffering ----
+
+TEST(RandomizedSchedules, Matmul) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(20))) {
+        std::mt19937_64 rng = rng_for("matmul", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const std::string act = pick(rng, std::vector<std::string>{"none", "relu", "gelu", "silu"});
+        const MatmulShape shape{uniform(rng, 1, 150), uniform(rng, 1, 200), uniform(rng, 1, 260), t,
+                                act == "relu" ? Activation::Relu : act == "gelu" ? Activation::Gelu
+                                                                 : act == "silu" ? Activation::Silu : Activation::None};
+        const Params shape_params = {{"m", std::to_string(shape.m)}, {"n", std::to_string(shape.n)},
+                                     {"k", std::to_string(shape.k)}, {"dtype", dtype}, {"activation", act}};
+        const int lanes = stick_lanes(t);
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_m", std::to_string(coin(r) ? 0 : 8 * uniform(r, 1, 16))},
+                          {"tile_n", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            MatmulSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_m = std::stoi(p.at("tile_m"));
+            o.tile_n = std::stoi(p.at("tile_n"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules =
+            draw_schedules(rng, draw, [&](const Params &p) { return plan_matmul_spyre(shape, options_of(p)).tk > 0; }, counts);
+
+        Halide::Buffer<> A = random_buffer("A", t, {shape.k, shape.m}, 600 + index);
+        Halide::Buffer<> B = random_buffer("B", t, {shape.n, shape.k}, 700 + index);
+        Halide::Buffer<> bias = random_buffer("bias", t, {shape.n}, 800 + index);
+        const std::vector<int> out_extents = {shape.n, shape.m};
+        Halide::Pipeline host_p = build_generator("matmul", shape_params, false, A, B, bias);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+        const double tol = (t == Halide::Float(32) ? 4.0 * shape.k * ulp : 2.0 * ulp) * std::sqrt((double)shape.k) + 1e-5;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("matmul", "Matmul", index, params));
+            set_compiling_for_spyre(true);
+            const MatmulSpyrePlan plan = plan_matmul_spyre(shape, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
+                Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
+                Halide::Buffer<> bias_p = padded_copy(bias, {plan.np});
+                Halide::Pipeline p = build_generator("matmul", params, true, A_p, B_p, bias_p);
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                EXPECT_LE(max_relative_error(host, spyre), tol)
+                    << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", double buffer " << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "matmul");
+}
+
+// ---- transpose: tile edge, cores, double buffering (exact: a copy) ----
+
+TEST(RandomizedSchedules, Transpose) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(20))) {
+        std::mt19937_64 rng = rng_for("transpose", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const int x = uniform(rng, 1, 300), y = uniform(rng, 1, 300), batch = coin(rng) ? 0 : uniform(rng, 1, 3);
+        const Params shape_params = {{"x", std::to_string(x)}, {"y", std::to_string(y)},
+                                     {"batch", std::to_string(batch)}, {"dtype", dtype}};
+        const int lanes = stick_lanes(t);
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            TransposeSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile = std::stoi(p.at("tile"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw, [&](const Params &p) { return plan_transpose_spyre(x, y, batch, t, options_of(p)).xp > 0; }, counts);
+
+        std::vector<int> in_ext = {x, y}, out_ext = {y, x};
+        if (batch > 0) in_ext.push_back(batch), out_ext.push_back(batch);
+        Halide::Buffer<> in = random_buffer("in", t, in_ext, 900 + index);
+        Halide::Pipeline host_p = build_generator("transpose", shape_params, false, in);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_ext);
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("transpose", "Transpose", index, params));
+            set_compiling_for_spyre(true);
+            const TransposeSpyrePlan plan = plan_transpose_spyre(x, y, batch, t, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                std::vector<int> padded = {plan.xp, plan.yp};
+                if (batch > 0) padded.push_back(batch);
+                Halide::Pipeline p = build_generator("transpose", params, true, padded_copy(in, padded));
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_ext, kSeed + index);
+                EXPECT_EQ(max_relative_error(host, spyre), 0.0) << "a transpose moves values exactly";
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "transpose");
 }
 
 }  // namespace
