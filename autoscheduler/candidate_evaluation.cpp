@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -31,8 +32,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Runs argv with stdout and stderr into `log_path`; returns the exit status,
-// or -1 when it had to be killed after `timeout_seconds`.
-int run_command(const std::vector<std::string> &argv, const std::string &log_path, double timeout_seconds,
+// or -1 when it had to be killed at `deadline`.
+int run_command(const std::vector<std::string> &argv, const std::string &log_path, Clock::time_point deadline,
                 std::string *failure) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -48,7 +49,6 @@ int run_command(const std::vector<std::string> &argv, const std::string &log_pat
         *failure = "cannot start " + argv[0] + ": " + std::strerror(rc);
         return -1;
     }
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds);
     for (;;) {
         int status = 0;
         const pid_t done = waitpid(pid, &status, WNOHANG);
@@ -60,7 +60,7 @@ int run_command(const std::vector<std::string> &argv, const std::string &log_pat
         if (Clock::now() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            *failure = "the compile took longer than " + std::to_string((int)timeout_seconds) + " s";
+            *failure = "the compile was stopped at the end of the search's time budget";
             return -1;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -96,19 +96,22 @@ double simulate_program_file_us(const std::string &program_path) {
     return simulate_program(p, m, args, params, o).simulated_us;
 }
 
-CandidateResult evaluate_candidate(const CandidateCompiler &c, const KnobValues &knobs, int slot) {
+CandidateResult evaluate_candidate(const CandidateCompiler &c, const KnobValues &knobs, int index) {
     const auto start = Clock::now();
     CandidateResult r;
     r.knobs = knobs;
-    const std::string dir = c.work_dir + "/" + std::to_string(slot);
-    mkdir(dir.c_str(), 0755);
+    const std::string dir = c.work_dir + "/" + std::to_string(index);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        r.error = "cannot create the scratch directory '" + dir + "': " + std::strerror(errno);
+        return r;
+    }
     std::vector<std::string> argv = {c.generator_exe, "-g", c.generator, "-o", dir, "-e", "stmt", "target=spyre"};
     for (const auto &kv : c.fixed) argv.push_back(kv.first + "=" + kv.second);
     for (const auto &kv : knobs) argv.push_back(kv.first + "=" + kv.second);
     const std::string program = dir + "/" + c.generator + ".spyre";
     std::remove(program.c_str());
     std::string failure;
-    const int status = run_command(argv, dir + "/log", c.timeout_seconds, &failure);
+    const int status = run_command(argv, dir + "/log", c.deadline, &failure);
     if (status != 0) {
         r.error = failure.empty() ? error_from_log(dir + "/log") : failure;
     } else {

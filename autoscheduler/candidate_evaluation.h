@@ -9,6 +9,7 @@
 // generator's GeneratorParams.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "knob_search.h"
@@ -19,14 +20,16 @@ struct CandidateCompiler {
     std::string generator_exe;  // usually /proc/self/exe (the generator being autoscheduled)
     std::string generator;      // -g name
     KnobValues fixed;           // the generator's other params
-    std::string work_dir;       // scratch space; one subdirectory per slot
-    double timeout_seconds = 300;
+    std::string work_dir;       // scratch space; one subdirectory per evaluation
+    // A compile still running at the deadline is killed (a failed candidate),
+    // so the search's time budget bounds the whole search.
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Compiles and simulates `knobs` in <work_dir>/<slot>/ (slots let concurrent
-// evaluations use separate directories). Never throws: a failure is a result
-// with an error and an infinite time.
-CandidateResult evaluate_candidate(const CandidateCompiler &compiler, const KnobValues &knobs, int slot);
+// Compiles and simulates `knobs` in <work_dir>/<index>/ (`index` unique per
+// evaluation, so concurrent ones use separate directories). Never throws: a
+// failure is a result with an error and an infinite time.
+CandidateResult evaluate_candidate(const CandidateCompiler &compiler, const KnobValues &knobs, int index);
 
 // The simulated time of a program file, timing only (throws spyre::Error).
 double simulate_program_file_us(const std::string &program_path);

@@ -50,12 +50,16 @@ public:
                 if (result_.best.simulated_us < before) coordinate_descent();
             }
         }
+        if ((int64_t)result_.evaluated.size() >= result_.space_size) result_.exhaustive = true;
+        if (!result_.exhaustive && out_of_time()) result_.budget_exhausted = true;
         result_.seconds = elapsed();
         return result_;
     }
 
 private:
     double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_time_).count(); }
+    // Started evaluations count: `started_` is taken before each evaluate_ call.
+    bool at_evaluation_limit() { return started_++ >= options_.max_evaluations; }
     bool out_of_time() const { return elapsed() >= options_.budget_seconds; }
 
     // Measures the assignments not measured yet, `workers` at a time; stops
@@ -76,7 +80,18 @@ private:
                 }
                 const size_t i = next++;
                 if (i >= todo.size()) return;
-                CandidateResult r = evaluate_(todo[i]);
+                if (!ignore_budget && at_evaluation_limit()) {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    result_.budget_exhausted = true;
+                    return;
+                }
+                CandidateResult r;
+                try {
+                    r = evaluate_(todo[i]);
+                } catch (const std::exception &e) {  // a failed measurement, not a failed search
+                    r.error = std::string("evaluation failed: ") + e.what();
+                    r.simulated_us = std::numeric_limits<double>::infinity();
+                }
                 r.knobs = todo[i];
                 std::lock_guard<std::mutex> lock(mutex);
                 record(r);
@@ -148,6 +163,7 @@ private:
     const Clock::time_point start_time_;
     std::mt19937_64 rng_;
     std::set<std::string> seen_;
+    std::atomic<int64_t> started_{0};
     SearchResult result_;
 };
 

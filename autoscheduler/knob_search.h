@@ -2,7 +2,8 @@
 //
 // Expects: the knobs' candidate values (values[0] the starting point) and an
 // evaluation function that measures one assignment (thread-safe; it is called
-// from `workers` threads at once). Guarantees: the starting point is measured
+// from `workers` threads at once; an exception it throws is recorded as a
+// failed candidate). Guarantees: the starting point is measured
 // first, so the result is never slower than it; small spaces (at most
 // `exhaustive_limit` assignments) are measured completely; larger ones by
 // coordinate descent (all values of one knob at a time, the others held at
@@ -35,7 +36,7 @@ struct SearchOptions {
     int workers = 2;
     int64_t exhaustive_limit = 256;  // measure every assignment when there are at most this many
     int random_samples = 16;         // random assignments per round after the descent
-    int64_t max_evaluations = 4096;  // stop after this many measurements even with time left
+    int64_t max_evaluations = 4096;  // start no more than this many measurements, even with time left
     uint64_t seed = 1;
     // Called after each evaluation, from the searching thread, in completion order.
     std::function<void(const CandidateResult &, const CandidateResult &best, int evaluated)> on_result;

@@ -12,14 +12,12 @@
 // returns code a person can paste (`-e schedule` writes it to
 // <name>.schedule.h). Progress goes to stderr.
 //
-// It also registers "Legalized_Mullapudi2016", "Legalized_Adams2019" and
-// "Legalized_Li2018": the stock autoscheduler (its plugin loaded as well,
-// -p <stock.so>,<this.so>) followed by the legalization layer
-// (stock_legalization.h), which keeps its tiling and fusion as far as the
-// family's template can express them.
+// The same plugin also provides the legalized stock autoschedulers
+// (legalized_autoschedulers.cpp).
 //
-// Environment: SPYRE_AUTOSCHEDULE_BUDGET_S (default 50, so the generator run with its final compile stays within a minute) bounds the search;
-// SPYRE_AUTOSCHEDULE_WORKERS (default: the machine's cores) candidates compile at once;
+// Environment: SPYRE_AUTOSCHEDULE_BUDGET_S (default 50, so the generator run
+// with its final compile stays within a minute) bounds the search;
+// SPYRE_AUTOSCHEDULE_WORKERS (default 2) candidates compile at once;
 // SPYRE_AUTOSCHEDULE_QUIET=1 prints only the summary.
 //
 // Assumes it runs inside a generator driver of this project (the executable
@@ -33,13 +31,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include "Halide.h"
 #include "candidate_evaluation.h"
 #include "knob_search.h"
 #include "schedule_template.h"
-#include "stock_legalization.h"
+#include "template_lookup.h"
 
 namespace spyre::autoscheduler {
 namespace {
@@ -62,6 +59,26 @@ std::string self_executable() {
     if (ec) throw Halide::CompileError("Spyre autoscheduler: cannot find its own executable (/proc/self/exe)");
     return p.string();
 }
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it
+// when the search ends, however it ends.
+struct ScratchDirectory {
+    std::string path;
+    ScratchDirectory() {
+        const char *tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/spyre-autoschedule-XXXXXX";
+        if (!mkdtemp(pattern.data())) {
+            throw Halide::CompileError("Spyre autoscheduler: cannot create a scratch directory like " + pattern);
+        }
+        path = pattern;
+    }
+    ~ScratchDirectory() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    ScratchDirectory(const ScratchDirectory &) = delete;
+    ScratchDirectory &operator=(const ScratchDirectory &) = delete;
+};
 
 std::string format_us(double us) {
     if (!std::isfinite(us)) return "failed";
@@ -88,24 +105,25 @@ std::string schedule_source(const ScheduleTemplate &t, const SearchResult &r) {
     return os.str();
 }
 
-const ScheduleTemplate &template_for(const Halide::Pipeline &pipeline, const std::string &who);
-
 void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Target &target,
                             const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
     const ScheduleTemplate *tpl = &template_for(pipeline, "Spyre autoscheduler");
 
     SearchOptions options;
     options.budget_seconds = env_double("SPYRE_AUTOSCHEDULE_BUDGET_S", 50);  // the whole generator run stays within a minute
-    options.workers = (int)env_double("SPYRE_AUTOSCHEDULE_WORKERS", std::max(1u, std::thread::hardware_concurrency()));
+    options.workers = std::max(1, (int)env_double("SPYRE_AUTOSCHEDULE_WORKERS", 2));
     const bool quiet = std::getenv("SPYRE_AUTOSCHEDULE_QUIET") && std::string(std::getenv("SPYRE_AUTOSCHEDULE_QUIET")) == "1";
 
-    char dir_template[] = "/tmp/spyre-autoschedule-XXXXXX";
-    if (!mkdtemp(dir_template)) throw Halide::CompileError("Spyre autoscheduler: cannot create a scratch directory in /tmp");
+    const ScratchDirectory scratch;
     CandidateCompiler compiler;
     compiler.generator_exe = self_executable();
     compiler.generator = tpl->generator;
     compiler.fixed = tpl->fixed;
-    compiler.work_dir = dir_template;
+    compiler.work_dir = scratch.path;
+    // A compile still running 5 s after the budget is stopped: the budget bounds the search.
+    compiler.deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options.budget_seconds + 5));
 
     std::atomic<int> slot{0};
     auto evaluate = [&](const KnobValues &knobs) { return evaluate_candidate(compiler, knobs, slot++); };
@@ -118,8 +136,6 @@ void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Targ
                      r.ok() ? "" : (": " + r.error.substr(0, 160)).c_str(), format_us(best.simulated_us).c_str());
     };
     const SearchResult r = search_knobs(tpl->knobs, evaluate, options);
-    std::error_code ec;
-    std::filesystem::remove_all(compiler.work_dir, ec);
 
     if (!r.best.ok()) {
         throw Halide::CompileError("Spyre autoscheduler: " + tpl->generator + ": no candidate compiled; the first error: " +
@@ -141,79 +157,10 @@ void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Targ
     }
 }
 
-const ScheduleTemplate &template_for(const Halide::Pipeline &pipeline, const std::string &who) {
-    const std::vector<Halide::Func> outputs = pipeline.outputs();
-    const std::string output = outputs.empty() ? std::string() : outputs.front().name();
-    const ScheduleTemplate *tpl = find_schedule_template(output);
-    if (outputs.size() != 1 || !tpl) {
-        std::string known;
-        for (const std::string &n : schedule_template_outputs()) known += (known.empty() ? "" : ", ") + n;
-        throw Halide::CompileError(
-            who + ": the pipeline with output '" + output +
-            "' has no schedule template. The Spyre autoschedulers schedule the suite's generators built with "
-            "target=spyre and auto_schedule=true, which register one (schedules/schedule_template.h)" +
-            (known.empty() ? std::string() : "; templates registered in this process: " + known) +
-            ". Any other pipeline needs a hand schedule (docs/scheduling.md).");
-    }
-    return *tpl;
-}
-
-// "Legalized_<Name>": runs the stock autoscheduler <Name> (its plugin loaded
-// too, e.g. -p libautoschedule_mullapudi2016.so,libautoschedule_spyre.so),
-// keeps its tiling and fusion decisions as far as the family's Spyre template
-// can express them, and applies that template. Says what it kept and what it
-// changed (stderr, and the schedule source).
-void legalize_stock_schedule(const std::string &stock, const Halide::Pipeline &pipeline, const Halide::Target &target,
-                             const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
-    const std::string who = "Spyre legalization of " + stock;
-    const ScheduleTemplate &tpl = template_for(pipeline, who);
-    if (!tpl.legalize) {
-        throw Halide::CompileError(who + ": the " + tpl.generator + " template has no legalization yet");
-    }
-    std::string stock_source;
-    const StockScheduleDecisions decisions = run_stock_autoscheduler(pipeline, stock, target, params, &stock_source);
-    std::vector<std::string> kept, changed;
-    KnobValues knobs;
-    try {
-        knobs = tpl.legalize(decisions, &kept, &changed);
-    } catch (const std::exception &e) {
-        throw Halide::CompileError(who + " (" + tpl.generator + "): " + e.what());
-    }
-    std::ostringstream notes;
-    for (const std::string &k : kept) notes << "//   kept: " << k << "\n";
-    for (const std::string &c : changed) notes << "//   changed: " << c << "\n";
-    std::fprintf(stderr, "spyre legalization: %s on %s -> %s\n%s", stock.c_str(), tpl.generator.c_str(),
-                 knob_string(tpl, knobs).c_str(), notes.str().c_str());
-    tpl.apply(knobs);
-    if (results) {
-        std::ostringstream os;
-        os << "// Spyre legalization of the " << stock << " schedule of gen_" << tpl.generator << ":\n"
-           << notes.str() << "// On the command line: gen_" << tpl.generator << " ... " << knob_string(tpl, knobs) << "\n"
-           << "// The " << stock << " decisions read:\n";
-        std::istringstream lines(describe_decisions(decisions));
-        for (std::string l; std::getline(lines, l);) os << "//   " << l << "\n";
-        os << tpl.source(knobs);
-        results->scheduler_name = "Legalized_" + stock;
-        results->target = target;
-        results->machine_params_string = params.to_string();
-        results->schedule_source = os.str();
-    }
-}
-
 // Registered when the plugin is loaded (-p), like Halide's own autoschedulers.
-struct RegisterSpyreAutoschedulers {
-    RegisterSpyreAutoschedulers() {
-        Halide::Pipeline::add_autoscheduler("Spyre", autoschedule_for_spyre);
-        for (const char *stock : {"Mullapudi2016", "Adams2019", "Li2018"}) {
-            const std::string name = stock;
-            Halide::Pipeline::add_autoscheduler(
-                "Legalized_" + name, [name](const Halide::Pipeline &p, const Halide::Target &t,
-                                            const Halide::MachineParams &mp, Halide::AutoSchedulerResults *r) {
-                    legalize_stock_schedule(name, p, t, mp, r);
-                });
-        }
-    }
-} register_spyre_autoschedulers;
+struct RegisterSpyreAutoscheduler {
+    RegisterSpyreAutoscheduler() { Halide::Pipeline::add_autoscheduler("Spyre", autoschedule_for_spyre); }
+} register_spyre_autoscheduler;
 
 }  // namespace
 }  // namespace spyre::autoscheduler

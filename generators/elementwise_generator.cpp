@@ -202,7 +202,7 @@ public:
             try {
                 (void)spyre::plan_elementwise_spyre(shape_, options_of(v));
                 break;
-            } catch (const std::exception &) {
+            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
                 if (rows == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
                 rows /= 2;
                 v["tile_rows"] = std::to_string(rows);

@@ -141,7 +141,7 @@ public:
             try {
                 (void)plan_norm_spyre(cols, rows, t_in, Centered, o);
                 tiles.push_back(c);
-            } catch (const std::exception &) {
+            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
             }
         }
         t.knobs = {make_knob("max_cores", (int)max_cores, {32, 16, 8}), make_knob("double_buffer", (bool)double_buffer),
@@ -199,7 +199,7 @@ public:
             try {
                 p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
                 break;
-            } catch (const std::exception &) {
+            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
                 if (tile == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
                 tile /= 2;
                 v["tile_rows"] = std::to_string(tile);

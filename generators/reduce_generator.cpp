@@ -197,7 +197,7 @@ public:
             try {
                 (void)spyre::plan_reduce_spyre(shape_, options_of(v));
                 break;
-            } catch (const std::exception &) {
+            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
                 if (tile > lanes) {
                     tile = spyre::round_up(tile / 2, lanes);
                 } else if (chunk > 1) {

@@ -152,7 +152,16 @@ public:
             try {
                 p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
                 break;
-            } catch (const Halide::CompileError &) {
+            } catch (const Halide::CompileError &e) {
+                if (std::string(e.what()).find("hardware loop levels") != std::string::npos) {
+                    // A smaller tile needs more loops: the planner chooses the tile (it grows it).
+                    changed->push_back("tile " + std::to_string(edge) + " needs more hardware loop levels than the machine has; "
+                                       "the planner chooses the tile");
+                    v["tile"] = "0";
+                    p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+                    edge = p.tile;
+                    break;
+                }
                 if (edge == lanes) throw std::runtime_error("not even a one-stick tile fits the scratchpad");
                 edge = spyre::round_up(edge / 2, lanes);
                 v["tile"] = std::to_string(edge);

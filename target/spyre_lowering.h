@@ -28,6 +28,7 @@ void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &opt
 // copy of the tensor registry and the double-buffering requests when it is
 // attached; a schedule applied after that (the Spyre autoscheduler's
 // ScheduleTemplate::apply re-plans the padding and the staging) must re-attach it.
+// It clears every custom lowering pass of `p`: the suite's pipelines have only the Spyre one.
 void reattach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
 
 // Compile errors of the Spyre backend: they name the Func, the loop and the rule.

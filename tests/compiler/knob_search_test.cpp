@@ -66,7 +66,7 @@ TEST(KnobSearch, LargeSpacesDescendToTheOptimumOfASeparableCost) {
         search_knobs(knobs, [&](const KnobValues &v) { return CandidateResult{v, bowl(v, target), "", 0}; }, o);
     EXPECT_FALSE(r.exhaustive);
     EXPECT_EQ(r.best.simulated_us, 100) << "coordinate descent reaches the minimum of a separable bowl";
-    EXPECT_LE((int64_t)r.evaluated.size(), 300 + 16);
+    EXPECT_LE((int64_t)r.evaluated.size(), 300 + 1) << "the limit counts every measurement but the start";
 }
 
 TEST(KnobSearch, TheBudgetStopsNewEvaluationsButTheStartIsAlwaysMeasured) {

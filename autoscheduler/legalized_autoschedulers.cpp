@@ -1,0 +1,75 @@
+// The autoschedulers "Legalized_Mullapudi2016", "Legalized_Adams2019" and
+// "Legalized_Li2018" of the Spyre plugin: the stock autoscheduler (its plugin
+// loaded as well, -p <stock.so>,libautoschedule_spyre.so), then the
+// legalization layer (stock_legalization.h) and the family's template's
+// `legalize`, which keep its tiling and fusion as far as the template can
+// express them. What was kept and what was changed goes to stderr and to the
+// top of the schedule source (-e schedule).
+#include <cstdio>
+#include <sstream>
+
+#include "Halide.h"
+#include "stock_legalization.h"
+#include "template_lookup.h"
+
+namespace spyre::autoscheduler {
+namespace {
+
+// "Legalized_<Name>": runs the stock autoscheduler <Name> (its plugin loaded
+// too, e.g. -p libautoschedule_mullapudi2016.so,libautoschedule_spyre.so),
+// keeps its tiling and fusion decisions as far as the family's Spyre template
+// can express them, and applies that template. Says what it kept and what it
+// changed (stderr, and the schedule source).
+void legalize_stock_schedule(const std::string &stock, const Halide::Pipeline &pipeline, const Halide::Target &target,
+                             const Halide::MachineParams &params, Halide::AutoSchedulerResults *results) {
+    const std::string who = "Spyre legalization of " + stock;
+    const ScheduleTemplate &tpl = template_for(pipeline, who);
+    if (!tpl.legalize) {
+        throw Halide::CompileError(who + ": the " + tpl.generator + " template has no legalization yet");
+    }
+    std::string stock_source;
+    const StockScheduleDecisions decisions = run_stock_autoscheduler(pipeline, stock, target, params, &stock_source);
+    std::vector<std::string> kept, changed;
+    KnobValues knobs;
+    try {
+        knobs = tpl.legalize(decisions, &kept, &changed);
+    } catch (const std::exception &e) {
+        throw Halide::CompileError(who + " (" + tpl.generator + "): " + e.what());
+    }
+    std::ostringstream notes;
+    for (const std::string &k : kept) notes << "//   kept: " << k << "\n";
+    for (const std::string &c : changed) notes << "//   changed: " << c << "\n";
+    std::fprintf(stderr, "spyre legalization: %s on %s -> %s\n%s", stock.c_str(), tpl.generator.c_str(),
+                 knob_string(tpl, knobs).c_str(), notes.str().c_str());
+    tpl.apply(knobs);
+    if (results) {
+        std::ostringstream os;
+        os << "// Spyre legalization of the " << stock << " schedule of gen_" << tpl.generator << ":\n"
+           << notes.str() << "// On the command line: gen_" << tpl.generator << " ... " << knob_string(tpl, knobs) << "\n"
+           << "// The " << stock << " decisions read:\n";
+        std::istringstream lines(describe_decisions(decisions));
+        for (std::string l; std::getline(lines, l);) os << "//   " << l << "\n";
+        os << tpl.source(knobs);
+        results->scheduler_name = "Legalized_" + stock;
+        results->target = target;
+        results->machine_params_string = params.to_string();
+        results->schedule_source = os.str();
+    }
+}
+
+// Registered when the plugin is loaded (-p), next to "Spyre".
+struct RegisterLegalizedAutoschedulers {
+    RegisterLegalizedAutoschedulers() {
+        for (const char *stock : {"Mullapudi2016", "Adams2019", "Li2018"}) {
+            const std::string name = stock;
+            Halide::Pipeline::add_autoscheduler(
+                "Legalized_" + name, [name](const Halide::Pipeline &p, const Halide::Target &t,
+                                            const Halide::MachineParams &mp, Halide::AutoSchedulerResults *r) {
+                    legalize_stock_schedule(name, p, t, mp, r);
+                });
+        }
+    }
+} register_legalized_autoschedulers;
+
+}  // namespace
+}  // namespace spyre::autoscheduler
