@@ -197,18 +197,11 @@ public:
         int rows = std::min(std::max(stock_rows, 1), shape_.d1);
         spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
                                {"device_order", "zyx"}};
-        std::string shrunk;
-        for (;;) {
-            try {
-                (void)spyre::plan_elementwise_spyre(shape_, options_of(v));
-                break;
-            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
-                if (rows == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
-                rows /= 2;
-                v["tile_rows"] = std::to_string(rows);
-                shrunk = " (shrunk to fit the scratchpad)";
-            }
-        }
+        const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
+            v["tile_rows"] = std::to_string(r);
+            (void)spyre::plan_elementwise_spyre(shape_, options_of(v));
+        });
+        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
                                         : std::string("y not split (one row per iteration)")) +
                         " -> tile_rows=" + std::to_string(rows) + shrunk);

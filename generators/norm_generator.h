@@ -193,19 +193,12 @@ public:
         const int stock_rows = d.tile(o, 0, y_.name());
         int tile = std::min(std::max(stock_rows, 1), (int)rows);
         KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}, {"tile_rows", std::to_string(tile)}};
-        std::string shrunk;
         NormSpyrePlan p;
-        for (;;) {
-            try {
-                p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
-                break;
-            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
-                if (tile == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
-                tile /= 2;
-                v["tile_rows"] = std::to_string(tile);
-                shrunk = " (shrunk to fit the scratchpad)";
-            }
-        }
+        const bool shrank = spyre::shrink_rows_to_fit(&tile, [&](int r) {
+            v["tile_rows"] = std::to_string(r);
+            p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
+        });
+        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
                                         : std::string("y not split (one row per iteration)")) +
                         " -> tile_rows=" + std::to_string(tile) + shrunk);

@@ -130,18 +130,11 @@ public:
         const bool row_vectors = width < 0 || width > lanes;
         spyre::KnobValues v = {{"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
                                {"row_vectors", row_vectors ? "true" : "false"}, {"double_buffer", "false"}};
-        std::string shrunk;
-        for (;;) {
-            try {
-                (void)spyre::plan_softmax_spyre(cols, this->rows, t_in, options_of(v));
-                break;
-            } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
-                if (rows == 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
-                rows /= 2;
-                v["tile_rows"] = std::to_string(rows);
-                shrunk = " (shrunk to fit the scratchpad)";
-            }
-        }
+        const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
+            v["tile_rows"] = std::to_string(r);
+            (void)spyre::plan_softmax_spyre(cols, this->rows, t_in, options_of(v));
+        });
+        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
                                         : std::string("y not split (one row per iteration)")) +
                         " -> tile_rows=" + std::to_string(rows) + shrunk);

@@ -58,4 +58,18 @@ bool shrink_matmul_tile_to_fit(int *tm, int *tn, int lanes, const std::function<
     }
 }
 
+bool shrink_rows_to_fit(int *rows, const std::function<void(int rows)> &plans) {
+    bool shrunk = false;
+    for (;;) {
+        try {
+            plans(*rows);
+            return shrunk;
+        } catch (const std::runtime_error &) {  // Halide::CompileError too; knob errors are std::logic_error
+            if (*rows <= 1) throw std::runtime_error("not even one row per tile fits the scratchpad");
+            *rows /= 2;
+            shrunk = true;
+        }
+    }
+}
+
 }  // namespace spyre

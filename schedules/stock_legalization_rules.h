@@ -35,4 +35,10 @@ void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::s
 // Returns whether it shrank; throws std::runtime_error if even 8 x lanes fails.
 bool shrink_matmul_tile_to_fit(int *tm, int *tn, int lanes, const std::function<void(int tm, int tn)> &plans);
 
+// Halves a tile of rows until `plans` accepts it (returns without throwing);
+// only the planners' "does not fit" (std::runtime_error) shrinks, anything else
+// propagates. Returns whether it shrank; throws std::runtime_error if even one
+// row fails.
+bool shrink_rows_to_fit(int *rows, const std::function<void(int rows)> &plans);
+
 }  // namespace spyre
