@@ -4,14 +4,13 @@
 # machine_params.def, the program format or the example programs).
 # Usage: fuzz/make-seeds.sh BUILD_DIR   (a build with bin/spyre-as, e.g. build-fuzz)
 # Assumes python3; writes .npy bytes by hand (no numpy needed). The assembler
-# seeds (corpus/fuzz_assembler/*.s) are written by hand, except vadd32.s, a
-# copy of examples/vadd32.s; the program seeds are assembled from them.
+# seeds (corpus/fuzz_assembler/*.s) are written by hand (scripts/run-fuzz.sh
+# adds examples/*.s to them); the program seeds are assembled from them.
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD="${1:?usage: fuzz/make-seeds.sh BUILD_DIR}"
 case "$BUILD" in /*) ;; *) BUILD="$PWD/../$BUILD" ;; esac
 
-cp ../examples/vadd32.s corpus/fuzz_assembler/vadd32.s
 # Program seeds: the small valid assembler seeds (vadd32.spyre itself is 10 KB).
 for s in vadd2 matmul; do
   "$BUILD/bin/spyre-as" "corpus/fuzz_assembler/$s.s" -o "corpus/fuzz_program/$s.spyre"

@@ -64,7 +64,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
         p.footprint_bytes += kt_copies;
     }
     const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.sp, p.tile}},
-                                               CoreSplitOptions{std::max(1, std::min(options.max_cores, (int)m.cores)), 1});
+                                               CoreSplitOptions{usable_cores(options.max_cores), 1});
     p.ch = c[0];
     p.cq = c[1];
     return p;

@@ -80,7 +80,7 @@ BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &optio
     }
     if (p.tk == 0) return p;
     p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
-    choose_core_split(p, shape.batch, std::max(1, std::min(options.max_cores, (int)machine.cores)));
+    choose_core_split(p, shape.batch, usable_cores(options.max_cores));
     // With the whole K in one tile, keep each core's B slice resident when it fits:
     // A tiles are then reused across the core's N tiles and B is read from DRAM once.
     if (!p.k_chunked() && options.resident_b) {

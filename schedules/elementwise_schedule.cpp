@@ -82,7 +82,7 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
     const double row_sfu = sfu_passes(s, m.sfu_transcendental_cost) *
                            ((double)p.d0p * 4 / sfu_rate + m.sfu_instruction_overhead_cycles * p.d0p / p.row_vector);
     double best = std::numeric_limits<double>::max();
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    const int max_cores = usable_cores(options.max_cores);
     for (int ty = 1; ty <= max_rows; ty++) {
         if (options.tile_rows > 0 && ty != options.tile_rows) continue;
         const int d1p = round_up(s.d1, ty), tiles = d1p / ty;

@@ -50,7 +50,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
     const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)machine.cores));
+    const int max_cores = usable_cores(options.max_cores);
 
     // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 512,
     // or only the forced tile (rows in whole PT passes, columns in whole sticks).

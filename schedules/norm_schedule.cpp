@@ -1,5 +1,6 @@
 // Schedules of layernorm and rmsnorm (see norm_schedule.h).
 #include "norm_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -59,7 +60,7 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     // (SFU time, which does not overlap the DMA: about a tenth of it at 32 cores).
     const int max_tile = (int)std::min<int64_t>(64, budget / per_row);
     double best = 0;
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    const int max_cores = usable_cores(options.max_cores);
     bool tile_db = db;  // double buffering, given the rows per tile
     if (options.tile_rows > 0) {
         // A forced tile: double-buffered if that many rows fit twice, else single.

@@ -78,7 +78,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         throw std::runtime_error("reduce: chunk=" + std::to_string(options.chunk) + " must divide the reduced extent (" +
                                  std::to_string(n) + ") and applies to axes 1 and 2 only (axis " + std::to_string(s.axis) + ")");
     }
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    const int max_cores = usable_cores(options.max_cores);
     // Tiles are whole sticks of the output's dim 0, at most 1024 lanes (one SFU vector).
     for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(1024, round_up(du, p.in_lanes))); tile += p.in_lanes) {
         if (options.tile > 0 && tile != options.tile) continue;

@@ -1,8 +1,12 @@
 // Small integer helpers every Spyre schedule planner uses (tile rounding, even
-// divisors for static core splits). Header-only; no Halide dependency.
+// divisors for static core splits, the core limit of a max_cores knob).
+// Header-only; no Halide dependency.
 #pragma once
 
+#include <algorithm>
 #include <vector>
+
+#include "spyre/machine.h"
 
 namespace spyre {
 
@@ -17,5 +21,8 @@ inline std::vector<int> divisors(int x) {
     }
     return out;
 }
+
+// The cores a plan may use: the max_cores knob, clamped to 1..the machine's cores.
+inline int usable_cores(int max_cores) { return std::max(1, std::min(max_cores, (int)default_machine().cores)); }
 
 }  // namespace spyre

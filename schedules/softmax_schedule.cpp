@@ -1,5 +1,6 @@
 // Schedules of softmax (see softmax_schedule.h).
 #include "softmax_schedule.h"
+#include "schedule_arithmetic.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -30,7 +31,7 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
                                  std::to_string(per_row) + " bytes per row)");
     }
     // Tiles of up to 32 rows, at least one tile per core when there are enough rows.
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    const int max_cores = usable_cores(options.max_cores);
     int tile = (int)std::min<int64_t>(32, budget / per_row);
     tile = std::max(1, std::min(tile, (rows + max_cores - 1) / max_cores));
     if (options.tile_rows > 0) tile = (int)std::min<int64_t>(options.tile_rows, budget / per_row);

@@ -35,7 +35,7 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
     }
     if (options.tile > 0) tile = round_up(options.tile, p.lanes);
     const int64_t budget = m.scratchpad_bytes * 3 / 4;
-    const int max_cores = std::max(1, std::min(options.max_cores, (int)m.cores));
+    const int max_cores = usable_cores(options.max_cores);
     // The per-core loops over batch, y tiles and x tiles that run more than once, plus
     // the two loops of the gather inside a tile, must fit the hardware loop levels.
     // Too many (a large batch on few cores): a larger tile, unless it was given.

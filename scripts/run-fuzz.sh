@@ -2,7 +2,8 @@
 # Installs what is missing, builds the libFuzzer targets of fuzz/ into
 # build-fuzz/ (clang-14, ASan+UBSan, SPYRE_FUZZ=ON, runtime and tools only),
 # and runs each target for SECONDS (default 60) on a scratch copy of its seeds
-# (fuzz/corpus/<target>/ plus the regression inputs tests/data/fuzz_regressions/<target>/).
+# (fuzz/corpus/<target>/, the regression inputs tests/data/fuzz_regressions/<target>/,
+# and for the assembler the example programs examples/*.s).
 # Exits non-zero if any target finds a crash, sanitizer report, timeout,
 # out-of-memory or invariant violation, printing the reproducer paths
 # (replay one with: build-fuzz/bin/<target> <reproducer>).
@@ -37,6 +38,7 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$dir/corpus" "$dir/artifacts"
   cp fuzz/corpus/"$t"/* "$dir/corpus/"
   if [ -d "tests/data/fuzz_regressions/$t" ]; then cp tests/data/fuzz_regressions/"$t"/* "$dir/corpus/"; fi
+  if [ "$t" = fuzz_assembler ]; then cp examples/*.s "$dir/corpus/"; fi
   dict=()
   if [ -f "fuzz/dict/$t.dict" ]; then dict=("-dict=$PWD/fuzz/dict/$t.dict"); fi
   echo "== $t: ${SECONDS_PER_TARGET}s (log: $dir/log)"
