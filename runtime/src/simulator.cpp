@@ -4,8 +4,9 @@
 // Timing (always): the unit whose next instruction can start earliest goes
 // next (ties: DRAM events, then core, then unit). Control instructions take
 // no time; tokens, ring arrivals and barriers carry times; DMA transfers share
-// the card's DRAM through sim::DramModel and finish when it says so; PT, SFU
-// and ring durations come from sim::TimingModel. Address rules (bounds, whole
+// the card's DRAM through sim::DramModel and finish when it says so; ring
+// transfers reserve the ring's links through sim::RingModel; PT and SFU
+// durations come from sim::TimingModel. Address rules (bounds, whole
 // sticks) are checked here, so timing-only runs enforce them too; timing never
 // reads data, which is why timing-only and functional runs report the same
 // cycles. In functional mode every timed instruction is recorded with its
@@ -27,6 +28,7 @@
 
 #include "sim/dram_model.h"
 #include "sim/functional_replay.h"
+#include "sim/ring_model.h"
 #include "sim/scratchpad.h"
 #include "sim/timing_model.h"
 #include "sim/unit_semantics.h"
@@ -191,7 +193,7 @@ class Device {
 public:
     Device(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
            const std::vector<double> &params, const SimulationOptions &o)
-        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), rng_(o.seed) {
+        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed) {
         bind_arguments(args);
         const int cores = (int)p.cores.size();
         for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
@@ -466,9 +468,13 @@ private:
                 result_.ring_bytes += f[F::bytes];
                 record(u, op, f);
                 new_epoch();  // the receiving core sees the bytes only after this transfer
-                const double end = start + scaled(timing_.ring_cycles(f[F::bytes]));
-                signal((int)f[F::dst_core], (int)f[F::dst_channel], end);
-                finish_timed(id, start, end, op);
+                // The put may read bytes an earlier transfer of this unit is still landing: it
+                // starts once they have landed, then waits for the links on its path.
+                const double scale = scaled(1.0);
+                const sim::RingModel::Span span =
+                    ring_.reserve(std::max(start, u.landed), u.core, (int)f[F::dst_core], f[F::bytes], scale);
+                signal((int)f[F::dst_core], (int)f[F::dst_channel], span.end);
+                finish_timed(id, span.begin, span.begin + span.busy, op);
                 return;
             }
             case isa::Opcode::Matmul:
@@ -572,6 +578,7 @@ private:
     SimulationOptions opt_;
     sim::TimingModel timing_;
     sim::DramModel dram_;
+    sim::RingModel ring_;
     std::mt19937_64 rng_;
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;

@@ -79,9 +79,5 @@ double TimingModel::dram_transfer(double start, int64_t read_bytes, int64_t writ
     return std::max(port_end, dram_free_at_) + m_.dma_latency_cycles;
 }
 
-double TimingModel::ring_cycles(int64_t bytes) const {
-    return (double)bytes / m_.ring_bytes_per_cycle + m_.ring_hop_latency_ns * m_.clock_ghz;
-}
-
 }  // namespace sim
 }  // namespace spyre

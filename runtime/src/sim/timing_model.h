@@ -9,7 +9,7 @@
 //    read/write turnaround term of MACHINE.md); one core's transfer is also
 //    limited by its DMA port (card bandwidth / dram_saturation_cores) and
 //    pays the access latency.
-//  - Ring: bytes / ring bytes per cycle plus the hop latency.
+//  - Ring: see ring_model.h (link reservations need state across transfers).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,6 @@ public:
     // A DMA transfer issued at `start` that reads and writes these DRAM bytes
     // and fills `local_bytes` of scratchpad with zeros; returns its end time.
     double dram_transfer(double start, int64_t read_bytes, int64_t write_bytes, int64_t local_bytes);
-    double ring_cycles(int64_t bytes) const;
 
 private:
     const MachineDescription &m_;
