@@ -24,10 +24,12 @@ int64_t bmm_footprint(int tm, int tn, int tk, int bytes) {
 }
 
 // The largest tile count below the core limit, preferring batch, then N, then M
-// (only exact divisors, so every core gets the same work).
-void choose_core_split(BmmSpyrePlan &p, int batch, int cores) {
+// (only exact divisors, so every core gets the same work). With `n_first`,
+// N is preferred over batch and M: the split whose cores share A tiles most.
+void choose_core_split(BmmSpyrePlan &p, int batch, int cores, bool n_first = false) {
     const int m_tiles = p.mp / p.tm, n_tiles = p.np / p.tn;
     int best = 0;
+    p.cb = p.cn = p.cm = 1;
     for (int cb : divisors(batch)) {
         for (int cn : divisors(n_tiles)) {
             for (int cm : divisors(m_tiles)) {
@@ -35,7 +37,9 @@ void choose_core_split(BmmSpyrePlan &p, int batch, int cores) {
                 if (used > cores) continue;
                 // Strictly more cores wins; on a tie the earlier (batch, then N) choice stays,
                 // since cb and cn are visited in increasing order we prefer larger cb, cn.
-                const bool better = used > best || (used == best && (cb > p.cb || (cb == p.cb && cn > p.cn)));
+                const bool preferred = n_first ? (cn > p.cn || (cn == p.cn && cb > p.cb))
+                                               : (cb > p.cb || (cb == p.cb && cn > p.cn));
+                const bool better = used > best || (used == best && preferred);
                 if (better) {
                     best = used;
                     p.cb = cb;
@@ -80,7 +84,8 @@ BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &optio
     }
     if (p.tk == 0) return p;
     p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
-    choose_core_split(p, shape.batch, usable_cores(options.max_cores));
+    choose_core_split(p, shape.batch, usable_cores(options.max_cores), options.share_a);
+    p.a_shared = options.share_a && p.cn > 1;
     // With the whole K in one tile, keep each core's B slice resident when it fits:
     // A tiles are then reused across the core's N tiles and B is read from DRAM once.
     if (!p.k_chunked() && options.resident_b) {
@@ -112,22 +117,29 @@ double estimated_cycles(const BmmShape &shape, const BmmSpyrePlan &p) {
     const double macs = (double)shape.batch * p.mp * p.np * p.kp;
     const double rate = m.pt_peak_macs_per_cycle_fp16 * (shape.dtype.bits() == 32 ? m.pt_fp32_rate_factor : 1.0);
     const double compute = macs / (rate * p.cores());
-    double traffic;
+    // A is loaded once per chain of cn cores when shared, else by every core.
+    const double a_loads = p.a_shared ? 1.0 / p.cn : 1.0;
+    double traffic, a_bytes_per_core;
     if (p.b_resident) {
         // A once per core column (cn), each core's B slice once per core row (cm).
-        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn + (double)shape.batch * p.np * p.kp * bytes * p.cm;
+        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn * a_loads + (double)shape.batch * p.np * p.kp * bytes * p.cm;
+        a_bytes_per_core = (double)shape.batch * p.mp * p.kp * bytes / (p.cb * p.cm);
     } else {
-        traffic = tiles * (p.tm + p.tn) * (double)p.kp * bytes;
+        traffic = tiles * (p.tm * a_loads + p.tn) * (double)p.kp * bytes;
+        a_bytes_per_core = tiles * p.tm * (double)p.kp * bytes / p.cores();
     }
     traffic += (double)shape.batch * p.mp * p.np * bytes;  // C
     const double dram = traffic / m.dram_bytes_per_cycle();
-    return compute + dram * 0.1 + std::max(compute, dram);  // overlap is partial: favour balance
+    // Forwarding A along the chain occupies each core's DMA unit.
+    const double ring = p.a_shared ? a_bytes_per_core / m.ring_bytes_per_cycle : 0.0;
+    const double busiest = std::max({compute, dram, ring});
+    return compute + dram * 0.1 + busiest;  // overlap is partial: favour balance
 }
 
 }  // namespace
 
 BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options) {
-    // Candidate tiles: 64-multiples up to 512 (smaller M gets its own rounded size);
+    // Candidate tiles: 64-multiples up to 1024 rows and 512 columns (smaller M gets its own rounded size);
     // the plan with the lowest estimated time wins, ties to the smaller tile.
     const int lanes = stick_lanes(shape.dtype);
     if (options.tile_k > 0) {
@@ -139,7 +151,7 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     if (options.tile_m > 0) {
         tms.push_back(round_up(options.tile_m, 8));
     } else {
-        for (int t = 64; t <= 512; t *= 2) {
+        for (int t = 64; t <= 1024; t *= 2) {
             if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, 8)));
         }
     }
@@ -156,14 +168,18 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
         for (int tn : tns) {
             for (bool resident : {false, true}) {
                 if (resident && !options.resident_b) continue;
-                BmmSpyreOptions o = options;
-                o.resident_b = resident;
-                BmmSpyrePlan p = plan_with_tiles(shape, o, tm, tn);
-                if (p.tk == 0) continue;
-                const double c = estimated_cycles(shape, p);
-                if (best.tk == 0 || c < best_cycles * 0.98) {
-                    best = p;
-                    best_cycles = c;
+                for (bool share : {false, true}) {
+                    if (share && !options.share_a) continue;
+                    BmmSpyreOptions o = options;
+                    o.resident_b = resident;
+                    o.share_a = share;
+                    BmmSpyrePlan p = plan_with_tiles(shape, o, tm, tn);
+                    if (p.tk == 0 || (share && !p.a_shared)) continue;
+                    const double c = estimated_cycles(shape, p);
+                    if (best.tk == 0 || c < best_cycles * 0.98) {
+                        best = p;
+                        best_cycles = c;
+                    }
                 }
             }
         }
@@ -227,6 +243,9 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
         stage(A_in, f.C, no);
         stage(B_in, f.C, no);
     }
+
+    // The cores of one batch and row range load the same A tiles: once per chain, then along the ring.
+    if (p.a_shared) share_over_ring(A_in);
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.
     stage_in_scratchpad(f.result, f.C, no);

@@ -6,7 +6,9 @@
 //   for bi, mo, no:   copy A tile, copy B tile (DRAM -> scratchpad),
 //                     acc = 0, acc += A*B over k, result = cast(acc),
 //                     copy the C tile (scratchpad -> DRAM)
-// with one constant-extent parallel loop over the cores outside.
+// with one constant-extent parallel loop over the cores outside. With a
+// shared A (plan.a_shared) the cores that differ only in their N range load
+// each A tile once per chain and pass it along the ring (share_over_ring).
 #pragma once
 
 #include "Halide.h"
@@ -38,6 +40,7 @@ struct BmmSpyrePlan {
     int64_t footprint_bytes = 0; // scratchpad bytes per core (A, B tiles, acc, result)
     bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
     bool double_buffer = false;  // the staged (non-resident) input tiles have two copies
+    bool a_shared = false;       // the cores of one batch and row range (cn > 1) pass A tiles along the ring
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cb * cm * cn; }
@@ -52,6 +55,7 @@ struct BmmSpyreOptions {
     int tile_k = 0;           // K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)
     bool resident_b = true;   // keep each core's B slice in scratchpad when it fits
     bool double_buffer = true; // staged A/B tiles in two copies when they fit: DMA overlaps the PT
+    bool share_a = true;      // consider core splits along N whose cores share A tiles over the ring
 };
 
 // Chooses the tiles and the core split for `shape` (machine sizes from the

@@ -2,6 +2,7 @@
 #include "spyre_schedule.h"
 
 #include "double_buffering.h"
+#include "ring_sharing.h"
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
@@ -481,6 +482,19 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double
     } else {
         stage_in_scratchpad(f, consumer, at);
     }
+}
+
+// ---- ring ---------------------------------------------------------------
+
+void share_over_ring(Func f) {
+    const std::string what = describe("share_over_ring", f);
+    if (f.function().schedule().memory_type() != MemoryType::VTCM) {
+        fail(what, "it is not staged in the scratchpad; call stage_in_scratchpad or double_buffer on it first");
+    }
+    if (f.has_update_definition()) {
+        fail(what, "it has update definitions (an accumulator); only a staged copy of an input can be shared");
+    }
+    compiler::request_ring_sharing(f.name());
 }
 
 }  // namespace spyre

@@ -127,9 +127,114 @@ void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<
     }
 }
 
+// Fixes the loop index of `level` to `value` in every operand of n and removes
+// that level (deeper levels move up by one): for items moved out of the loop.
+void substitute_level(ProgramNode &n, size_t level, int64_t value) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (ProgramNode &c : n.body) substitute_level(c, level, value);
+        return;
+    }
+    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) {
+        SymOperand &o = n.inst.f[f];
+        o.base += o.coef_at(level) * value;
+        if (o.coef.size() > level) o.coef.erase(o.coef.begin() + (std::ptrdiff_t)level);
+    }
+}
+
+// Moves n one iteration of the loop at `level` later.
+void next_iteration(ProgramNode &n, size_t level) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (ProgramNode &c : n.body) next_iteration(c, level);
+        return;
+    }
+    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) n.inst.f[f].base += n.inst.f[f].coef_at(level);
+}
+
+// A DMA load into either copy of one of the loop's ping-pong buffers.
+bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
+    if (n.kind != ProgramNode::Kind::Instruction || n.inst.op != isa::Opcode::DmaLoad) return false;
+    const int64_t sp = n.inst.f[isa::field::DmaLoad::sp].base;
+    for (const PingPongBuffer *b : mine) {
+        if ((sp >= b->lo && sp < b->hi) || (sp >= b->lo + b->offset && sp < b->hi + b->offset)) return true;
+    }
+    return false;
+}
+
+bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
+    if (n.kind != ProgramNode::Kind::Loop) return false;
+    for (const ProgramNode &c : n.body) {
+        if (is_staging_load(c, mine) || has_nested_staging_load(c, mine)) return true;
+    }
+    return false;
+}
+
+// The software pipeline of an unrolled pair (copies 0 and 1 of the body, each
+// split into its staging loads and the rest):
+//   before the loop:  loads0(0)
+//   loop p < half-1:  loads1(p), rest0(p), loads0(p+1), rest1(p)
+//   after the loop:   loads1(half-1), rest0(half-1), rest1(half-1)
+// so each copy's next tile is loaded while the other copy is computed, and
+// the DMA never waits for both computes of a pair (the plain unrolled body
+// loads0, loads1, rest0, rest1 would, through its loop-carried tokens).
+// Returns false (and leaves `nodes` alone) when the body does not allow it:
+// staging loads inside nested loops, double-buffered loops nested inside, or a
+// DRAM conflict between a moved load and what it moves across.
+bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
+                   const std::vector<ProgramNode> &first, const std::vector<ProgramNode> &second,
+                   const std::vector<const PingPongBuffer *> &mine, const std::vector<PingPongBuffer> &buffers) {
+    const ProgramNode &loop = nodes[index];
+    for (const PingPongBuffer &b : buffers) {
+        if (b.level > depth && references(loop, b)) return false;
+    }
+    std::vector<ProgramNode> loads0, rest0, loads1, rest1;
+    for (const ProgramNode &c : first) {
+        if (has_nested_staging_load(c, mine)) return false;
+        (is_staging_load(c, mine) ? loads0 : rest0).push_back(c);
+    }
+    for (const ProgramNode &c : second) (is_staging_load(c, mine) ? loads1 : rest1).push_back(c);
+    const int64_t half = loop.trip / 2;
+    std::vector<ProgramNode> next0 = loads0;
+    for (ProgramNode &c : next0) next_iteration(c, (size_t)depth);
+    trips.push_back(half);
+    for (const ProgramNode &l : loads1) {
+        for (const ProgramNode &r : rest0) {
+            if (dram_conflict(l, r, trips)) return trips.pop_back(), false;
+        }
+    }
+    for (const ProgramNode &l : next0) {
+        for (const ProgramNode &r : rest1) {
+            if (dram_conflict(l, r, trips)) return trips.pop_back(), false;
+        }
+    }
+    trips.pop_back();
+
+    std::vector<ProgramNode> replacement;
+    for (ProgramNode c : loads0) {
+        substitute_level(c, (size_t)depth, 0);
+        replacement.push_back(std::move(c));
+    }
+    if (half > 1) {
+        ProgramNode body = loop;
+        body.trip = half - 1;
+        body.body.clear();
+        for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
+        replacement.push_back(std::move(body));
+    }
+    for (auto *part : {&loads1, &rest0, &rest1}) {
+        for (ProgramNode c : *part) {
+            substitute_level(c, (size_t)depth, half - 1);
+            replacement.push_back(std::move(c));
+        }
+    }
+    nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
+    nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
+    return true;
+}
+
 void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
                const std::vector<PingPongBuffer> &buffers) {
-    for (ProgramNode &n : nodes) {
+    for (size_t i = 0; i < nodes.size(); i++) {
+        ProgramNode &n = nodes[i];
         if (n.kind != ProgramNode::Kind::Loop) continue;
         std::vector<const PingPongBuffer *> mine;
         for (const PingPongBuffer &b : buffers) {
@@ -141,6 +246,11 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
             std::vector<ProgramNode> first = n.body, second = n.body;
             for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
             for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
+            const size_t before = nodes.size();
+            if (pipeline_pair(nodes, i, depth, trips, first, second, mine, buffers)) {
+                i += nodes.size() - before;  // skip the prologue, loop and epilogue just built
+                continue;
+            }
             n.trip /= 2;
             n.body = std::move(first);
             const size_t half = n.body.size();

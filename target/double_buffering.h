@@ -3,11 +3,16 @@
 //
 // Instruction selection gives each requested buffer two copies ("ping-pong")
 // and records them. This pass then unrolls the loop that stages the buffer by
-// two, renames the second iteration's accesses to the second copy, and hoists
-// the second iteration's DMA loads above the first iteration's compute (as far
-// as their scratchpad dependences allow, never across a DMA store, so DRAM
-// order on the DMA unit is kept). Synchronization then lets the DMA of tile
-// i+1 overlap the compute of tile i. A loop with an odd trip count is left
+// two, renames the second iteration's accesses to the second copy, and
+// software-pipelines the pair: the first tile is loaded before the loop, and
+// each iteration loads copy 1's tile, computes copy 0, loads copy 0's next
+// tile, computes copy 1; the last pair follows the loop. Synchronization then
+// lets the DMA of each tile overlap the compute of the other copy, and the
+// DMA never waits for both computes of a pair. Where that pipeline does not
+// apply (staging loads inside nested loops, nested double-buffered loops, a
+// DRAM conflict with what a load would move across) the pass falls back to
+// hoisting the second iteration's loads above the first iteration's compute,
+// never across a conflicting DMA store. A loop with an odd trip count is left
 // single-buffered (its iterations keep using the first copy).
 //
 // Expects a folded program tree; guarantees the same results (the pass only

@@ -39,10 +39,24 @@ struct ScratchpadAccess {
     bool write = false;
 };
 
+// A DMA load whose tile several cores share over the ring (ring_sharing.h):
+// the first core of a chain loads it from DRAM, every other core receives it
+// from its predecessor, and every core but the last forwards it. Stream
+// emission expands the load into those instructions; everything before it
+// (synchronization, double buffering) sees a load writing the same bytes.
+struct RingShare {
+    enum class Role { None, First, Middle, Last } role = Role::None;
+    int upstream = -1, downstream = -1;  // neighbouring cores in the chain
+    int data_channel = 0;                // signalled in the receiver when the tile has arrived
+    int credit_channel = 0;              // signalled in the sender when the receiver's buffer is free
+    int64_t bytes = 0;                   // the tile's contiguous scratchpad bytes
+};
+
 struct SymInstruction {
     isa::Opcode op = isa::Opcode::EndLoop;
     std::array<SymOperand, isa::kMaxFields> f{};
     std::string func;  // the Halide Func it implements, for messages
+    RingShare ring;    // set on shared DMA loads only
 
     isa::Unit unit() const { return isa::opcode_spec(op).unit; }
 };

@@ -7,6 +7,7 @@
 //                                  scratchpad placement and the budget check
 //   4. fold_loops                  single-instruction loops into instruction dimensions
 //   4b. apply_double_buffering     two copies of requested buffers, unroll by two, hoist loads
+//   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
 //   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
 //   6. validate_program            the same validator the runtime uses
 //   7. write <kernel>.spyre and <kernel>.spyre.txt
@@ -26,6 +27,7 @@
 #include "double_buffering.h"
 #include "instruction_selection.h"
 #include "loop_folding.h"
+#include "ring_sharing.h"
 #include "runtime_call.h"
 #include "spyre/assembler.h"
 #include "spyre/program_format.h"
@@ -93,7 +95,10 @@ private:
 class SpyreLoweringPass : public IRMutator {
 public:
     explicit SpyreLoweringPass(SpyreLoweringOptions o)
-        : opt_(std::move(o)), tensors_(snapshot_tensor_registry()), double_buffered_(compiler::double_buffering_requests()) {}
+        : opt_(std::move(o)),
+          tensors_(snapshot_tensor_registry()),
+          double_buffered_(compiler::double_buffering_requests()),
+          ring_shared_(compiler::ring_sharing_requests()) {}
 
     Stmt mutate(const Stmt &s) override {
         try {
@@ -160,9 +165,11 @@ private:
             program.args.push_back(a);
         }
 
-        // Per core: instruction selection, folding, synchronization.
+        // Per core: instruction selection, folding, double buffering; then ring sharing
+        // across the cores; then synchronization per core.
         program.cores.resize(m.cores);
         int64_t peak = 0;
+        std::vector<compiler::CoreProgram> core_programs(region.cores);
         for (int c = 0; c < region.cores; c++) {
             compiler::CoreProgram cp =
                 compiler::select_core_instructions(region.body, region.core_var, c, m, iface);
@@ -176,8 +183,12 @@ private:
             peak = std::max(peak, cp.scratchpad_peak);
             compiler::fold_loops(cp.tree);
             compiler::apply_double_buffering(cp.tree, cp.pingpong);
-            program.cores[c] = compiler::emit_core_streams(cp.tree, m);
+            core_programs[c] = std::move(cp);
         }
+        std::vector<std::vector<compiler::ProgramNode> *> trees;
+        for (auto &cp : core_programs) trees.push_back(&cp.tree);
+        compiler::share_loads_over_ring(trees, ring_shared_, m);
+        for (int c = 0; c < region.cores; c++) program.cores[c] = compiler::emit_core_streams(core_programs[c].tree, m);
         for (const std::string &pname : iface.scalar_params) {
             ScalarParam sp;
             sp.name = pname;
@@ -227,6 +238,7 @@ private:
     SpyreLoweringOptions opt_;
     std::map<std::string, SpyreTensorInfo> tensors_;
     std::set<std::string> double_buffered_;
+    std::set<std::string> ring_shared_;
 };
 
 }  // namespace

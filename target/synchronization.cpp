@@ -16,6 +16,7 @@ namespace fld = isa::field;
 constexpr int U = isa::kNumUnits;
 
 int channel_of(int from, int to) { return from * U + to; }
+static_assert(U * U == kUnitPairChannels, "one channel per directed unit pair");
 
 // Range of an affine operand over the loop box.
 void operand_range(const SymOperand &o, const std::vector<int64_t> &trips, int64_t *lo, int64_t *hi) {
@@ -239,6 +240,27 @@ public:
 private:
     static isa::Instruction make(isa::Opcode op, int64_t v) { return isa::make_instruction(op, {v}); }
 
+    // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it.
+    static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma) {
+        const isa::Operand &sp = load.f[fld::DmaLoad::sp];
+        auto put = [&](int to, int64_t bytes, int channel) {
+            isa::Instruction p = isa::make_instruction(isa::Opcode::RingPut, {to, 0, 0, bytes, channel});
+            p.f[fld::RingPut::src] = sp;
+            p.f[fld::RingPut::dst] = sp;
+            dma.push_back(p);
+        };
+        if (r.role == RingShare::Role::First) {
+            dma.push_back(load);
+        } else {
+            put(r.upstream, 0, r.credit_channel);  // my copy of the buffer is free
+            dma.push_back(make(isa::Opcode::Wait, r.data_channel));
+        }
+        if (r.role != RingShare::Role::Last) {
+            dma.push_back(make(isa::Opcode::Wait, r.credit_channel));
+            put(r.downstream, r.bytes, r.data_channel);
+        }
+    }
+
     void emit_item(const ProgramNode &node, std::vector<int64_t> &trips, Streams &out) {
         if (node.kind == ProgramNode::Kind::Instruction) {
             isa::Instruction inst;
@@ -246,7 +268,11 @@ private:
             for (int i = 0; i < isa::opcode_spec(inst.op).num_fields; i++) {
                 inst.f[i] = to_operand(node.inst.f[i], m_, node.inst);
             }
-            out[(int)node.inst.unit()].push_back(inst);
+            if (node.inst.ring.role != RingShare::Role::None) {
+                emit_ring_share(node.inst.ring, inst, out[(int)isa::Unit::Dma]);
+            } else {
+                out[(int)node.inst.unit()].push_back(inst);
+            }
             return;
         }
         if ((int64_t)trips.size() >= m_.max_loop_depth) {

@@ -10,6 +10,9 @@
 // the end of the body), so counts never drift across iterations. Instructions
 // on the same unit need nothing: a unit runs its stream in order.
 //
+// Loads marked for ring sharing (program_tree.h RingShare) are expanded here
+// into their ring protocol, on the DMA stream, in place of the load.
+//
 // Expects a folded program tree; guarantees streams that compute exactly what
 // the sequential program computes, in any timing (tested with the simulator's
 // forced-serial and random-latency modes).
@@ -23,6 +26,11 @@
 
 namespace spyre {
 namespace compiler {
+
+// Token channels [0, kUnitPairChannels) order the units of one core (one per
+// directed unit pair); channels from kUnitPairChannels up are free for
+// cross-core protocols (ring_sharing.h).
+constexpr int kUnitPairChannels = isa::kNumUnits * isa::kNumUnits;
 
 // Every scratchpad range the node (an instruction or a whole loop) reads or
 // writes, over all iterations of its own loops and of the enclosing loops

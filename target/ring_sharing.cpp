@@ -1,0 +1,160 @@
+// Ring sharing of staged tiles (see ring_sharing.h).
+#include "ring_sharing.h"
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "spyre_lowering.h"
+#include "synchronization.h"
+
+namespace spyre {
+namespace compiler {
+
+namespace {
+
+namespace L = isa::field::DmaLoad;
+
+std::mutex &requests_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::set<std::string> &requests() {
+    static std::set<std::string> s;
+    return s;
+}
+
+[[noreturn]] void fail(const std::string &func, const std::string &rule) {
+    throw CompileError("Spyre: share_over_ring(Func '" + func + "'): " + rule);
+}
+
+struct SharedLoad {
+    ProgramNode *node;
+    std::string key;  // the loops around it and every operand: equal keys load the same bytes to the same place
+};
+
+void describe_operand(std::ostringstream &os, const SymOperand &o) {
+    os << o.base;
+    for (size_t d = 0; d < o.coef.size(); d++) {
+        if (o.coef[d] != 0) os << '+' << o.coef[d] << "*L" << d;
+    }
+}
+
+// The loads of `func` in tree order; `computed` is set when an instruction of another kind implements it.
+void collect(std::vector<ProgramNode> &nodes, const std::string &func, std::vector<int64_t> &trips,
+             std::vector<SharedLoad> &out, bool &computed) {
+    for (ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) {
+            trips.push_back(n.trip);
+            collect(n.body, func, trips, out, computed);
+            trips.pop_back();
+            continue;
+        }
+        if (n.inst.func != func) continue;
+        if (n.inst.op != isa::Opcode::DmaLoad) {
+            computed = true;
+            continue;
+        }
+        std::ostringstream os;
+        os << "loops";
+        for (int64_t t : trips) os << ' ' << t;
+        for (int i = 0; i < isa::opcode_spec(n.inst.op).num_fields; i++) {
+            os << (i ? ',' : ':');
+            describe_operand(os, n.inst.f[i]);
+        }
+        out.push_back({&n, os.str()});
+    }
+}
+
+// The load's bytes in the scratchpad, which must be one contiguous range (a ring transfer is contiguous).
+int64_t contiguous_bytes(const SymInstruction &in) {
+    const int64_t row = in.f[L::row_bytes].base, rows = in.f[L::rows].base, planes = in.f[L::planes].base;
+    const bool rows_ok = rows == 1 || in.f[L::sp_row_stride].base == row;
+    const bool planes_ok = planes == 1 || in.f[L::sp_plane_stride].base == rows * row;
+    if (!rows_ok || !planes_ok) {
+        fail(in.func, "its tile is not contiguous in the scratchpad (" + std::to_string(rows) + " rows of " +
+                          std::to_string(row) + " bytes every " + std::to_string(in.f[L::sp_row_stride].base) +
+                          " bytes); a ring transfer moves one contiguous range. Stage the tile with whole "
+                          "rows of the tensor, or do not share it");
+    }
+    return row * rows * planes;
+}
+
+}  // namespace
+
+void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
+                           const MachineDescription &m) {
+    if (funcs.empty()) return;
+    const int cores = (int)trees.size();
+    int index = 0;
+    for (const std::string &func : funcs) {
+        std::vector<std::vector<SharedLoad>> loads(cores);
+        bool computed = false;
+        for (int c = 0; c < cores; c++) {
+            std::vector<int64_t> trips;
+            collect(*trees[c], func, trips, loads[c], computed);
+        }
+        if (computed) {
+            fail(func, "it is computed on the core (PT or SFU), not copied from DRAM by DMA; only a staged "
+                       "copy of an input (stage_in_scratchpad of input.in()) can be shared over the ring");
+        }
+        bool any = false;
+        for (const auto &l : loads) any = any || !l.empty();
+        if (!any) continue;  // not part of this kernel (requests are process-wide)
+        const int data_channel = kUnitPairChannels + 2 * index, credit_channel = data_channel + 1;
+        if (credit_channel >= m.token_channels_per_core) {
+            fail(func, "too many Funcs shared over the ring in one kernel: each needs 2 token channels and the machine "
+                       "has " + std::to_string(m.token_channels_per_core) + " per core, " +
+                       std::to_string(kUnitPairChannels) + " of them for the units of a core");
+        }
+        index++;
+
+        // Chains: cores with equal load sequences, in core order.
+        std::map<std::string, std::vector<int>> chains;
+        std::vector<std::string> key_of(cores);
+        for (int c = 0; c < cores; c++) {
+            if (loads[c].empty()) continue;
+            std::string key;
+            for (const SharedLoad &l : loads[c]) key += l.key + ";";
+            key_of[c] = key;
+            chains[key].push_back(c);
+        }
+        size_t longest = 0;
+        for (const auto &kv : chains) longest = std::max(longest, kv.second.size());
+        if (longest < 2) {
+            fail(func, "no two cores load the same tile of it (its tile depends on the core loop), so there is "
+                       "nothing to share; share a Func whose tile is the same on several cores, such as the A "
+                       "tile of a matmul whose cores are split along N only");
+        }
+        for (const auto &kv : chains) {
+            const std::vector<int> &chain = kv.second;
+            if (chain.size() < 2) continue;
+            for (size_t p = 0; p < chain.size(); p++) {
+                const int c = chain[p];
+                for (SharedLoad &l : loads[c]) {
+                    RingShare &r = l.node->inst.ring;
+                    r.role = p == 0 ? RingShare::Role::First
+                                    : (p + 1 == chain.size() ? RingShare::Role::Last : RingShare::Role::Middle);
+                    r.upstream = p > 0 ? chain[p - 1] : -1;
+                    r.downstream = p + 1 < chain.size() ? chain[p + 1] : -1;
+                    r.data_channel = data_channel;
+                    r.credit_channel = credit_channel;
+                    r.bytes = contiguous_bytes(l.node->inst);
+                }
+            }
+        }
+    }
+}
+
+void request_ring_sharing(const std::string &func_name) {
+    std::lock_guard<std::mutex> lock(requests_mutex());
+    requests().insert(func_name);
+}
+
+std::set<std::string> ring_sharing_requests() {
+    std::lock_guard<std::mutex> lock(requests_mutex());
+    return requests();
+}
+
+}  // namespace compiler
+}  // namespace spyre

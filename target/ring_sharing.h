@@ -1,0 +1,46 @@
+// Ring sharing of staged tiles (requested per Func with spyre::share_over_ring
+// in schedules/spyre_schedule.h).
+//
+// When several cores load the very same tile of an input (for example the A
+// tile of a matmul whose cores are split along N), DRAM is read once per
+// chain of cores instead of once per core. This pass looks at every core's
+// DMA loads of a shared Func: cores whose loads of it are identical (same
+// DRAM bytes, same scratchpad placement, same loops around them) form a
+// chain in core order. The first core of a chain keeps its loads; every later
+// core receives each tile from its predecessor over the ring, and every core
+// but the last forwards it to its successor. The protocol, per tile:
+//   receiver: ring.put 0 bytes -> upstream (credit: my copy of the buffer is free)
+//             wait data channel (the tile has arrived)
+//   sender:   wait credit channel, ring.put tile -> downstream (data channel)
+// The credit is sent where the load used to be issued, i.e. after this core's
+// own units released the buffer (the usual in-core synchronization), so a
+// sender never overwrites a tile its successor still reads; with double
+// buffering the next tile travels while the current one is computed.
+//
+// Expects every core's tree after loop folding and double buffering (the
+// scratchpad addresses are final); marks the loads (ProgramNode RingShare)
+// that stream emission expands. Throws CompileError naming the Func when it
+// is not loaded by DMA, when no two cores load the same tile, or when its
+// tile is not contiguous in the scratchpad.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "program_tree.h"
+#include "spyre/machine.h"
+
+namespace spyre {
+namespace compiler {
+
+// trees[c] is core c's program tree (c < number of cores the kernel uses).
+void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
+                           const MachineDescription &m);
+
+// The process-wide set of Funcs the schedule asked to share over the ring (Halide Func names).
+void request_ring_sharing(const std::string &func_name);
+std::set<std::string> ring_sharing_requests();
+
+}  // namespace compiler
+}  // namespace spyre
