@@ -36,6 +36,7 @@ public:
     GeneratorParam<int> tile_k{"tile_k", 0};
     GeneratorParam<bool> resident_b{"resident_b", true};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<bool> share_a{"share_a", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;   // A(k, m, b)
@@ -57,7 +58,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
-        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, tile_n, tile_k, resident_b, double_buffer});
+        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, tile_n, tile_k, resident_b, double_buffer, share_a});
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");
@@ -96,11 +97,13 @@ public:
                    spyre::make_knob("tile_n", (int)tile_n, {0, 64, 128, 256, 512}),
                    spyre::make_knob("tile_k", (int)tile_k, k_chunks),
                    spyre::make_knob("resident_b", (bool)resident_b),
-                   spyre::make_knob("double_buffer", (bool)double_buffer)};
+                   spyre::make_knob("double_buffer", (bool)double_buffer),
+                   spyre::make_knob("share_a", (bool)share_a)};
         auto options_of = [](const spyre::KnobValues &v) {
             return spyre::BmmSpyreOptions{spyre::knob_int(v, "max_cores"), spyre::knob_int(v, "tile_m"),
                                           spyre::knob_int(v, "tile_n"),    spyre::knob_int(v, "tile_k"),
-                                          spyre::knob_bool(v, "resident_b"), spyre::knob_bool(v, "double_buffer")};
+                                          spyre::knob_bool(v, "resident_b"), spyre::knob_bool(v, "double_buffer"),
+                                          spyre::knob_bool(v, "share_a")};
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_bmm_spyre(shape_, options_of(v));
@@ -124,6 +127,7 @@ public:
                << "options.tile_k = " << o.tile_k << ";\n"
                << "options.resident_b = " << (o.resident_b ? "true" : "false") << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
                << "spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape, spyre::plan_bmm_spyre(shape, options));\n";
             return os.str();
         };

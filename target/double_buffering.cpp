@@ -211,6 +211,7 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     std::vector<ProgramNode> replacement;
     for (ProgramNode c : loads0) {
         substitute_level(c, (size_t)depth, 0);
+        c.prologue_load = true;
         replacement.push_back(std::move(c));
     }
     if (half > 1) {
@@ -229,6 +230,60 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
     return true;
+}
+
+// The enclosing loop of a pipelined loop: its prologue loads (the first tile of
+// iteration b) move into iteration b-1, after the last compute that reads their
+// buffers and before that iteration's trailing work (casts, stores), so the
+// next iteration's first tile arrives while this one finishes. Iteration 0's
+// loads go before the loop, the last iteration follows it without them.
+// Skipped when an earlier item of the body conflicts with the loads.
+void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips) {
+    const ProgramNode &loop = nodes[index];
+    if (loop.trip < 2) return;
+    std::vector<ProgramNode> loads, rest;
+    trips.push_back(loop.trip);
+    for (const ProgramNode &c : loop.body) {
+        if (c.kind == ProgramNode::Kind::Instruction && c.prologue_load) {
+            // Everything before it in the body now runs after it: it must be independent.
+            for (const ProgramNode &r : rest) {
+                if (accesses_conflict(node_accesses(c, trips), node_accesses(r, trips)) || dram_conflict(c, r, trips)) {
+                    return trips.pop_back();
+                }
+            }
+            loads.push_back(c);
+        } else {
+            rest.push_back(c);
+        }
+    }
+    trips.pop_back();
+    if (loads.empty()) return;
+
+    std::vector<ProgramNode> replacement;
+    for (ProgramNode c : loads) {
+        substitute_level(c, (size_t)depth, 0);
+        c.prologue_load = false;
+        replacement.push_back(std::move(c));
+    }
+    ProgramNode body = loop;
+    body.trip = loop.trip - 1;
+    body.body = rest;
+    const size_t first_next = body.body.size();
+    for (ProgramNode c : loads) {
+        next_iteration(c, (size_t)depth);
+        c.prologue_load = false;
+        body.body.push_back(std::move(c));
+    }
+    trips.push_back(body.trip);
+    hoist_loads(body.body, first_next, trips);
+    trips.pop_back();
+    replacement.push_back(std::move(body));
+    for (ProgramNode c : rest) {
+        substitute_level(c, (size_t)depth, loop.trip - 1);
+        replacement.push_back(std::move(c));
+    }
+    nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
+    nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
 }
 
 void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
@@ -262,6 +317,9 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
         trips.push_back(n.trip);
         transform(n.body, depth + 1, trips, buffers);
         trips.pop_back();
+        const size_t before = nodes.size();
+        rotate_prologue_loads(nodes, i, depth, trips);
+        i += nodes.size() - before;
     }
 }
 

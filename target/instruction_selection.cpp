@@ -162,8 +162,10 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
     const int64_t bytes = elems * op->type.bytes();
     if (double_buffer_requested(op->name) && env_.loop_depth() > 0) {
         // Two copies; apply_double_buffering alternates between them.
-        // Fresh memory, held until the staging loop ends: the copies are renamed by
-        // address, so no other buffer of the loop body may share these bytes.
+        // Fresh memory, held until the loop around the staging loop ends: the copies
+        // are renamed by address, so no other buffer of the loop body may share these
+        // bytes, and the enclosing loop's next iteration loads its first tile into them
+        // while this iteration finishes (rotate_prologue_loads in double_buffering.cpp).
         const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
         b.address = plan_.allocate_above_peak(op->name, 2 * copy);
         PingPongBuffer pp;
@@ -174,7 +176,7 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
         pp.hi = b.address + copy;
         pp.offset = copy;
         pingpong_.push_back(pp);
-        held_until_loop_end_[env_.loop_depth() - 1].push_back(op->name);
+        held_until_loop_end_[std::max(env_.loop_depth() - 2, 0)].push_back(op->name);
     } else {
         b.address = plan_.allocate(op->name, bytes);
     }

@@ -67,6 +67,9 @@ struct ProgramNode {
     int64_t trip = 0;
     std::string loop_name;
     int loop_id = -1;  // unique per core program; names the loop that stages a double-buffered buffer
+    // Instruction: the first tile's load of a software-pipelined loop (double_buffering.h),
+    // which the enclosing loop may move into its previous iteration.
+    bool prologue_load = false;
     std::vector<ProgramNode> body;
     // Instruction
     SymInstruction inst;

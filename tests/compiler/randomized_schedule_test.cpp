@@ -197,6 +197,7 @@ void expect_mostly_accepted(const DrawCounts &c, const char *family) {
 
 TEST(RandomizedSchedules, Bmm) {
     DrawCounts counts;
+    int shared_a_plans = 0;  // plans that pass A tiles along the ring
     for (int index : shape_indices(shapes_per_family(40))) {
         std::mt19937_64 rng = rng_for("bmm", index);
         const std::string dtype = coin(rng) ? "float16" : "float32";
@@ -216,13 +217,14 @@ TEST(RandomizedSchedules, Bmm) {
                         {"tile_n", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
                         {"tile_k", std::to_string(coin(r) ? 0 : pick(r, k_chunks))},
                         {"resident_b", coin(r) ? "true" : "false"},
-                        {"double_buffer", coin(r) ? "true" : "false"}};
+                        {"double_buffer", coin(r) ? "true" : "false"},
+                        {"share_a", coin(r) ? "true" : "false"}};
             return p;
         };
         auto options_of = [](const Params &p) {
             return BmmSpyreOptions{std::stoi(p.at("max_cores")), std::stoi(p.at("tile_m")), std::stoi(p.at("tile_n")),
                                    std::stoi(p.at("tile_k")),    p.at("resident_b") == "true",
-                                   p.at("double_buffer") == "true"};
+                                   p.at("double_buffer") == "true", p.at("share_a") == "true"};
         };
         const std::vector<Params> schedules =
             draw_schedules(rng, draw, [&](const Params &p) { return plan_bmm_spyre(shape, options_of(p)).tk > 0; }, counts);
@@ -241,6 +243,7 @@ TEST(RandomizedSchedules, Bmm) {
             set_compiling_for_spyre(true);
             const BmmSpyrePlan plan = plan_bmm_spyre(shape, options_of(knobs));
             set_compiling_for_spyre(false);
+            shared_a_plans += plan.a_shared;
             Halide::Buffer<> A_padded = padded_copy(A, {plan.kp, plan.mp, shape.batch});
             Halide::Buffer<> B_padded = padded_copy(B, {plan.np, plan.kp, shape.batch});
             try {
@@ -249,13 +252,16 @@ TEST(RandomizedSchedules, Bmm) {
                 EXPECT_LE(max_relative_error(host, spyre), tol)
                     << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", cores " << plan.cb << "x"
                     << plan.cm << "x" << plan.cn << ", B resident " << plan.b_resident << ", double buffer "
-                    << plan.double_buffer;
+                    << plan.double_buffer << ", A shared over the ring " << plan.a_shared;
             } catch (const std::exception &e) {
                 ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
             }
         }
     }
     expect_mostly_accepted(counts, "bmm");
+    if (shape_indices(shapes_per_family(40)).size() >= 10) {
+        EXPECT_GT(shared_a_plans, 0) << "no drawn bmm schedule shared A over the ring: the ring protocol went untested";
+    }
 }
 
 // ---- elementwise: tile rows, cores, device layout, double buffering ----

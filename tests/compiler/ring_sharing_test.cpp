@@ -1,0 +1,148 @@
+// spyre::share_over_ring: a staged tile that every core loads identically is
+// read from DRAM once and passed along the chain of cores over the ring. The
+// results equal those of the unshared schedule in every synchronization mode,
+// the kernel reads fewer DRAM bytes, and misuse is a compile error naming the
+// Func and the rule.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "jit_helpers.h"
+#include "spyre/spyre_runtime.h"
+#include "spyre_lowering.h"
+#include "spyre_schedule.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+// out(x, y) = in(x, y) * w(x, j) summed over j = 0..3: rows of 256 f32 split
+// over 32 cores in 2-row tiles; the weight tile w (256 x 4) is the same on
+// every core and every tile, so it can be shared.
+struct Pipeline {
+    ImageParam in, w;
+    Func in_staged, w_staged, compute{"ring_compute"}, out{"ring_out"};
+    Var x{"x"}, y{"y"}, core{"core"}, yr{"yr"}, yo{"yo"}, yi{"yi"};
+    static constexpr int W = 256, H = 512, J = 4;
+
+    enum class Share { None, Weight, Input };
+
+    Pipeline(const std::string &name, Share share, bool double_buffered = true)
+        : in(Float(32), 2, name + "_in"), w(Float(32), 2, name + "_w") {
+        set_compiling_for_spyre(true);
+        in_staged = in.in();
+        w_staged = w.in();
+        compute(x, y) = in_staged(x, y) * (w_staged(x, 0) + w_staged(x, 1) + w_staged(x, 2) + w_staged(x, 3));
+        out(x, y) = compute(x, y);
+        constrain_tensor(in, {W, H});
+        constrain_tensor(w, {W, J});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {W, H});
+        out.split(y, core, yr, H / 32).split(yr, yo, yi, 2).parallel(core).vectorize(x, 32);
+        stage_in_scratchpad(in_staged, out, yo, double_buffered);
+        stage_in_scratchpad(w_staged, out, yo, double_buffered);
+        compute.compute_at(out, yo).store_in(MemoryType::VTCM).vectorize(x, 32);
+        if (share == Share::Weight) share_over_ring(w_staged);
+        if (share == Share::Input) share_over_ring(in_staged);
+    }
+
+    Buffer<float> run(const std::string &kernel, spyre_kernel_stats *stats) {
+        Buffer<float> input(W, H, in.name()), weight(W, J, w.name());
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) input(i, j) = (float)((i * 37 + j * 11) % 97) / 24.0f - 2.0f;
+        for (int j = 0; j < J; j++)
+            for (int i = 0; i < W; i++) weight(i, j) = (float)((i * 13 + j * 7) % 31) / 8.0f - 1.5f;
+        in.set(input);
+        w.set(weight);
+        SpyreLoweringOptions o;
+        o.kernel_name = kernel;
+        attach_spyre_lowering(out, o);
+        Buffer<float> r = out.realize({W, H}, Target("x86-64-linux"));
+        set_compiling_for_spyre(false);
+        EXPECT_EQ(spyre_get_last_run_stats(stats), 0);
+        return r;
+    }
+};
+
+void expect_equal_and_varied(const Buffer<float> &a, const Buffer<float> &b) {
+    int distinct = 0;
+    for (int j = 0; j < Pipeline::H; j++)
+        for (int i = 0; i < Pipeline::W; i++) {
+            ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
+            if (b(i, j) != b(0, 0)) distinct++;
+        }
+    EXPECT_GT(distinct, 0) << "constant output: the comparison could pass by accident";
+}
+
+TEST(RingSharing, SharedWeightGivesTheSameResultsWithFewerDramReads) {
+    spyre_kernel_stats own{}, shared{};
+    Pipeline a("ring_own", Pipeline::Share::None);
+    const Buffer<float> ra = a.run("ring_own", &own);
+    Pipeline b("ring_shared", Pipeline::Share::Weight);
+    const Buffer<float> rb = b.run("ring_shared", &shared);
+    expect_equal_and_varied(ra, rb);
+    // Each core loads the 4 KiB weight tile per 2-row tile (8 per core): 32 x 8 loads unshared, 8 shared.
+    const uint64_t weight_tile = Pipeline::W * Pipeline::J * 4;
+    EXPECT_EQ(own.dram_read_bytes - shared.dram_read_bytes, 31u * 8u * weight_tile);
+}
+
+TEST(RingSharing, SingleBufferedSharedWeightGivesTheSameResults) {
+    spyre_kernel_stats own{}, shared{};
+    Pipeline a("ring_own1", Pipeline::Share::None, false);
+    const Buffer<float> ra = a.run("ring_own1", &own);
+    Pipeline b("ring_shared1", Pipeline::Share::Weight, false);
+    const Buffer<float> rb = b.run("ring_shared1", &shared);
+    expect_equal_and_varied(ra, rb);
+    EXPECT_LT(shared.dram_read_bytes, own.dram_read_bytes);
+}
+
+TEST(RingSharing, ResultsDoNotDependOnSynchronizationTiming) {
+    spyre_kernel_stats st{};
+    Pipeline ref("ring_ref", Pipeline::Share::Weight);
+    const Buffer<float> expected = ref.run("ring_ref", &st);
+    for (const char *mode : {"serial", "random"}) {
+        setenv("SPYRE_SYNC", mode, 1);
+        Pipeline p(std::string("ring_sync_") + mode, Pipeline::Share::Weight);
+        const Buffer<float> got = p.run(std::string("ring_sync_") + mode, &st);
+        unsetenv("SPYRE_SYNC");
+        expect_equal_and_varied(expected, got);
+    }
+}
+
+TEST(RingSharing, ATileThatDiffersOnEveryCoreIsACompileErrorNamingTheFunc) {
+    Pipeline p("ring_bad", Pipeline::Share::Input);
+    SpyreLoweringOptions o;
+    o.kernel_name = "ring_bad";
+    attach_spyre_lowering(p.out, o);
+    std::string msg;
+    try {
+        p.out.compile_jit(Target("x86-64-linux"));
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    ASSERT_FALSE(msg.empty()) << "expected a compile error";
+    EXPECT_NE(msg.find("share_over_ring(Func '" + p.in_staged.name() + "')"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no two cores load the same tile"), std::string::npos) << msg;
+}
+
+TEST(RingSharing, AFuncThatIsNotStagedIsRefusedByTheDirective) {
+    set_compiling_for_spyre(true);
+    ImageParam in(Float(32), 2, "ring_unstaged_in");
+    Func f("ring_unstaged");
+    Var x, y;
+    f(x, y) = in(x, y);
+    try {
+        share_over_ring(f);
+        ADD_FAILURE() << "expected a schedule error";
+    } catch (const Halide::CompileError &e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("share_over_ring(Func 'ring_unstaged')"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("not staged in the scratchpad"), std::string::npos) << msg;
+    }
+    set_compiling_for_spyre(false);
+}
+
+}  // namespace
+}  // namespace spyre::testing
