@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "loop_rewrites.h"
+#include "store_spreading.h"
 #include "synchronization.h"
 
 namespace spyre {
@@ -127,29 +129,6 @@ void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<
     }
 }
 
-// Fixes the loop index of `level` to `value` in every operand of n and removes
-// that level (deeper levels move up by one): for items moved out of the loop.
-void substitute_level(ProgramNode &n, size_t level, int64_t value) {
-    if (n.kind == ProgramNode::Kind::Loop) {
-        for (ProgramNode &c : n.body) substitute_level(c, level, value);
-        return;
-    }
-    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) {
-        SymOperand &o = n.inst.f[f];
-        o.base += o.coef_at(level) * value;
-        if (o.coef.size() > level) o.coef.erase(o.coef.begin() + (std::ptrdiff_t)level);
-    }
-}
-
-// Moves n one iteration of the loop at `level` later.
-void next_iteration(ProgramNode &n, size_t level) {
-    if (n.kind == ProgramNode::Kind::Loop) {
-        for (ProgramNode &c : n.body) next_iteration(c, level);
-        return;
-    }
-    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) n.inst.f[f].base += n.inst.f[f].coef_at(level);
-}
-
 // A DMA load into either copy of one of the loop's ping-pong buffers.
 bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
     if (n.kind != ProgramNode::Kind::Instruction || n.inst.op != isa::Opcode::DmaLoad) return false;
@@ -194,7 +173,7 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     for (const ProgramNode &c : second) (is_staging_load(c, mine) ? loads1 : rest1).push_back(c);
     const int64_t half = loop.trip / 2;
     std::vector<ProgramNode> next0 = loads0;
-    for (ProgramNode &c : next0) next_iteration(c, (size_t)depth);
+    for (ProgramNode &c : next0) shift_iteration(c, (size_t)depth);
     trips.push_back(half);
     for (const ProgramNode &l : loads1) {
         for (const ProgramNode &r : rest0) {
@@ -270,7 +249,7 @@ void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int de
     body.body = rest;
     const size_t first_next = body.body.size();
     for (ProgramNode c : loads) {
-        next_iteration(c, (size_t)depth);
+        shift_iteration(c, (size_t)depth);
         c.prologue_load = false;
         body.body.push_back(std::move(c));
     }
@@ -287,7 +266,7 @@ void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int de
 }
 
 void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
-               const std::vector<PingPongBuffer> &buffers) {
+               const std::vector<PingPongBuffer> &buffers, int64_t stick_bytes) {
     for (size_t i = 0; i < nodes.size(); i++) {
         ProgramNode &n = nodes[i];
         if (n.kind != ProgramNode::Kind::Loop) continue;
@@ -315,20 +294,24 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
             trips.pop_back();
         }
         trips.push_back(n.trip);
-        transform(n.body, depth + 1, trips, buffers);
+        transform(n.body, depth + 1, trips, buffers, stick_bytes);
         trips.pop_back();
+        // Both rewrite only the items that replace this loop: skip past all of them.
         const size_t before = nodes.size();
-        rotate_prologue_loads(nodes, i, depth, trips);
+        size_t loop_index = i;
+        spread_trailing_store(nodes, i, depth, trips, stick_bytes, &loop_index);
+        rotate_prologue_loads(nodes, loop_index, depth, trips);
         i += nodes.size() - before;
     }
 }
 
 }  // namespace
 
-void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers) {
+void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
+                            int64_t stick_bytes) {
     if (buffers.empty()) return;
     std::vector<int64_t> trips;
-    transform(tree, 0, trips, buffers);
+    transform(tree, 0, trips, buffers, stick_bytes);
 }
 
 void request_double_buffering(const std::string &func_name) {

@@ -37,7 +37,9 @@ struct PingPongBuffer {
     int64_t lo = 0, hi = 0, offset = 0;
 };
 
-void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers);
+// Also spreads trailing stores (store_spreading.h), whose pieces are whole sticks of `stick_bytes`.
+void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
+                            int64_t stick_bytes);
 
 // The process-wide set of Funcs the schedule asked to double-buffer (Halide Func names).
 void request_double_buffering(const std::string &func_name);

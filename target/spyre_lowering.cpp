@@ -6,7 +6,8 @@
 //   3. select_core_instructions    per core: DMA / PT / SFU instructions in a loop tree,
 //                                  scratchpad placement and the budget check
 //   4. fold_loops                  single-instruction loops into instruction dimensions
-//   4b. apply_double_buffering     two copies of requested buffers, unroll by two, hoist loads
+//   4b. apply_double_buffering     two copies of requested buffers, unroll by two, software
+//                                  pipeline; the enclosing loop's stores spread into the next iteration
 //   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
 //   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
 //   6. validate_program            the same validator the runtime uses
@@ -182,7 +183,7 @@ private:
             }
             peak = std::max(peak, cp.scratchpad_peak);
             compiler::fold_loops(cp.tree);
-            compiler::apply_double_buffering(cp.tree, cp.pingpong);
+            compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
             core_programs[c] = std::move(cp);
         }
         std::vector<std::vector<compiler::ProgramNode> *> trees;

@@ -4,7 +4,10 @@
 // pass, embedded program and runtime call as an AOT build.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "spyre/spyre_runtime.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -102,6 +106,61 @@ Halide::Buffer<> run_generator(const std::string &name, const std::map<std::stri
                                const Inputs &...inputs) {
     Halide::Pipeline p = build_generator(name, params, for_spyre, inputs...);
     return realize_generator(p, for_spyre, out_type, out_extents);
+}
+
+// Bitwise equality of two realizations of the same output.
+inline bool identical(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
+    return a.size_in_bytes() == b.size_in_bytes() && std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;
+}
+
+inline void set_sync_mode(const char *mode, uint64_t seed) {
+    setenv("SPYRE_SYNC", mode, 1);
+    setenv("SPYRE_SEED", std::to_string(seed).c_str(), 1);
+}
+
+// Runs the compiled Spyre pipeline in the three synchronization modes; checks
+// they agree bit for bit and that forced serial is not faster. Returns the
+// normal-mode output.
+inline Halide::Buffer<> run_in_every_sync_mode(Halide::Pipeline &p, Halide::Type t, const std::vector<int> &extents,
+                                        uint64_t seed) {
+    set_sync_mode("normal", seed);
+    Halide::Buffer<> normal = realize_generator(p, true, t, extents);
+    spyre_kernel_stats normal_stats{}, serial_stats{};
+    EXPECT_EQ(spyre_get_last_run_stats(&normal_stats), 0);
+    set_sync_mode("serial", seed);
+    Halide::Buffer<> serial = realize_generator(p, true, t, extents);
+    EXPECT_EQ(spyre_get_last_run_stats(&serial_stats), 0);
+    set_sync_mode("random", seed);
+    Halide::Buffer<> random = realize_generator(p, true, t, extents);
+    unsetenv("SPYRE_SYNC");
+    unsetenv("SPYRE_SEED");
+    EXPECT_TRUE(identical(normal, serial)) << "forced-serial synchronization changed the result";
+    EXPECT_TRUE(identical(normal, random)) << "random latencies changed the result";
+    EXPECT_GE(serial_stats.cycles, normal_stats.cycles) << "forced serial ran faster than normal synchronization";
+    return normal;
+}
+
+// max |spyre - host| / max(1, |host|) over all elements, with checks that the
+// reference is not constant or zero (so the comparison could not pass by accident).
+inline double max_relative_error(const Halide::Buffer<> &host, const Halide::Buffer<> &spyre) {
+    double max_err = 0, max_ref = 0;
+    bool varies = false;
+    const int rank = host.dimensions();
+    const int e0 = host.dim(0).extent(), e1 = rank > 1 ? host.dim(1).extent() : 1, e2 = rank > 2 ? host.dim(2).extent() : 1;
+    const double first = value_at(host, 0, 0, 0);
+    for (int z = 0; z < e2; z++)
+        for (int y = 0; y < e1; y++)
+            for (int x = 0; x < e0; x++) {
+                const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
+                max_err = std::max(max_err, std::isfinite(s) ? std::fabs(h - s) / std::max(1.0, std::fabs(h)) : INFINITY);
+                max_ref = std::max(max_ref, std::fabs(h));
+                varies = varies || h != first;
+            }
+    if ((int64_t)e0 * e1 * e2 > 1) {
+        EXPECT_TRUE(varies) << "the host reference is constant";
+    }
+    EXPECT_GT(max_ref, 1e-3) << "the host reference is (nearly) zero";
+    return max_err;
 }
 
 }  // namespace spyre::testing

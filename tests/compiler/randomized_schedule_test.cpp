@@ -94,61 +94,6 @@ struct DrawCounts {
     int accepted = 0, rejected = 0;
 };
 
-// Bitwise equality of two realizations of the same output.
-bool identical(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
-    return a.size_in_bytes() == b.size_in_bytes() && std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;
-}
-
-void set_sync_mode(const char *mode, uint64_t seed) {
-    setenv("SPYRE_SYNC", mode, 1);
-    setenv("SPYRE_SEED", std::to_string(seed).c_str(), 1);
-}
-
-// Runs the compiled Spyre pipeline in the three synchronization modes; checks
-// they agree bit for bit and that forced serial is not faster. Returns the
-// normal-mode output.
-Halide::Buffer<> run_in_every_sync_mode(Halide::Pipeline &p, Halide::Type t, const std::vector<int> &extents,
-                                        uint64_t seed) {
-    set_sync_mode("normal", seed);
-    Halide::Buffer<> normal = realize_generator(p, true, t, extents);
-    spyre_kernel_stats normal_stats{}, serial_stats{};
-    EXPECT_EQ(spyre_get_last_run_stats(&normal_stats), 0);
-    set_sync_mode("serial", seed);
-    Halide::Buffer<> serial = realize_generator(p, true, t, extents);
-    EXPECT_EQ(spyre_get_last_run_stats(&serial_stats), 0);
-    set_sync_mode("random", seed);
-    Halide::Buffer<> random = realize_generator(p, true, t, extents);
-    unsetenv("SPYRE_SYNC");
-    unsetenv("SPYRE_SEED");
-    EXPECT_TRUE(identical(normal, serial)) << "forced-serial synchronization changed the result";
-    EXPECT_TRUE(identical(normal, random)) << "random latencies changed the result";
-    EXPECT_GE(serial_stats.cycles, normal_stats.cycles) << "forced serial ran faster than normal synchronization";
-    return normal;
-}
-
-// max |spyre - host| / max(1, |host|) over all elements, with checks that the
-// reference is not constant or zero (so the comparison could not pass by accident).
-double max_relative_error(const Halide::Buffer<> &host, const Halide::Buffer<> &spyre) {
-    double max_err = 0, max_ref = 0;
-    bool varies = false;
-    const int rank = host.dimensions();
-    const int e0 = host.dim(0).extent(), e1 = rank > 1 ? host.dim(1).extent() : 1, e2 = rank > 2 ? host.dim(2).extent() : 1;
-    const double first = value_at(host, 0, 0, 0);
-    for (int z = 0; z < e2; z++)
-        for (int y = 0; y < e1; y++)
-            for (int x = 0; x < e0; x++) {
-                const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
-                max_err = std::max(max_err, std::isfinite(s) ? std::fabs(h - s) / std::max(1.0, std::fabs(h)) : INFINITY);
-                max_ref = std::max(max_ref, std::fabs(h));
-                varies = varies || h != first;
-            }
-    if ((int64_t)e0 * e1 * e2 > 1) {
-        EXPECT_TRUE(varies) << "the host reference is constant";
-    }
-    EXPECT_GT(max_ref, 1e-3) << "the host reference is (nearly) zero";
-    return max_err;
-}
-
 Halide::Type dtype_of(const std::string &name) { return name == "float16" ? Halide::Float(16) : Halide::Float(32); }
 
 void scale(Halide::Buffer<> &b, float k, float offset = 0.0f) {
