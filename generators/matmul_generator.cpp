@@ -45,6 +45,7 @@ public:
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
+    GeneratorParam<bool> share_a{"share_a", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
@@ -74,6 +75,7 @@ public:
         options.max_cores = max_cores;
         options.tile_m = tile_m;
         options.tile_n = tile_n;
+        options.share_a = share_a;
         plan_ = spyre::plan_matmul_spyre(shape_, options);
         const Type t = shape_.dtype;
 
@@ -146,13 +148,15 @@ public:
         t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile_m", (int)tile_m, tms),
-                   spyre::make_knob("tile_n", (int)tile_n, tns)};
+                   spyre::make_knob("tile_n", (int)tile_n, tns),
+                   spyre::make_knob("share_a", (bool)share_a)};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::MatmulSpyreOptions o;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
             o.tile_m = spyre::knob_int(v, "tile_m");
             o.tile_n = spyre::knob_int(v, "tile_n");
+            o.share_a = spyre::knob_bool(v, "share_a");
             return o;
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
@@ -168,13 +172,15 @@ public:
             std::ostringstream os;
             os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cm << " x "
                << p.cn << " (m x n), " << (p.double_buffer ? "double" : "single") << "-buffered"
-               << (p.double_buffer_result ? " (result too)" : "") << ", " << p.footprint_bytes
+               << (p.double_buffer_result ? " (result too)" : "") << (p.a_shared ? ", A shared over the ring" : "")
+               << ", " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::MatmulSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
                << "options.tile_m = " << o.tile_m << ";\n"
                << "options.tile_n = " << o.tile_n << ";\n"
+               << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
                << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
                   "spyre::plan_matmul_spyre(shape, options));\n";
             return os.str();

@@ -52,7 +52,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
     const int max_cores = usable_cores(options.max_cores);
 
-    // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 512,
+    // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 1024,
     // or only the forced tile (rows in whole PT passes, columns in whole sticks).
     std::vector<int> tns, tms;
     if (options.tile_n > 0) {
@@ -63,7 +63,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     if (options.tile_m > 0) {
         tms.push_back(round_up(options.tile_m, machine.pt_pass_rows));
     } else {
-        for (int tm = 8; tm <= std::min(mp8, 512); tm += 8) tms.push_back(tm);
+        for (int tm = 8; tm <= std::min(mp8, 1024); tm += 8) tms.push_back(tm);
     }
 
     MatmulSpyrePlan best;
@@ -89,12 +89,14 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             const int m_tiles = mp / tm, n_tiles = np / tn;
             for (int cn : divisors(n_tiles)) {
                 for (int cm : divisors(m_tiles)) {
-                    if (cn * cm > max_cores) continue;
+                  for (bool share : {false, true}) {
+                    if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     // A is staged once per M tile unless K is chunked; B and the bias per tile.
                     const int64_t a_bytes = (tk == kp ? mt : mt * nt) * tm * (int64_t)kp * bytes;
                     const int64_t b_bytes = mt * nt * ((int64_t)kp * tn * bytes + (int64_t)tn * bytes);
-                    const double read = (double)(a_bytes + b_bytes) * cn * cm;
+                    // Shared, A is read once per chain of the cn cores of a row range.
+                    const double read = (double)a_bytes * cm * (share ? 1 : cn) + (double)b_bytes * cn * cm;
                     const double write = (double)mp * np * bytes;
                     const double dram_ns = (read + write) / dram_bytes_per_ns +
                                            machine.dram_turnaround_ns_per_byte * std::min(read, write);
@@ -103,10 +105,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                                              ((double)machine.pt_pass_rows * tn * tk / pt_rate + machine.pt_pass_fill_cycles);
                     const double sfu_cycles = (3.0 + 4 * stages) * tm * tn * 4 / sfu_bytes_per_cycle;
                     const double compute_ns = (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz;
+                    // Forwarding A along the chain occupies each core's DMA unit.
+                    const double ring_ns = share ? (double)a_bytes / machine.ring_bytes_per_cycle / machine.clock_ghz : 0.0;
                     // Double buffered, the DMA of the next chunk overlaps this chunk's matmul
                     // (within pairs of iterations: partly).
-                    const double us = (db ? std::max(dram_ns, compute_ns) + 0.25 * std::min(dram_ns, compute_ns)
-                                          : dram_ns + compute_ns) / 1000.0;
+                    const double transfer_ns = std::max(dram_ns, ring_ns);
+                    const double us = (db ? std::max(transfer_ns, compute_ns) + 0.25 * std::min(transfer_ns, compute_ns)
+                                          : transfer_ns + compute_ns) / 1000.0;
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
                         best.tn = tn;
@@ -126,7 +131,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         if (best.double_buffer_result) best.footprint_bytes += result_copy;
                         best.dram_bytes = (int64_t)(read + write);
                         best.estimated_us = us;
+                        best.a_shared = share;
                     }
+                  }
                 }
             }
         }
@@ -194,6 +201,8 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
         stage(A_in, f.C, mo);  // reused by every N tile of the row of tiles
         stage(B_in, f.C, no);
     }
+    // The cores of one row range load the same A tiles: once per chain, then along the ring.
+    if (p.a_shared) share_over_ring(A_in);
 
     // Epilogue on the SFU at the tile: one instruction per stage and tile row
     // (vectors of the whole tile width), then the cast; C stores the tile (DMA).

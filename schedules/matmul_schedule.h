@@ -10,6 +10,8 @@
 //     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT),
 //     activation and cast on the SFU at the tile (whole tile rows per instruction),
 //     store the C tile (DMA).
+//   With plan.a_shared the cores of one row range load each A tile once per
+//   chain and pass it along the ring (share_over_ring).
 #pragma once
 
 #include <string>
@@ -49,6 +51,7 @@ struct MatmulSpyrePlan {
     double estimated_us = 0;     // the planner's estimate (DRAM + PT + SFU, not overlapped)
     bool double_buffer = false;  // staged A and B tiles (K chunks) in two copies
     bool double_buffer_result = false;  // the result tile too (an even number of N tiles per core)
+    bool a_shared = false;       // the cn cores of one row range pass A tiles along the ring (cn > 1)
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -60,6 +63,7 @@ struct MatmulSpyreOptions {
     int max_cores = 32;         // use at most this many cores (cm * cn)
     int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
     int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
+    bool share_a = true;        // consider plans whose cores along N share A tiles over the ring
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time

@@ -196,6 +196,7 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     if (half > 1) {
         ProgramNode body = loop;
         body.trip = half - 1;
+        body.pipelined = true;
         body.body.clear();
         for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
         replacement.push_back(std::move(body));

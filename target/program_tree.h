@@ -70,6 +70,8 @@ struct ProgramNode {
     // Instruction: the first tile's load of a software-pipelined loop (double_buffering.h),
     // which the enclosing loop may move into its previous iteration.
     bool prologue_load = false;
+    // Loop: the steady state of a software-pipelined loop (double_buffering.h).
+    bool pipelined = false;
     std::vector<ProgramNode> body;
     // Instruction
     SymInstruction inst;

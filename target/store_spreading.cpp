@@ -44,11 +44,10 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
         return false;
     }
 
-    // The pipelined loop: the direct child loop with the most iterations.
+    // The pipelined loop (the first, if several).
     size_t k = loop.body.size();
-    for (size_t i = 0; i + 1 < loop.body.size(); i++) {
-        const ProgramNode &c = loop.body[i];
-        if (c.kind == ProgramNode::Kind::Loop && (k == loop.body.size() || c.trip > loop.body[k].trip)) k = i;
+    for (size_t i = 0; i + 1 < loop.body.size() && k == loop.body.size(); i++) {
+        if (loop.body[i].kind == ProgramNode::Kind::Loop && loop.body[i].pipelined) k = i;
     }
     if (k == loop.body.size() || loop.body[k].trip < 2) return false;
     // Pieces of whole rows, or of whole sticks of a single contiguous row.
