@@ -81,6 +81,7 @@ void CoreSelector::walk_value_let(const LetStmt *op, std::vector<ProgramNode> &o
     SfuSource v = operand(op->value, lanes, out);
     const std::string name = "let." + op->name + "." + std::to_string(temp_counter_++);
     SymOperand addr = constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+    addr.temporary = true;  // written here, read only in the let's body, released after it
     emit_sfu(out, isa::Opcode::Copy, addr, {v}, lanes, t);
     for (const std::string &tname : temps_) plan_.release(tname);
     temps_.clear();

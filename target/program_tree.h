@@ -19,6 +19,9 @@ namespace compiler {
 struct SymOperand {
     int64_t base = 0;
     std::vector<int64_t> coef;
+    // A scratchpad temporary of one SFU expression (written before it is read within
+    // the statement, dead after it): sfu_row_blocking.h may move it.
+    bool temporary = false;
 
     int64_t coef_at(size_t level) const { return level < coef.size() ? coef[level] : 0; }
     void set_coef(size_t level, int64_t v) {

@@ -11,7 +11,9 @@ namespace selection {
 SymOperand CoreSelector::new_temp(int lanes, const Type &t) {
     const std::string name = "sfu.tmp." + std::to_string(temp_counter_++);
     temps_.push_back(name);
-    return constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+    SymOperand o = constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
+    o.temporary = true;
+    return o;
 }
 
 uint32_t CoreSelector::immediate_bits(const Expr &v, const Type &t) {

@@ -6,6 +6,7 @@
 //   3. select_core_instructions    per core: DMA / PT / SFU instructions in a loop tree,
 //                                  scratchpad placement and the budget check
 //   4. fold_loops                  single-instruction loops into instruction dimensions
+//   4a. block_sfu_rows             multi-instruction SFU row loops into blocks of rows
 //   4b. apply_double_buffering     two copies of requested buffers, unroll by two, software
 //                                  pipeline; the enclosing loop's stores spread into the next iteration
 //   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
@@ -29,6 +30,7 @@
 #include "instruction_selection.h"
 #include "loop_folding.h"
 #include "ring_sharing.h"
+#include "sfu_row_blocking.h"
 #include "runtime_call.h"
 #include "spyre/assembler.h"
 #include "spyre/program_format.h"
@@ -181,8 +183,9 @@ private:
                                    " bytes per core; live at the peak: " + cp.scratchpad_peak_description +
                                    ". Use smaller tiles or stage less at this loop level");
             }
-            peak = std::max(peak, cp.scratchpad_peak);
             compiler::fold_loops(cp.tree);
+            cp.scratchpad_peak = compiler::block_sfu_rows(cp.tree, cp.scratchpad_peak, m);
+            peak = std::max(peak, cp.scratchpad_peak);
             compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
             core_programs[c] = std::move(cp);
         }
