@@ -21,6 +21,8 @@ SUITE = [
     ("bmm fp16 (compute-bound)", "bmm", "batch=8 m=1024 n=4096 k=4096 dtype=float16", [], ("pt", 0.85)),
     ("bmm fp16 default", "bmm", "batch=8 m=512 n=512 k=512 dtype=float16", [], None),
     ("matmul+bias+gelu fp16", "matmul", "m=1024 n=4096 k=4096 activation=gelu dtype=float16", [], ("pt", 0.85)),
+    ("matmul+bias+gelu fp16 (compute-bound)", "matmul", "m=8192 n=4096 k=4096 activation=gelu dtype=float16", [],
+     ("pt", 0.85)),
     ("softmax fp16, 8 MiB in", "softmax", "cols=1024 rows=4096 dtype=float16", [], ("dram", 0.85)),
     ("layernorm fp16, 8 MiB in", "layernorm", "cols=1024 rows=4096 dtype=float16", ["eps=1e-5"], ("dram", 0.85)),
     ("rmsnorm fp16, 8 MiB in", "rmsnorm", "cols=1024 rows=4096 dtype=float16", ["eps=1e-5"], ("dram", 0.85)),
@@ -34,11 +36,13 @@ SUITE = [
 ]
 
 BMM_LADDER = [
-    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false"),
-    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false double_buffer=false"),
-    ("32 cores, planner's tiles, every tile re-reads A and B", "max_cores=32 resident_b=false double_buffer=false"),
-    ("32 cores, planner's choice incl. a resident B slice", "max_cores=32 resident_b=true double_buffer=false"),
-    ("32 cores, as above with double-buffered tiles (the default)", "max_cores=32 resident_b=true double_buffer=true"),
+    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false share_a=false"),
+    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false double_buffer=false share_a=false"),
+    ("32 cores, planner's tiles, every tile re-reads A and B",
+     "max_cores=32 resident_b=false double_buffer=false share_a=false"),
+    ("32 cores, planner's choice incl. a resident B slice", "max_cores=32 resident_b=true double_buffer=false share_a=false"),
+    ("32 cores, as above with double-buffered tiles", "max_cores=32 resident_b=true double_buffer=true share_a=false"),
+    ("32 cores, A tiles shared over the ring along N (the default)", "max_cores=32"),
 ]
 BMM_LADDER_SHAPE = "batch=8 m=512 n=512 k=512 dtype=float16"
 
@@ -89,35 +93,70 @@ def status(r, target):
     return "%s (target >= %.0f%% %s)" % ("met" if value >= goal else "MISSED", goal * 100, what)
 
 
-def explain_matmul_limits(out, results):
-    """Why the large matmuls miss the PT-utilization target, from this run's figures."""
+# What each compiler step buys on the compute-bound bmm (knobs of gen_bmm).
+BMM_LARGE_STEPS = [
+    ("no ring sharing: every core loads its own A tiles", "share_a=false"),
+    ("A shared, single-buffered tiles", "double_buffer=false"),
+    ("A shared over the ring, double-buffered (the default)", ""),
+]
+BMM_LARGE_SHAPE = "batch=8 m=1024 n=4096 k=4096 dtype=float16"
+
+
+def explain_matmuls(out, results, build, tmp):
+    """How the compute-bound matmuls get close to the PT peak, and what limits them, from this run's figures."""
     r = results.get("bmm fp16 (compute-bound)")
     if not r:
         return
     gb = 1e9
     # batch=8 m=1024 n=4096 k=4096 fp16: each tensor once.
     once = (8 * 1024 * 4096 + 8 * 4096 * 4096 + 8 * 1024 * 4096) * 2
-    once_us = once / (150 * gb) * 1e6
     moved = r["dram_read_bytes"] + r["dram_write_bytes"]
     out("")
-    out("## Why the large matmuls miss 85% PT utilization")
+    out("## The compute-bound matmuls")
     out("")
     out("For `bmm batch=8 m=1024 n=4096 k=4096` fp16 the PT bound is %.0f us (32 cores at the peak of "
-        "MACHINE.md). Reading every tensor exactly once already takes %.0f us at 150 GB/s: the kernel "
-        "sits at the ridge of the roofline, so 85%% needs each byte fetched once *and* DMA fully hidden "
-        "behind the PT." % (r["compute_bound_us"], once_us))
-    out("Where this compiler stands:")
-    out("- each core's 2 MiB scratchpad holds an fp32 accumulator tile and K chunks of A and B; with no "
-        "sharing between cores (the ring is not used by the compiler yet) the tiles re-read A and B: this run "
-        "moved %.0f MB (%.1fx the minimum), %.0f us of DRAM time on its own;" % (moved / 1e6, moved / once,
-                                                                           r["dram_bound_us"]))
-    out("- double buffering (spyre::double_buffer) overlaps a core's DMA with its PT work, which brings the "
-        "kernel to %.0f%% of its DRAM bound (simulated %.0f us, %.1f%% PT utilization): the traffic, not the "
-        "overlap, is what remains." % (100 * r["roofline_bound_us"] / r["simulated_us"], r["simulated_us"],
-                                        100 * r["pt_utilization"]))
-    out("The planner (schedules/bmm_schedule.cpp) picks the tiles with the least estimated time under these "
-        "constraints; the ladder below shows what each step buys on the default shape. Sharing B between "
-        "the cores of a batch over the ring is the next step.")
+        "MACHINE.md) and the DRAM bound of reading and writing every tensor once is %.0f us (150 GB/s plus "
+        "the read/write turnaround): the kernel sits at the ridge of the roofline, so 85%% PT utilization needs "
+        "each byte fetched once *and* nearly all DMA hidden behind the PT. What the compiler does for it:"
+        % (r["compute_bound_us"], r["dram_bound_us"]))
+    out("- the planner splits the cores along N only (128 columns each) with 1024 x 128 output tiles, so all "
+        "32 cores need the same A tiles: `spyre::share_over_ring` loads each A tile once and passes it along "
+        "the chain of cores over the ring (`target/ring_sharing.h`); this run moved %.0f MB, %.2fx the minimum;"
+        % (moved / 1e6, moved / once))
+    out("- double buffering is a software pipeline (`target/double_buffering.h`): each K chunk is loaded while "
+        "the other copy is multiplied, and the next batch's first chunks are loaded before this batch's tail;")
+    out("- each batch's C tile is stored in pieces during the next batch's K loop (`target/store_spreading.h`) "
+        "instead of one burst that would block every core's DMA queue.")
+    out("")
+    out("| step (`%s`) | knobs | simulated | PT util | DRAM MB | bottleneck |" % BMM_LARGE_SHAPE)
+    out("|---|---|---:|---:|---:|---|")
+    for j, (step, knobs) in enumerate(BMM_LARGE_STEPS):
+        rs, err = simulate(build, tmp, "bmm", BMM_LARGE_SHAPE + " " + knobs, [], "bmm_large%d" % j)
+        if rs is None:
+            out("| %s | `%s` | - | - | - | %s |" % (step, knobs or "(defaults)", err))
+            continue
+        out("| %s | `%s` | %.1f us | %.1f%% | %.0f | %s |" % (
+            step, knobs or "(defaults)", rs["simulated_us"], 100 * rs["pt_utilization"],
+            (rs["dram_read_bytes"] + rs["dram_write_bytes"]) / 1e6, rs["bottleneck"]))
+    out("")
+    out("What remains between the bmm and its PT bound: the chain's fill (the last core starts about 31 ring "
+        "hops after the first), the PT's pass fill cost on 128-deep K chunks, and the last batch's store, which "
+        "nothing follows.")
+    for title, what in (("matmul+bias+gelu fp16 (compute-bound)",
+                         "the same work as the bmm on one matrix (`m=8192`); B is re-streamed for each of a "
+                         "core's 8 row tiles (the fp32 accumulator, the GELU stage and the result fill the "
+                         "scratchpad, so a core cannot keep its B slice), and each tile's GELU epilogue (SFU, "
+                         "row-blocked) runs while the PT waits, since there is no room for a second "
+                         "accumulator; the 1024 x 128 tiles leave room only for 64-deep K chunks, where the "
+                         "PT's pass fill costs about 11%"),
+                        ("matmul+bias+gelu fp16",
+                         "one output tile per core: nothing overlaps the chain's fill, the GELU epilogue and "
+                         "the store of every C tile at the end, which together take a fifth of the run")):
+        m = results.get(title)
+        if m:
+            out("")
+            out("**%s** reaches %.1f%% PT utilization (simulated %.0f us, PT bound %.0f us): %s."
+                % (title, 100 * m["pt_utilization"], m["simulated_us"], m["compute_bound_us"], what))
 
 
 def main():
@@ -149,7 +188,7 @@ def main():
                 title, params, r["simulated_us"], r["roofline_bound_us"],
                 100 * r["roofline_bound_us"] / r["simulated_us"], 100 * r["pt_utilization"],
                 r["achieved_dram_gbps"], r["bottleneck"], status(r, target)))
-        explain_matmul_limits(out, results)
+        explain_matmuls(out, results, args.build, tmp)
         for name, gen, shape, steps in (("bmm", "bmm", BMM_LADDER_SHAPE, BMM_LADDER),
                                         ("softmax", "softmax", SOFTMAX_LADDER_SHAPE, SOFTMAX_LADDER)):
             out("")
