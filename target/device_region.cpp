@@ -60,6 +60,18 @@ private:
 
     std::vector<const Allocate *> allocates_;  // VTCM Allocates enclosing the current node without other statements between
 };
+// The Func of the first atomic() update in a statement, if any.
+class FirstAtomic : public IRVisitor {
+public:
+    std::string producer;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Atomic *op) override {
+        if (producer.empty()) producer = op->producer_name;
+        IRVisitor::visit(op);
+    }
+};
 }  // namespace
 
 DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, const std::vector<std::string> &outputs) {
@@ -96,6 +108,18 @@ DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, cons
     }
     if (min->value != 0) {
         throw CompileError("Spyre: the core loop '" + loop->name + "' must start at 0");
+    }
+    // A reduction split across the cores (atomic() with a parallel RVar): every core would combine its
+    // partial result into the same output.
+    FirstAtomic atomic;
+    loop->body.accept(&atomic);
+    const std::string &atomic_func = atomic.producer;
+    if (!atomic_func.empty()) {
+        throw CompileError("Spyre: in Func '" + atomic_func + "': the core loop '" + loop->name +
+                           "' splits its reduction across the cores (atomic()), so every core would add its "
+                           "partial result into the same output; a cross-core combine is not supported yet. "
+                           "Split the cores over a dimension the reduction keeps (a pure Var), as "
+                           "spyre::split_across_cores does");
     }
     DeviceRegion r;
     r.node = loop;

@@ -194,5 +194,31 @@ TEST(SpyreCompileErrors, TwoCoreSplitsAreRejected) {
     EXPECT_NE(msg.find("are both parallel; exactly one loop may be split across the cores"), std::string::npos) << msg;
 }
 
+TEST(SpyreCompileErrors, AReductionSplitAcrossCoresIsRefused) {
+    // sum over the rows, the reduction split over 32 cores with atomic(): each core would add its
+    // partial sum into the same output. The cross-core combine is not compiled; the error says so.
+    set_compiling_for_spyre(true);
+    ImageParam in(Float(32), 2, "xr_in");
+    Func stage("xr_stage"), acc("xr_acc"), out("xr_out");
+    Var x("x"), y("y");
+    RDom r(0, 1024, "r");
+    stage(x, y) = in(x, y);
+    acc(x) = 0.0f;
+    acc(x) += stage(x, r);
+    out(x) = acc(x);
+    constrain_tensor(in, {64, 1024});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64});
+    out.vectorize(x, 32);
+    acc.compute_root().store_in(MemoryType::VTCM).vectorize(x, 32);
+    RVar rc("rc"), ri("ri");
+    acc.update().atomic().split(r, rc, ri, 32).parallel(rc).vectorize(x, 32);
+    stage.compute_at(acc, rc).store_in(MemoryType::VTCM).vectorize(x, 32);
+    const std::string msg = spyre_compile_error_of(out, "xr");
+    EXPECT_NE(msg.find("in Func 'xr_acc'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("splits its reduction across the cores"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a cross-core combine is not supported yet"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace spyre::testing
