@@ -160,7 +160,8 @@ public:
         }
         spyre::KnobValues v = {{"max_cores", "32"},         {"tile_m", std::to_string(tm)},
                                {"tile_n", std::to_string(tn)}, {"tile_k", std::to_string(tk)},
-                               {"resident_b", "false"},      {"double_buffer", "false"}};
+                               {"resident_b", "false"},      {"double_buffer", "false"},
+                               {"share_a", "false"}};
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
             v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);
@@ -183,6 +184,7 @@ public:
         }
         spyre::legalize_parallel_and_vectors(d, out, lanes, kept, changed);
         kept->push_back("B read per tile, as the stock schedule keeps nothing resident");
+        kept->push_back("A loaded by every core: no stock autoscheduler shares tiles over the ring");
         return v;
     }
 

@@ -206,7 +206,8 @@ public:
         int tm = spyre::round_up(std::min(stock_m > 0 ? stock_m : shape_.m, 512), 8);
         int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 1024), lanes);
         spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"},
-                               {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)}};
+                               {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)},
+                               {"share_a", "false"}};
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         spyre::MatmulSpyrePlan p;
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
@@ -231,6 +232,7 @@ public:
                             kept, changed);
         }
         spyre::legalize_parallel_and_vectors(d, c, p.in_lanes, kept, changed);
+        kept->push_back("A loaded by every core: no stock autoscheduler shares tiles over the ring");
         return v;
     }
 

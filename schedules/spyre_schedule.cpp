@@ -372,11 +372,11 @@ void set_device_layout(const std::string &tensor_name, const StickLayout &layout
         fail(what, "the order " + layout_string(l).substr(layout_string(l).find("order=") + 6) +
                        " is not a permutation of the tensor's " + std::to_string(rank) + " dimensions");
     }
-    const StickLayout def = default_stick_layout(rank);
-    if (l.stick_dim != def.stick_dim) {
-        fail(what, "the layout " + layout_string(l) +
-                       " is not supported yet by the backend: the stick dimension must be dimension 0 (the vectorized "
-                       "innermost dimension); the order of the dimensions is free");
+    if (l.stick_dim != info->stick_dim) {
+        fail(what, "the layout " + layout_string(l) + " puts the sticks along dimension " + std::to_string(l.stick_dim) +
+                       " but the tensor was declared with sticks along dimension " + std::to_string(info->stick_dim) +
+                       " (which decides its padding); pass stick_dim=" + std::to_string(l.stick_dim) +
+                       " to spyre::constrain_tensor");
     }
     layout_registry()[tensor_name] = l;
     set_tensor_order(tensor_name, l.order);

@@ -9,9 +9,8 @@
 // "Spyre schedule: <directive>(Func '<name>' ...)" and states the rule, so a
 // misuse is reported where it is written rather than at lowering time.
 //
-// What the backend cannot compile yet is refused by the directive with a
-// "not supported ... yet" error instead of compiling something else (today:
-// a device layout whose stick dimension is not dimension 0).
+// What the backend cannot compile yet is refused with a "not supported ...
+// yet" error instead of compiling something else.
 #pragma once
 
 #include <string>
@@ -109,8 +108,10 @@ struct StickLayout {
 StickLayout default_stick_layout(int rank);
 
 // Records the device layout of a tensor declared with constrain_tensor.
-// Any order of the dimensions compiles; a stick dimension other than 0
-// throws "... is not supported yet by the backend", naming the tensor.
+// Any order of the dimensions compiles. The stick dimension must be the one
+// the tensor was declared with (constrain_tensor's stick_dim, which decides its
+// padding); kernels vectorize it, and a vector of several sticks needs it
+// innermost in the order.
 void set_device_layout(const std::string &tensor_name, const StickLayout &layout);
 inline void set_device_layout(const char *tensor_name, const StickLayout &layout) {
     set_device_layout(std::string(tensor_name), layout);

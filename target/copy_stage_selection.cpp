@@ -49,6 +49,13 @@ bool CoreSelector::select_buffer_copy(const Expr &value, std::vector<ProgramNode
              "': only copies from a kernel input into a scratchpad buffer become DMA");
     }
     const BufferInfo *b = scratchpad_buffer(w->second.allocation);
+    std::vector<int> host_order;
+    for (int d = (int)t->padded.size() - 1; d >= 0; d--) host_order.push_back(d);
+    if (t->layout.stick_dim != 0 || (!t->layout.order.empty() && t->layout.order != host_order)) {
+        fail("copy_to_host() stage from '" + src_name + "': its device layout " + layout_to_string(t->layout) +
+             " is not the default one, which is all copy_to_host() stages support; stage it with " + src_name +
+             ".in() instead");
+    }
     const int64_t eb = t->type.bytes();
     const size_t rank = w->second.dims.size() / 4;
     SymOperand dram = constant(0);

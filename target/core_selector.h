@@ -142,7 +142,10 @@ private:
     }
 
     // Dense vector index ramp(base, 1, lanes): the affine base, or a compile error.
-    SymOperand dense_base(const Expr &index, const std::string &buffer, int lanes);
+    // The base of a vector access that is dense along the element stride `stride` (1: dimension 0; for a
+    // DRAM tensor, the stride of its stick dimension: dram_vector_stride).
+    SymOperand dense_base(const Expr &index, const std::string &buffer, int lanes, int64_t stride = 1);
+    static int64_t dram_vector_stride(const KernelTensor &t);
 
     void check_whole_sticks(const Type &t, const std::string &buffer);
 
@@ -157,7 +160,7 @@ private:
     // into coordinates, which must stay inside the padded box at every corner
     // of the loop box (so the mapping is exact), then re-flattened with the
     // layout's strides. Vectors start on stick boundaries (checked by the caller).
-    SymOperand dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what);
+    SymOperand dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what, int lanes);
 
     void visit_store(const Store *op, std::vector<ProgramNode> &out);
 

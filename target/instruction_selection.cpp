@@ -188,11 +188,24 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
     if (buffers_[op->name].empty()) buffers_.erase(op->name);
 }
 
-SymOperand CoreSelector::dense_base(const Expr &index, const std::string &buffer, int lanes) {
+int64_t CoreSelector::dram_vector_stride(const KernelTensor &t) {
+    int64_t stride = 1;
+    for (int d = 0; d < t.layout.stick_dim && d < (int)t.padded.size(); d++) stride *= t.padded[d];
+    return stride;
+}
+
+SymOperand CoreSelector::dense_base(const Expr &index, const std::string &buffer, int lanes, int64_t stride) {
     const Ramp *r = index.as<Ramp>();
-    if (!r || !is_const_one(r->stride) || r->lanes != lanes) {
+    const IntImm *step = r ? r->stride.as<IntImm>() : nullptr;
+    if (!r || !step || step->value != stride || r->lanes != lanes) {
+        if (stride != 1) {
+            fail("the access to '" + buffer + "' at " + to_text(index) +
+                 " is not a dense vector along its stick dimension (element stride " + std::to_string(stride) +
+                 "); vectorize the tensor's stick dimension so each vector is whole sticks");
+        }
         fail("the access to '" + buffer + "' at " + to_text(index) +
-             " is not a dense vector; vectorize the stick dimension (dimension 0) so each vector is whole sticks");
+             " is not a dense vector; vectorize the stick dimension (dimension 0; for a scratchpad Func, its "
+             "innermost storage dimension) so each vector is whole sticks");
     }
     auto a = env_.affine_in_loops(r->base);
     if (!a) {
@@ -235,12 +248,14 @@ void CoreSelector::emit(std::vector<ProgramNode> &out, isa::Opcode op, std::init
     out.push_back(ProgramNode::instruction(inst));
 }
 
-SymOperand CoreSelector::dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what) {
+SymOperand CoreSelector::dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what,
+                                      int lanes) {
     const int64_t eb = t.type.bytes();
     const int rank = (int)t.padded.size();
     std::vector<int> host_order;
     for (int d = rank - 1; d >= 0; d--) host_order.push_back(d);
-    if (t.layout.order.empty() || t.layout.order == host_order) return scaled(flat, eb, 0);
+    const bool host_order_layout = t.layout.order.empty() || t.layout.order == host_order;
+    if (host_order_layout && t.layout.stick_dim == 0) return scaled(flat, eb, 0);
     TensorShape shape;
     DType dt;
     spyre_dtype(t.type, &dt);
@@ -277,17 +292,27 @@ SymOperand CoreSelector::dram_address(const KernelTensor &t, const SymOperand &f
             }
         }
     }
-    const int64_t lanes = addr.lanes;
+    const int64_t stick_lanes = addr.lanes;
     auto offset = [&](const std::vector<int64_t> &x) {
         int64_t o = 0;
-        for (int d = 0; d < rank; d++) o += d == t.layout.stick_dim ? x[d] / lanes * addr.stride_bytes[d] : x[d] * addr.stride_bytes[d];
+        for (int d = 0; d < rank; d++) {
+            o += d == t.layout.stick_dim ? x[d] / stick_lanes * addr.stride_bytes[d] : x[d] * addr.stride_bytes[d];
+        }
         return o;
     };
-    if (x0[t.layout.stick_dim] % lanes != 0) fail("the access to '" + what + "' does not start on a stick boundary");
+    if (x0[t.layout.stick_dim] % stick_lanes != 0) fail("the access to '" + what + "' does not start on a stick boundary");
+    // One DMA row moves the vector's bytes contiguously: its sticks must be adjacent in the device layout.
+    if (lanes > stick_lanes && addr.stride_bytes[t.layout.stick_dim] != m_.stick_bytes) {
+        fail("the access to '" + what + "' is a vector of " + std::to_string(lanes / stick_lanes) +
+             " sticks, but the device layout " + layout_to_string(t.layout) +
+             " does not keep consecutive sticks adjacent (the stick dimension is not innermost in the order); "
+             "vectorize by one stick (" + std::to_string(stick_lanes) + " lanes) or put the stick dimension last "
+             "in the order");
+    }
     SymOperand out;
     out.base = offset(x0);
     for (size_t i = 0; i < step.size(); i++) {
-        if (step[i][t.layout.stick_dim] % lanes != 0) {
+        if (step[i][t.layout.stick_dim] % stick_lanes != 0) {
             fail("the access to '" + what + "' moves by part of a stick along the stick dimension");
         }
         out.set_coef(i, offset(step[i]));
@@ -323,7 +348,6 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
         return;
     }
     check_whole_sticks(t, op->name);
-    SymOperand dst = dense_base(op->index, op->name, lanes);
 
     if (dram_dst) {
         const Load *ld = op->value.as<Load>();
@@ -332,8 +356,9 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
             fail("the output '" + op->name + "' is computed while being stored to DRAM (" + to_text(op->value) +
                  "); compute it into a scratchpad Func (store_in(MemoryType::VTCM)) and copy that");
         }
+        const SymOperand dst = dense_base(op->index, op->name, lanes, dram_vector_stride(*dram_dst));
         SymOperand sp = scaled(dense_base(ld->index, ld->name, lanes), eb, src->address);
-        SymOperand dram = dram_address(*dram_dst, dst, op->name);
+        SymOperand dram = dram_address(*dram_dst, dst, op->name, lanes);
         check_stick_aligned(dram, op->name);
         check_stick_aligned(sp, ld->name);
         const int64_t row = lanes * eb;
@@ -343,9 +368,11 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
         return;
     }
     // Destination in scratchpad.
+    const SymOperand dst = dense_base(op->index, op->name, lanes);
     if (const Load *ld = op->value.as<Load>()) {
         if (const KernelTensor *src = dram_tensor(ld->name)) {
-            SymOperand dram = dram_address(*src, dense_base(ld->index, ld->name, lanes), ld->name);
+            SymOperand dram =
+                dram_address(*src, dense_base(ld->index, ld->name, lanes, dram_vector_stride(*src)), ld->name, lanes);
             SymOperand sp = scaled(dst, eb, sp_dst->address);
             check_stick_aligned(dram, ld->name);
             check_stick_aligned(sp, op->name);

@@ -154,7 +154,7 @@ private:
                 throw CompileError("Spyre: the kernel argument '" + n + "' has a type Spyre does not support");
             }
             a.shape.extent.assign(info->extents.begin(), info->extents.end());
-            a.layout = default_layout(a.shape, m.stick_bytes);
+            a.layout = default_layout(a.shape, m.stick_bytes, info->stick_dim);
             a.layout.padded.assign(info->padded.begin(), info->padded.end());
             if (!info->order.empty()) a.layout.order = info->order;  // spyre::set_device_layout
             compiler::KernelTensor t;

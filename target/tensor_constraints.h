@@ -1,9 +1,10 @@
 // Static shapes for kernel arguments, and the padding Spyre tensors carry.
 //
-// constrain_tensor(buf, extents, multiples) declares a dense tensor with the
-// given extents (innermost first). For host builds that is all it does. For
-// Spyre builds every dimension is padded up to its multiple (the stick
-// dimension, dimension 0, at least to whole sticks) and the padded extents and
+// constrain_tensor(buf, extents, multiples, stick_dim) declares a dense tensor
+// with the given extents (innermost first). For host builds that is all it
+// does. For Spyre builds every dimension is padded up to its multiple (the
+// stick dimension, dimension 0 unless `stick_dim` names another, at least to
+// whole sticks) and the padded extents and
 // dense padded strides are what Halide sees: device tensors hold that padding
 // (zeros on upload), so schedules may read and write whole tiles and whole
 // sticks without ever leaving the tensor. The true extents are recorded for the
@@ -29,9 +30,10 @@ struct SpyreTensorInfo {
     std::vector<int> extents;  // true extents, innermost first
     std::vector<int> padded;   // padded extents (== extents for host builds)
     bool is_output = false;
-    // Device layout: order of the dimensions, outermost first (empty: host order, the default).
-    // The stick dimension is always dimension 0 (the vectorized innermost dimension).
+    // Device layout: order of the dimensions, outermost first (empty: host order, the default),
+    // and the stick dimension (the dimension kernels vectorize when they move the tensor).
     std::vector<int> order;
+    int stick_dim = 0;
 };
 
 void register_tensor(const SpyreTensorInfo &info);
@@ -51,9 +53,10 @@ int stick_lanes(const Halide::Type &t);
 // T is any Halide buffer-like object with name(), type() and dim(i): Input/Output<Buffer<>> in
 // generators, ImageParam and Func::output_buffer() in JIT pipelines.
 template <typename T>
-void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> multiples = {}) {
+void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> multiples = {}, int stick_dim = 0) {
     multiples.resize(extents.size(), 1);
     SpyreTensorInfo info;
+    info.stick_dim = std::clamp(stick_dim, 0, std::max(0, (int)extents.size() - 1));
     // The IR names an input by its parameter and an output by its Func, which
     // Halide makes unique per process (C, C$2, ...) when a generator runs twice.
     if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
@@ -70,7 +73,7 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
     int stride = 1;
     for (size_t d = 0; d < extents.size(); d++) {
         int mult = std::max(1, multiples[d]);
-        if (is_spyre() && d == 0) mult = std::lcm(mult, stick_lanes(info.type));
+        if (is_spyre() && (int)d == info.stick_dim) mult = std::lcm(mult, stick_lanes(info.type));
         const int padded = padded_extent(extents[d], mult);
         info.padded.push_back(padded);
         // The estimate is the static shape too: the stock autoschedulers (auto_schedule=true) require one.

@@ -417,11 +417,11 @@ TEST(SchedulingVocabularyErrors, SplitAcrossCoresRejectsASecondParallelLoop) {
         << msg;
 }
 
-TEST(SchedulingVocabularyErrors, NonDefaultDeviceLayoutIsNotSupportedYet) {
+TEST(SchedulingVocabularyErrors, DeviceLayoutStickDimensionMustBeTheDeclaredOne) {
     Elementwise e(64, 32, "e9_in");
     const std::string msg = error_of([&] { set_device_layout(e.in, StickLayout{1, {0, 1}}); });
     EXPECT_NE(msg.find("set_device_layout(tensor 'e9_in')"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("the layout stick=1 order=[0,1] is not supported yet by the backend"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the layout stick=1 order=[0,1] puts the sticks along dimension 1"), std::string::npos) << msg;
     EXPECT_EQ(recorded_device_layout("e9_in"), nullptr);
 }
 
