@@ -66,6 +66,7 @@ struct SfuSource {
 struct BufferInfo {
     int64_t address = 0;
     Type type;
+    int64_t bytes = 0;  // the allocation (both copies when double-buffered)
 };
 
 class CoreSelector {
@@ -74,9 +75,12 @@ public:
         : m_(m), iface_(iface), plan_(m.stick_bytes) {
         if (!core_var.empty()) env_.bind_constant(core_var, core);
         core_loop_ = core_var;
+        core_ = core;
     }
 
     CoreProgram run(const Stmt &body);
+    // A distributed region of `cores` cores (device_region.h): the core loop is walked for this core.
+    void distribute(int cores) { cores_ = cores; }
 
 private:
     // ---------------------------------------------------------------- errors
@@ -112,6 +116,7 @@ private:
     void walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out);
 
     void visit_for(const For *op, std::vector<ProgramNode> &out);
+    void visit_distributed_core_loop(const For *op, std::vector<ProgramNode> &out);
 
     void visit_allocate(const Allocate *op, std::vector<ProgramNode> &out);
 
@@ -239,6 +244,10 @@ private:
     int temp_counter_ = 0;
     std::string func_;
     std::string core_loop_;
+    int core_ = 0;
+    int cores_ = 0;                 // > 0: a distributed region of that many cores
+    bool past_core_loop_ = false;   // a distributed core loop was walked
+    std::vector<GatheredPart> gathered_;
 };
 
 }  // namespace selection

@@ -60,6 +60,44 @@ private:
 
     std::vector<const Allocate *> allocates_;  // VTCM Allocates enclosing the current node without other statements between
 };
+// The chain of scratchpad Allocates around the core loop and around the output's
+// production (outermost first), to find the Allocate that encloses both.
+class EnclosingAllocates : public IRVisitor {
+public:
+    const For *core_loop = nullptr;
+    const ProducerConsumer *output_production = nullptr;
+    std::vector<const Allocate *> around_loop, around_output;
+    bool loop_inside_output = false;
+
+private:
+    using IRVisitor::visit;
+    std::vector<const Allocate *> stack_;
+    bool in_output_ = false;
+    void visit(const Allocate *op) override {
+        const bool vtcm = op->memory_type == Halide::MemoryType::VTCM;
+        if (vtcm) stack_.push_back(op);
+        IRVisitor::visit(op);
+        if (vtcm) stack_.pop_back();
+    }
+    void visit(const For *op) override {
+        if (op == core_loop) {
+            around_loop = stack_;
+            loop_inside_output = in_output_;
+        }
+        IRVisitor::visit(op);
+    }
+    void visit(const ProducerConsumer *op) override {
+        if (op == output_production) {
+            around_output = stack_;
+            in_output_ = true;
+            IRVisitor::visit(op);
+            in_output_ = false;
+            return;
+        }
+        IRVisitor::visit(op);
+    }
+};
+
 // The Func of the first atomic() update in a statement, if any.
 class FirstAtomic : public IRVisitor {
 public:
@@ -126,6 +164,30 @@ DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, cons
     r.body = loop->body;
     r.core_var = loop->name;
     r.cores = (int)extent->value;
+    if (finder.output_production) {
+        EnclosingAllocates around;
+        around.core_loop = loop;
+        around.output_production = finder.output_production;
+        s.accept(&around);
+        if (!around.loop_inside_output) {
+            // The outermost scratchpad Allocate around both the core loop and the output's production.
+            const Allocate *common = nullptr;
+            for (size_t i = 0; i < around.around_loop.size() && i < around.around_output.size(); i++) {
+                if (around.around_loop[i] != around.around_output[i]) break;
+                common = around.around_loop[i];
+            }
+            if (!common) {
+                throw CompileError("Spyre: the core loop '" + loop->name + "' does not produce the output '" +
+                                   finder.output_production->name +
+                                   "', and no scratchpad buffer is allocated around both: compute the output inside "
+                                   "the core loop, or, to combine per-core results after it, compute the buffer the "
+                                   "core loop produces with compute_root().store_in(MemoryType::VTCM)");
+            }
+            r.node = common;
+            r.body = Stmt(common);
+            r.distributed = true;
+        }
+    }
     return r;
 }
 

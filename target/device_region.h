@@ -18,6 +18,11 @@ struct DeviceRegion {
     Halide::Internal::Stmt body;                     // what each core runs
     std::string core_var;                            // the core loop's variable ("" for one core)
     int cores = 0;
+    // A distributed region: the core loop produces a scratchpad buffer allocated outside it (each core
+    // its part) and the output is produced after the loop. `body` is then the outermost scratchpad
+    // Allocate around both; each core runs the loop's body for its index, and core 0 alone runs what
+    // follows the loop, after every core's part has been gathered into it over the ring.
+    bool distributed = false;
 };
 
 // Throws CompileError when there is more than one parallel loop, or its extent

@@ -1,5 +1,6 @@
 // Instruction selection for one core (see instruction_selection.h).
 #include "core_selector.h"
+#include "synchronization.h"
 
 namespace spyre {
 namespace compiler {
@@ -11,7 +12,64 @@ CoreProgram CoreSelector::run(const Stmt &body) {
     out.scratchpad_peak = plan_.peak_bytes();
     out.pingpong = pingpong_;
     out.scratchpad_peak_description = plan_.describe_peak();
+    out.gathered = gathered_;
     return out;
+}
+
+// The core loop of a distributed region: this core's iteration, then its parts of the scratchpad
+// buffers allocated outside the loop go to core 0 (ring.put), or core 0 waits for all of them.
+void CoreSelector::visit_distributed_core_loop(const For *op, std::vector<ProgramNode> &out) {
+    std::vector<std::pair<std::string, BufferInfo>> outside;
+    for (const auto &kv : buffers_) outside.push_back({kv.first, kv.second.back()});
+    const size_t first = out.size();
+    walk(op->body, out);
+    past_core_loop_ = true;
+    std::vector<ScratchpadAccess> writes;
+    for (size_t i = first; i < out.size(); i++) {
+        for (const ScratchpadAccess &a : node_accesses(out[i], {})) {
+            if (a.write) writes.push_back(a);
+        }
+    }
+    const int channel = gather_channel();
+    if (channel >= m_.token_channels_per_core) fail("the machine has too few token channels to gather across cores");
+    for (const auto &[name, b] : outside) {
+        const int64_t end = b.address + b.bytes;
+        int64_t lo = end, hi = b.address;
+        for (const ScratchpadAccess &a : writes) {
+            if (a.hi <= b.address || a.lo >= end) continue;
+            lo = std::min(lo, std::max(a.lo, b.address));
+            hi = std::max(hi, std::min(a.hi, end));
+        }
+        if (lo >= hi) continue;  // not written in the loop: nothing to gather
+        gathered_.push_back({name, lo, hi});
+        if (core_ != 0) {
+            if (lo % m_.stick_bytes != 0 || hi % m_.stick_bytes != 0) {
+                fail("core " + std::to_string(core_) + "'s part of the scratchpad buffer '" + display(name) +
+                     "' (bytes " + std::to_string(lo - b.address) + " to " + std::to_string(hi - b.address) +
+                     ") is not whole sticks, so it cannot be sent over the ring; vectorize the dimension split "
+                     "across the cores by whole sticks");
+            }
+            SymInstruction put;
+            put.op = isa::Opcode::RingPut;
+            put.func = name;
+            put.f[isa::field::RingPut::dst_core] = constant(0);
+            put.f[isa::field::RingPut::src] = constant(lo);
+            put.f[isa::field::RingPut::dst] = constant(lo);
+            put.f[isa::field::RingPut::bytes] = constant(hi - lo);
+            put.f[isa::field::RingPut::dst_channel] = constant(channel);
+            out.push_back(ProgramNode::instruction(put));
+        } else {
+            for (int c = 1; c < cores_; c++) {
+                SymInstruction wait;
+                wait.op = isa::Opcode::Wait;
+                wait.func = name;
+                wait.stream = isa::Unit::Dma;
+                wait.f[0] = constant(channel);
+                wait.declared_writes.push_back({b.address, end, true});
+                out.push_back(ProgramNode::instruction(wait));
+            }
+        }
+    }
 }
 
 void CoreSelector::walk(const Stmt &s, std::vector<ProgramNode> &out) {
@@ -25,6 +83,7 @@ void CoreSelector::walk(const Stmt &s, std::vector<ProgramNode> &out) {
 
 void CoreSelector::walk_statement(const Stmt &s, std::vector<ProgramNode> &out) {
     if (!s.defined()) return;
+    if (past_core_loop_ && core_ != 0) return;  // after a distributed core loop only core 0 works
     if (const For *op = s.as<For>()) return visit_for(op, out);
     if (const LetStmt *op = s.as<LetStmt>()) {
         if (record_copy_destination(op) || select_buffer_copy(op->value, out)) {
@@ -95,6 +154,7 @@ void CoreSelector::walk_value_let(const LetStmt *op, std::vector<ProgramNode> &o
 }
 
 void CoreSelector::visit_for(const For *op, std::vector<ProgramNode> &out) {
+    if (cores_ > 0 && op->name == core_loop_) return visit_distributed_core_loop(op, out);
     if (op->for_type == ForType::Parallel) {
         fail("loop '" + op->name + "' is parallel inside the core split; only one loop may be split across cores");
     }
@@ -169,6 +229,7 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
         // while this iteration finishes (rotate_prologue_loads in double_buffering.cpp).
         const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
         b.address = plan_.allocate_above_peak(op->name, 2 * copy);
+        b.bytes = 2 * copy;
         PingPongBuffer pp;
         pp.name = op->name;
         pp.level = env_.loop_depth() - 1;
@@ -180,6 +241,7 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
         held_until_loop_end_[std::max(env_.loop_depth() - 2, 0)].push_back(op->name);
     } else {
         b.address = plan_.allocate(op->name, bytes);
+        b.bytes = bytes;
     }
     buffers_[op->name].push_back(b);
     walk(op->body, out);
@@ -392,9 +454,13 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
 
 }  // namespace selection
 
+int gather_channel() { return kUnitPairChannels + 6; }  // after the unit pairs and ring sharing's 3 pairs
+
 CoreProgram select_core_instructions(const Halide::Internal::Stmt &region_body, const std::string &core_var, int core,
-                                     const MachineDescription &m, KernelInterface &interface) {
+                                     const MachineDescription &m, KernelInterface &interface, bool distributed,
+                                     int cores) {
     selection::CoreSelector sel(core_var, core, m, interface);
+    if (distributed) sel.distribute(cores);
     return sel.run(region_body);
 }
 

@@ -44,16 +44,28 @@ struct KernelInterface {
     std::set<std::string> double_buffered;  // Funcs to stage in two copies (double_buffering.h)
 };
 
+// A part of a distributed scratchpad buffer that a core wrote in the core loop (its bytes [lo, hi)).
+struct GatheredPart {
+    std::string buffer;
+    int64_t lo = 0, hi = 0;
+};
+
 struct CoreProgram {
     std::vector<ProgramNode> tree;
     std::vector<PingPongBuffer> pingpong;  // double-buffered scratchpad buffers
     int64_t scratchpad_peak = 0;
     std::string scratchpad_peak_description;
+    std::vector<GatheredPart> gathered;    // distributed regions: the parts this core wrote
 };
 
-// `core_var` is the name of the loop split across cores; `region_body` its body.
+// Token channel on which core 0 of a distributed region counts the gathered parts' arrivals.
+int gather_channel();
+
+// `core_var` is the name of the loop split across cores; `region_body` its body (or, for a
+// distributed region of `cores` cores, the Allocate around the core loop and what follows it).
 CoreProgram select_core_instructions(const Halide::Internal::Stmt &region_body, const std::string &core_var, int core,
-                                     const MachineDescription &m, KernelInterface &interface);
+                                     const MachineDescription &m, KernelInterface &interface, bool distributed = false,
+                                     int cores = 1);
 
 }  // namespace compiler
 }  // namespace spyre

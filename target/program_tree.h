@@ -60,8 +60,15 @@ struct SymInstruction {
     std::array<SymOperand, isa::kMaxFields> f{};
     std::string func;  // the Halide Func it implements, for messages
     RingShare ring;    // set on shared DMA loads only
+    // A control instruction (a wait for ring arrivals) placed by a pass: the stream it runs on and
+    // the scratchpad bytes the event it waits for writes, so synchronization orders their readers.
+    isa::Unit stream = isa::Unit::Any;
+    std::vector<ScratchpadAccess> declared_writes;
 
-    isa::Unit unit() const { return isa::opcode_spec(op).unit; }
+    isa::Unit unit() const {
+        const isa::Unit u = isa::opcode_spec(op).unit;
+        return u == isa::Unit::Any ? stream : u;
+    }
 };
 
 struct ProgramNode {

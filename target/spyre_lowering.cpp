@@ -175,7 +175,8 @@ private:
         std::vector<compiler::CoreProgram> core_programs(region.cores);
         for (int c = 0; c < region.cores; c++) {
             compiler::CoreProgram cp =
-                compiler::select_core_instructions(region.body, region.core_var, c, m, iface);
+                compiler::select_core_instructions(region.body, region.core_var, c, m, iface, region.distributed,
+                                                   region.cores);
             if (cp.scratchpad_peak > m.scratchpad_bytes) {
                 throw CompileError("Spyre: scratchpad footprint over budget in the core loop '" + region.core_var +
                                    "': core " + std::to_string(c) + " needs " + std::to_string(cp.scratchpad_peak) +
@@ -189,6 +190,7 @@ private:
             compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
             core_programs[c] = std::move(cp);
         }
+        if (region.distributed) check_gathered_parts(core_programs, region.core_var);
         std::vector<std::vector<compiler::ProgramNode> *> trees;
         for (auto &cp : core_programs) trees.push_back(&cp.tree);
         compiler::share_loads_over_ring(trees, ring_shared_, m);
@@ -237,6 +239,32 @@ private:
         Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
         std::set<std::string> name_set(names.begin(), names.end());
         return compiler::strip_spyre_argument_checks(result, name_set);
+    }
+
+    // A distributed region: every core gathers the same buffers to core 0, each a part of its own.
+    static void check_gathered_parts(const std::vector<compiler::CoreProgram> &cores, const std::string &core_loop) {
+        const auto &first = cores[0].gathered;
+        for (size_t c = 1; c < cores.size(); c++) {
+            const auto &mine = cores[c].gathered;
+            bool same = mine.size() == first.size();
+            for (size_t i = 0; same && i < mine.size(); i++) same = mine[i].buffer == first[i].buffer;
+            if (!same) {
+                throw CompileError("Spyre: in the core loop '" + core_loop + "': core " + std::to_string(c) +
+                                   " and core 0 write different scratchpad buffers allocated outside the loop; every "
+                                   "core must produce its part of the same buffers");
+            }
+            for (size_t d = 0; d < c; d++) {
+                for (size_t i = 0; i < mine.size(); i++) {
+                    const auto &a = mine[i], &b = cores[d].gathered[i];
+                    if (a.lo < b.hi && b.lo < a.hi) {
+                        throw CompileError("Spyre: in the core loop '" + core_loop + "': cores " + std::to_string(d) +
+                                           " and " + std::to_string(c) + " both write bytes of the scratchpad buffer '" +
+                                           a.buffer + "' allocated outside the loop; each core must produce its own "
+                                           "part (index the buffer by the core loop) to be gathered into core 0");
+                    }
+                }
+            }
+        }
     }
 
     SpyreLoweringOptions opt_;

@@ -47,6 +47,13 @@ std::vector<ScratchpadAccess> accesses_of(const SymInstruction &in, const std::v
     const auto &f = in.f;
     int64_t lo, hi;
     switch (in.op) {
+    case isa::Opcode::Wait:
+    case isa::Opcode::Signal:
+        for (const ScratchpadAccess &a : in.declared_writes) acc.push_back({a.lo, a.hi, true});
+        break;
+    case isa::Opcode::RingPut:
+        add_range(acc, f[fld::RingPut::src], trips, 0, f[fld::RingPut::bytes].base, false);
+        break;
     case isa::Opcode::DmaLoad:
         strided_extent(f[fld::DmaLoad::rows].base, f[fld::DmaLoad::sp_row_stride].base, f[fld::DmaLoad::planes].base,
                        f[fld::DmaLoad::sp_plane_stride].base, f[fld::DmaLoad::row_bytes].base, &lo, &hi);
