@@ -30,6 +30,8 @@ SUITE = [
     ("elementwise gelu fp16, 8 MiB in", "elementwise", "d0=1024 d1=4096 d2=1 op=gelu dtype=float16", [], ("dram", 0.85)),
     ("reduce sum axis 0 fp16, 8 MiB in", "reduce", "d0=1024 d1=4096 d2=1 op=sum axis=0 dtype=float16", [], ("dram", 0.85)),
     ("reduce max axis 2 fp16, 16 MiB in", "reduce", "d0=1024 d1=2048 d2=4 op=max axis=2 dtype=float16", [], ("dram", 0.85)),
+    ("reduce sum axis 1 fp16, 8 MiB in, 64 outputs (split across cores)", "reduce",
+     "d0=64 d1=65536 d2=1 op=sum axis=1 dtype=float16", [], ("dram", 0.85)),
     ("transpose fp16, 8 MiB (restickify)", "transpose", "x=2048 y=2048 dtype=float16", [], ("dram", 0.85)),
     ("attention fp16 s=1024 d=64 h=8", "attention", "d=64 s=1024 heads=8 causal=false dtype=float16", [], None),
     ("attention fp16 causal s=1024 d=64 h=8", "attention", "d=64 s=1024 heads=8 causal=true dtype=float16", [], None),

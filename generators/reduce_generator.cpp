@@ -38,6 +38,7 @@ public:
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<int> tile{"tile", 0};    // 0: chosen by the planner
     GeneratorParam<int> chunk{"chunk", 0};  // 0: chosen by the planner
+    GeneratorParam<int> reduce_cores{"reduce_cores", 0};  // 0: chosen by the planner, 1: none
 
     Input<Buffer<>> *in = nullptr;    // in(x, y, z)
     Output<Buffer<>> *out = nullptr;  // out(u, v): the dims other than `axis`
@@ -49,8 +50,8 @@ public:
             << "reduce: op must be sum, mean or max, not '" << std::string(op) << "'";
         _halide_user_assert(axis >= 0 && axis <= 2) << "reduce: axis must be 0, 1 or 2, not " << (int)axis;
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0) << "reduce: extents must be positive";
-        _halide_user_assert(max_cores >= 1 && tile >= 0 && chunk >= 0)
-            << "reduce: max_cores must be >= 1 and tile, chunk >= 0 (0: chosen by the planner)";
+        _halide_user_assert(max_cores >= 1 && tile >= 0 && chunk >= 0 && reduce_cores >= 0)
+            << "reduce: max_cores must be >= 1 and tile, chunk, reduce_cores >= 0 (0: chosen by the planner)";
         in = add_input<Buffer<>>("in", t, 3);
         out = add_output<Buffer<>>("out", t, 2);
     }
@@ -62,6 +63,7 @@ public:
         options.max_cores = max_cores;
         options.tile = tile;
         options.chunk = chunk;
+        options.reduce_cores = reduce_cores;
         plan_ = spyre::plan_reduce_spyre(shape_, options);
         const Type t = dtype;
         const int n = shape_.reduced();
@@ -128,13 +130,15 @@ public:
         t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
                    spyre::make_knob("tile", (int)tile, tiles),
-                   spyre::make_knob("chunk", (int)chunk, chunks)};
+                   spyre::make_knob("chunk", (int)chunk, chunks),
+                   spyre::make_knob("reduce_cores", (int)reduce_cores, {0, 1})};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::ReduceSpyreOptions o;
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.tile = spyre::knob_int(v, "tile");
             o.chunk = spyre::knob_int(v, "chunk");
+            o.reduce_cores = spyre::knob_int(v, "reduce_cores");
             return o;
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
@@ -151,13 +155,15 @@ public:
             std::ostringstream os;
             os << "// plan: tiles of " << p.tile << " lanes (out dim 0 padded to " << p.u_padded << ")";
             if (shape_.axis != 0) os << ", chunks of " << p.chunk << " reduced rows";
-            os << ", cores " << p.cores_u << " x " << p.cores_v << " (u x v), " << (p.double_buffer ? "double" : "single")
+            os << ", cores " << p.cores_u << " x " << p.cores_v << " x " << p.cores_r << " (u x v x reduced axis), "
+               << (p.double_buffer ? "double" : "single")
                << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
                << "spyre::ReduceSpyreOptions options;\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.tile = " << o.tile << ";\n"
                << "options.chunk = " << o.chunk << ";\n"
+               << "options.reduce_cores = " << o.reduce_cores << ";\n"
                << "spyre::schedule_reduce_spyre(f, " << (staged ? "in->in()" : "Func()")
                << ", shape, spyre::plan_reduce_spyre(shape, options));\n";
             return os.str();
@@ -191,7 +197,7 @@ public:
         };
         int chunk = shape_.axis == 0 ? 0 : divisor_at_least(stock_r > 0 ? stock_r : n);
         spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile", std::to_string(tile)},
-                               {"chunk", std::to_string(chunk)}};
+                               {"chunk", std::to_string(chunk)}, {"reduce_cores", "1"}};
         std::string shrunk;
         for (;;) {
             try {

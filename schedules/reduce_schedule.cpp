@@ -137,6 +137,48 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
             p.double_buffer = db;
         }
     }
+    // Axes 1, 2 with a small output: split the reduced axis over the cores instead, each core
+    // reducing its rows into its part of a buffer that core 0 gathers and combines.
+    const int up_all = round_up(du, p.in_lanes);
+    if (s.axis != 0 && options.reduce_cores != 1 && up_all <= 1024 && (options.tile == 0 || options.tile == up_all)) {
+        if (options.reduce_cores > 1 && n % options.reduce_cores != 0) {
+            throw std::runtime_error("reduce: reduce_cores=" + std::to_string(options.reduce_cores) +
+                                     " must divide the reduced extent (" + std::to_string(n) + ")");
+        }
+        const int64_t part = (int64_t)up_all * dv * 4;  // one core's fp32 partial results
+        for (int c : divisors(n)) {
+            if (c < 2 || c > max_cores || (options.reduce_cores > 1 && c != options.reduce_cores)) continue;
+            const int rows = n / c;
+            // Core 0 holds every part, its own partial, the combined accumulator and the result tile.
+            const int64_t fixed = (int64_t)c * part + part + (int64_t)up_all * (4 + eb);
+            for (int copies = options.double_buffer ? 2 : 1; copies >= 1; copies--) {
+                const int64_t row = (int64_t)up_all * (copies * eb + (f16 ? 4 : 0));
+                int chunk = 0;
+                for (int d : divisors(rows)) {
+                    if (fixed + d * row <= budget && d <= 65535 && (options.chunk == 0 || d == options.chunk)) chunk = d;
+                }
+                if (chunk == 0) continue;
+                const bool db = copies == 2 && (rows / chunk) % 2 == 0;
+                if (copies == 2 && !db) continue;
+                const double read = (double)n * up_all * dv * eb, write = (double)up_all * dv * eb;
+                const double dram = std::max((read + write) / bw, read / (c * port));
+                const double sfu = (double)dv * rows * ((f16 ? 2 : 1) * ((double)up_all * 4 / sfu_rate) + ovh);
+                const double combine = (double)dv * c * ((double)up_all * 4 / sfu_rate + ovh) + c * lat;
+                const double cost = (db ? std::max(dram, sfu) : dram + sfu) + combine;
+                if (cost < best * 0.999) {
+                    best = cost;
+                    p.tile = up_all;
+                    p.u_padded = up_all;
+                    p.chunk = chunk;
+                    p.cores_u = p.cores_v = 1;
+                    p.cores_r = c;
+                    p.footprint_bytes = fixed + chunk * row;
+                    p.double_buffer = db;
+                }
+                break;
+            }
+        }
+    }
     if (p.tile == 0) {
         if (options.tile > 0 || options.chunk > 0) {
             throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " chunk=" + std::to_string(options.chunk) +
@@ -172,7 +214,43 @@ void schedule_reduce_host(ReduceFuncs f, const ReduceShape &s, const Target &tar
     }
 }
 
+namespace {
+
+// Axes 1, 2, the reduced axis over p.cores_r cores (see reduce_schedule.h). rfactor turns the
+// reduction into part(u, v, c) over each core's rows and acc(u, v) over c; `gathered`, a wrapper
+// of part computed at the root in the scratchpad with c parallel, is the distributed buffer: the
+// core loop, each core's part, gathered into core 0, where the output's tiles combine it.
+void schedule_reduce_split_across_cores(ReduceFuncs f, Func in_staged, const ReduceShape &s, const ReduceSpyrePlan &p) {
+    const int rows = s.reduced() / p.cores_r;
+    Var c("c"), uo("uo"), ui("ui");
+    RVar rc("rc"), rr("rr"), ro("ro"), ri("ri");
+    // The output on core 0: tiles of u; acc combines the parts.
+    f.out.split(f.u, uo, ui, p.tile, TailStrategy::RoundUp);
+    stick_vectorize(f.out, ui);
+    f.result.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    f.acc.update().split(f.r.x, rc, rr, rows);
+    Func part = f.acc.update().rfactor(rc, c);
+    f.acc.update().reorder(f.u, rc, f.v).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    // The distributed buffer: one core per c.
+    Func gathered = part.in(f.acc);
+    gathered.compute_root().store_in(MemoryType::VTCM).reorder(f.u, f.v, c).parallel(c)
+        .vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    // Each core's partial: its rows in chunks, one SFU op per chunk.
+    part.compute_at(gathered, c).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    part.update().split(rr, ro, ri, p.chunk).reorder(f.u, ri, ro, f.v).vectorize(f.u, p.tile, TailStrategy::RoundUp);
+    if (in_staged.defined()) stage_sticks(in_staged, part, ro, p.in_lanes, p.double_buffer);
+    f.wide.compute_at(part, ro).store_in(MemoryType::VTCM).vectorize(f.x, p.tile, TailStrategy::RoundUp);
+    if (!in_staged.defined() && p.double_buffer) compiler::request_double_buffering(f.wide.name());
+}
+
+}  // namespace
+
 void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, const ReduceSpyrePlan &p) {
+    if (p.cores_r > 1) {
+        schedule_reduce_split_across_cores(f, in_staged, s, p);
+        return;
+    }
     const int dv = s.extent(s.kept(1));
     _halide_user_assert(p.u_padded % p.tile == 0 && (p.u_padded / p.tile) % p.cores_u == 0 && dv % p.cores_v == 0 &&
                         s.reduced() % p.chunk == 0)

@@ -12,6 +12,10 @@
 //     `chunk` rows of the reduced axis: stage it (DMA; fp16 widened by one SFU
 //     cast), acc[x] = acc[x] + wide[x, r] as one SFU add over the chunk's rows;
 //     then cast and store the tile.
+//   With plan.cores_r > 1 (axes 1, 2, small outputs): the reduced axis is split
+//   over the cores instead (rfactor): core c reduces rows [c*R, (c+1)*R) in
+//   chunks into its part of a distributed scratchpad buffer; core 0 gathers the
+//   parts over the ring, combines them (SFU), casts and stores the output.
 #pragma once
 
 #include <string>
@@ -48,10 +52,13 @@ struct ReduceSpyrePlan {
     int u_padded = 0;      // out dim 0 padded to `tile` (axis 0: y; else x)
     int chunk = 0;         // axes 1, 2: rows of the reduced axis per staged chunk (divides its extent)
     int cores_u = 1, cores_v = 1;
+    // Axes 1, 2: cores along the reduced axis (> 1: each reduces n / cores_r rows into its part of a
+    // distributed buffer, core 0 combines the parts after gathering them over the ring).
+    int cores_r = 1;
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the staged input and the result tile in two copies
 
-    int cores() const { return cores_u * cores_v; }
+    int cores() const { return cores_u * cores_v * cores_r; }
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_reduce).
@@ -60,6 +67,7 @@ struct ReduceSpyreOptions {
     int max_cores = 32;         // use at most this many cores
     int tile = 0;               // lanes of the output's dim 0 per tile, whole sticks (0: chosen by the planner)
     int chunk = 0;              // axes 1, 2: rows of the reduced axis per staged chunk (0: chosen; must divide it)
+    int reduce_cores = 0;       // axes 1, 2: cores along the reduced axis (0: chosen, 1: none; must divide it)
 };
 
 // Throws std::runtime_error if one tile (or the forced tile and chunk) does not

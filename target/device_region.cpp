@@ -154,10 +154,11 @@ DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, cons
     const std::string &atomic_func = atomic.producer;
     if (!atomic_func.empty()) {
         throw CompileError("Spyre: in Func '" + atomic_func + "': the core loop '" + loop->name +
-                           "' splits its reduction across the cores (atomic()), so every core would add its "
-                           "partial result into the same output; a cross-core combine is not supported yet. "
-                           "Split the cores over a dimension the reduction keeps (a pure Var), as "
-                           "spyre::split_across_cores does");
+                           "' splits its reduction across the cores with atomic(), so every core would add its "
+                           "partial result into the same output, which the cores cannot share. Use rfactor "
+                           "instead: compute the intermediate's wrapper at the root in the scratchpad "
+                           "(compute_root().store_in(MemoryType::VTCM)) with its core dimension parallel; core 0 "
+                           "then gathers the parts over the ring and combines them (docs/scheduling.md)");
     }
     DeviceRegion r;
     r.node = loop;

@@ -196,7 +196,7 @@ TEST(SpyreCompileErrors, TwoCoreSplitsAreRejected) {
 
 TEST(SpyreCompileErrors, AReductionSplitAcrossCoresIsRefused) {
     // sum over the rows, the reduction split over 32 cores with atomic(): each core would add its
-    // partial sum into the same output. The cross-core combine is not compiled; the error says so.
+    // partial sum into the same output. The error points to the rfactor form the backend compiles.
     set_compiling_for_spyre(true);
     ImageParam in(Float(32), 2, "xr_in");
     Func stage("xr_stage"), acc("xr_acc"), out("xr_out");
@@ -216,8 +216,8 @@ TEST(SpyreCompileErrors, AReductionSplitAcrossCoresIsRefused) {
     stage.compute_at(acc, rc).store_in(MemoryType::VTCM).vectorize(x, 32);
     const std::string msg = spyre_compile_error_of(out, "xr");
     EXPECT_NE(msg.find("in Func 'xr_acc'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("splits its reduction across the cores"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("a cross-core combine is not supported yet"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("splits its reduction across the cores with atomic()"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Use rfactor instead"), std::string::npos) << msg;
 }
 
 }  // namespace

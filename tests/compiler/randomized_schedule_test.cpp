@@ -290,6 +290,7 @@ TEST(RandomizedSchedules, Elementwise) {
 
 TEST(RandomizedSchedules, Reduce) {
     DrawCounts counts;
+    int split_plans = 0;  // plans that split the reduced axis across the cores
     for (int index : shape_indices(shapes_per_family(40))) {
         std::mt19937_64 rng = rng_for("reduce", index);
         const std::string dtype = coin(rng) ? "float16" : "float32";
@@ -301,12 +302,17 @@ TEST(RandomizedSchedules, Reduce) {
                                      {"op", shape.op},                  {"axis", std::to_string(shape.axis)}};
         const int lanes = stick_lanes(t), n = shape.reduced(), du = shape.extent(shape.kept(0));
         const std::vector<int> chunks = divisors(n);
+        std::vector<int> reduce_cores = {0, 1};  // the planner's choice, none, or a divisor of the reduced axis
+        for (int c : chunks) {
+            if (c >= 2 && c <= 32) reduce_cores.push_back(c);
+        }
         auto draw = [&](std::mt19937_64 &r) {
             const int max_tile_sticks = std::max(1, std::min(4, round_up(du, lanes) / lanes));
             return Params{{"max_cores", std::to_string(draw_max_cores(r))},
                           {"tile", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, max_tile_sticks))},
                           {"chunk", std::to_string(shape.axis == 0 || coin(r) ? 0 : pick(r, chunks))},
-                          {"double_buffer", coin(r) ? "true" : "false"}};
+                          {"double_buffer", coin(r) ? "true" : "false"},
+                          {"reduce_cores", std::to_string(shape.axis == 0 ? 0 : pick(r, reduce_cores))}};
         };
         auto options_of = [](const Params &p) {
             ReduceSpyreOptions o;
@@ -314,6 +320,7 @@ TEST(RandomizedSchedules, Reduce) {
             o.tile = std::stoi(p.at("tile"));
             o.chunk = std::stoi(p.at("chunk"));
             o.double_buffer = p.at("double_buffer") == "true";
+            o.reduce_cores = std::stoi(p.at("reduce_cores"));
             return o;
         };
         const std::vector<Params> schedules =
@@ -333,6 +340,7 @@ TEST(RandomizedSchedules, Reduce) {
             set_compiling_for_spyre(true);
             const ReduceSpyrePlan plan = plan_reduce_spyre(shape, options_of(knobs));
             set_compiling_for_spyre(false);
+            split_plans += plan.cores_r > 1;
             try {
                 std::vector<int> padded = {round_up(shape.d0, lanes), shape.d1, shape.d2};
                 padded[shape.kept(0)] = plan.u_padded;
@@ -341,13 +349,16 @@ TEST(RandomizedSchedules, Reduce) {
                 const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
                 EXPECT_LE(max_relative_error(host, spyre), tol)
                     << "plan: tile " << plan.tile << ", chunk " << plan.chunk << ", cores " << plan.cores_u << "x"
-                    << plan.cores_v << ", double buffer " << plan.double_buffer;
+                    << plan.cores_v << "x" << plan.cores_r << ", double buffer " << plan.double_buffer;
             } catch (const std::exception &e) {
                 ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
             }
         }
     }
     expect_mostly_accepted(counts, "reduce");
+    if (shape_indices(shapes_per_family(40)).size() >= 10) {
+        EXPECT_GT(split_plans, 0) << "no drawn reduce schedule split the reduced axis across cores: the gather went untested";
+    }
 }
 
 // ---- matmul with its epilogue: tiles, cores, double buffering ----

@@ -14,6 +14,7 @@ struct ReduceCase {
     int axis;
     int d0, d1, d2;
     const char *dtype;
+    bool split = false;  // the planner splits the reduced axis across the cores (small outputs)
 };
 
 std::string case_name(const ::testing::TestParamInfo<ReduceCase> &info) {
@@ -37,6 +38,7 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
     set_compiling_for_spyre(true);
     const ReduceSpyrePlan plan = plan_reduce_spyre(shape);
     set_compiling_for_spyre(false);
+    EXPECT_EQ(plan.cores_r > 1, c.split) << "cores along the reduced axis: " << plan.cores_r;
 
     // max gets inputs in [-1, 0): zeros from the padding would win a max over padding.
     Halide::Buffer<> in = random_buffer("in", t, {c.d0, c.d1, c.d2}, 21);
@@ -84,13 +86,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceDualRealization,
                                            ReduceCase{"max", 0, 1000, 9, 2, "float16"},
                                            ReduceCase{"sum", 1, 70, 50, 3, "float32"},
                                            ReduceCase{"max", 1, 100, 37, 5, "float16"},
-                                           ReduceCase{"mean", 1, 129, 8000, 2, "float16"}, // several chunks
+                                           ReduceCase{"mean", 1, 129, 8000, 2, "float16", true}, // several chunks, split across cores
                                            ReduceCase{"sum", 2, 33, 7, 40, "float16"},
                                            ReduceCase{"max", 2, 65, 6, 11, "float32"},
                                            ReduceCase{"max", 2, 70, 5, 33, "float16"},
                                            ReduceCase{"mean", 2, 200, 20, 9, "float32"},
                                            ReduceCase{"sum", 1, 5, 1, 3, "float32"},       // reduce over one element
-                                           ReduceCase{"max", 0, 1, 64, 1, "float32"}),     // rows of one element
+                                           ReduceCase{"max", 0, 1, 64, 1, "float32"},      // rows of one element
+                                           // Small outputs: the reduced axis split across cores, combined on core 0.
+                                           ReduceCase{"sum", 1, 64, 4096, 1, "float32", true},
+                                           ReduceCase{"max", 1, 100, 2048, 2, "float16", true},
+                                           ReduceCase{"mean", 2, 64, 3, 1024, "float16", true}),
                          case_name);
 
 }  // namespace
