@@ -157,7 +157,7 @@ bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingP
 // loads0, loads1, rest0, rest1 would, through its loop-carried tokens).
 // Returns false (and leaves `nodes` alone) when the body does not allow it:
 // staging loads inside nested loops, double-buffered loops nested inside, or a
-// DRAM conflict between a moved load and what it moves across.
+// scratchpad or DRAM conflict between a moved load and what it moves across.
 bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
                    const std::vector<ProgramNode> &first, const std::vector<ProgramNode> &second,
                    const std::vector<const PingPongBuffer *> &mine, const std::vector<PingPongBuffer> &buffers) {
@@ -166,23 +166,41 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         if (b.level > depth && references(loop, b)) return false;
     }
     std::vector<ProgramNode> loads0, rest0, loads1, rest1;
-    for (const ProgramNode &c : first) {
-        if (has_nested_staging_load(c, mine)) return false;
-        (is_staging_load(c, mine) ? loads0 : rest0).push_back(c);
+    // A load may move ahead of an item only if they touch no common scratchpad or DRAM bytes
+    // (one writing): the new order is the program order synchronization preserves.
+    trips.push_back(loop.trip / 2);
+    auto independent = [&](const ProgramNode &load, const ProgramNode &item) {
+        return !accesses_conflict(node_accesses(load, trips), node_accesses(item, trips)) &&
+               !dram_conflict(load, item, trips);
+    };
+    // Within each copy the loads move to its front, ahead of the items before them.
+    for (const auto *copy : {&first, &second}) {
+        auto &loads = copy == &first ? loads0 : loads1;
+        auto &rest = copy == &first ? rest0 : rest1;
+        for (const ProgramNode &c : *copy) {
+            if (has_nested_staging_load(c, mine)) return trips.pop_back(), false;
+            if (!is_staging_load(c, mine)) {
+                rest.push_back(c);
+                continue;
+            }
+            for (const ProgramNode &r : rest) {
+                if (!independent(c, r)) return trips.pop_back(), false;
+            }
+            loads.push_back(c);
+        }
     }
-    for (const ProgramNode &c : second) (is_staging_load(c, mine) ? loads1 : rest1).push_back(c);
     const int64_t half = loop.trip / 2;
     std::vector<ProgramNode> next0 = loads0;
     for (ProgramNode &c : next0) shift_iteration(c, (size_t)depth);
-    trips.push_back(half);
+    // Copy 1's loads move ahead of copy 0's compute, copy 0's next loads ahead of copy 1's.
     for (const ProgramNode &l : loads1) {
         for (const ProgramNode &r : rest0) {
-            if (dram_conflict(l, r, trips)) return trips.pop_back(), false;
+            if (!independent(l, r)) return trips.pop_back(), false;
         }
     }
     for (const ProgramNode &l : next0) {
         for (const ProgramNode &r : rest1) {
-            if (dram_conflict(l, r, trips)) return trips.pop_back(), false;
+            if (!independent(l, r)) return trips.pop_back(), false;
         }
     }
     trips.pop_back();

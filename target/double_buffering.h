@@ -10,7 +10,7 @@
 // lets the DMA of each tile overlap the compute of the other copy, and the
 // DMA never waits for both computes of a pair. Where that pipeline does not
 // apply (staging loads inside nested loops, nested double-buffered loops, a
-// DRAM conflict with what a load would move across) the pass falls back to
+// scratchpad or DRAM conflict with what a load would move across) the pass falls back to
 // hoisting the second iteration's loads above the first iteration's compute,
 // never across a conflicting DMA store. A loop with an odd trip count is left
 // single-buffered (its iterations keep using the first copy).

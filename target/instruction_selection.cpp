@@ -1,5 +1,6 @@
 // Instruction selection for one core (see instruction_selection.h).
 #include "core_selector.h"
+#include "ring_sharing.h"
 #include "synchronization.h"
 
 namespace spyre {
@@ -19,19 +20,29 @@ CoreProgram CoreSelector::run(const Stmt &body) {
 // The core loop of a distributed region: this core's iteration, then its parts of the scratchpad
 // buffers allocated outside the loop go to core 0 (ring.put), or core 0 waits for all of them.
 void CoreSelector::visit_distributed_core_loop(const For *op, std::vector<ProgramNode> &out) {
+    if (env_.loop_depth() != 0) {
+        fail("the core loop '" + display(op->name) + "' is inside another loop of the region; a core loop that "
+             "produces a buffer for core 0 to combine must be the outermost loop of that buffer's production");
+    }
     std::vector<std::pair<std::string, BufferInfo>> outside;
     for (const auto &kv : buffers_) outside.push_back({kv.first, kv.second.back()});
     const size_t first = out.size();
     walk(op->body, out);
     past_core_loop_ = true;
-    std::vector<ScratchpadAccess> writes;
-    for (size_t i = first; i < out.size(); i++) {
-        for (const ScratchpadAccess &a : node_accesses(out[i], {})) {
-            if (a.write) writes.push_back(a);
+    auto writes_of = [&](size_t from, size_t to) {
+        std::vector<ScratchpadAccess> w;
+        for (size_t i = from; i < to; i++) {
+            for (const ScratchpadAccess &a : node_accesses(out[i], {})) {
+                if (a.write) w.push_back(a);
+            }
         }
-    }
+        return w;
+    };
+    const std::vector<ScratchpadAccess> before = writes_of(0, first), writes = writes_of(first, out.size());
     const int channel = gather_channel();
     if (channel >= m_.token_channels_per_core) fail("the machine has too few token channels to gather across cores");
+    std::vector<ScratchpadAccess> gathered_ranges;  // every buffer core 0 receives parts of
+    std::vector<ProgramNode> puts;
     for (const auto &[name, b] : outside) {
         const int64_t end = b.address + b.bytes;
         int64_t lo = end, hi = b.address;
@@ -41,7 +52,15 @@ void CoreSelector::visit_distributed_core_loop(const For *op, std::vector<Progra
             hi = std::max(hi, std::min(a.hi, end));
         }
         if (lo >= hi) continue;  // not written in the loop: nothing to gather
+        for (const ScratchpadAccess &a : before) {
+            if (a.lo < end && b.address < a.hi) {
+                fail("the scratchpad buffer '" + display(name) + "' is written before the core loop '" +
+                     display(op->name) + "' (an initialization?) and by the cores in it: the parts arriving in core "
+                     "0 would race with that write; initialize it inside the core loop");
+            }
+        }
         gathered_.push_back({name, lo, hi});
+        gathered_ranges.push_back({b.address, end, true});
         if (core_ != 0) {
             if (lo % m_.stick_bytes != 0 || hi % m_.stick_bytes != 0) {
                 fail("core " + std::to_string(core_) + "'s part of the scratchpad buffer '" + display(name) +
@@ -57,18 +76,24 @@ void CoreSelector::visit_distributed_core_loop(const For *op, std::vector<Progra
             put.f[isa::field::RingPut::dst] = constant(lo);
             put.f[isa::field::RingPut::bytes] = constant(hi - lo);
             put.f[isa::field::RingPut::dst_channel] = constant(channel);
-            out.push_back(ProgramNode::instruction(put));
-        } else {
-            for (int c = 1; c < cores_; c++) {
-                SymInstruction wait;
-                wait.op = isa::Opcode::Wait;
-                wait.func = name;
-                wait.stream = isa::Unit::Dma;
-                wait.f[0] = constant(channel);
-                wait.declared_writes.push_back({b.address, end, true});
-                out.push_back(ProgramNode::instruction(wait));
-            }
+            puts.push_back(ProgramNode::instruction(put));
         }
+    }
+    if (core_ != 0) {
+        out.insert(out.end(), puts.begin(), puts.end());
+        return;
+    }
+    // Core 0: one wait per part of every buffer. The channel counts arrivals, not which buffer
+    // arrived, so every wait stands for a write of all the gathered buffers: their readers run
+    // only after the last part has landed.
+    for (size_t i = 0; i < gathered_ranges.size() * (size_t)(cores_ - 1); i++) {
+        SymInstruction wait;
+        wait.op = isa::Opcode::Wait;
+        wait.func = gathered_.front().buffer;
+        wait.stream = isa::Unit::Dma;
+        wait.f[0] = constant(channel);
+        wait.declared_writes = gathered_ranges;
+        out.push_back(ProgramNode::instruction(wait));
     }
 }
 
@@ -454,7 +479,7 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
 
 }  // namespace selection
 
-int gather_channel() { return kUnitPairChannels + 6; }  // after the unit pairs and ring sharing's 3 pairs
+int gather_channel() { return kUnitPairChannels + 2 * kMaxSharedFuncs; }  // after the unit pairs and ring sharing's
 
 CoreProgram select_core_instructions(const Halide::Internal::Stmt &region_body, const std::string &core_var, int core,
                                      const MachineDescription &m, KernelInterface &interface, bool distributed,

@@ -80,12 +80,39 @@ int64_t contiguous_bytes(const SymInstruction &in) {
     return row * rows * planes;
 }
 
+// The shape of a core's program: loops (trip counts) and instructions (opcode and Func) in order.
+void skeleton(const std::vector<ProgramNode> &nodes, std::string &out) {
+    for (const ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) {
+            out += "L" + std::to_string(n.trip) + "{";
+            skeleton(n.body, out);
+            out += "}";
+        } else {
+            out += std::string(isa::opcode_spec(n.inst.op).mnemonic) + ":" + n.inst.func + ";";
+        }
+    }
+}
+
+// The arguments the program stores to.
+void stored_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) {
+    for (const ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) stored_args(n.body, out);
+        else if (n.inst.op == isa::Opcode::DmaStore) out.insert(n.inst.f[isa::field::DmaStore::arg].base);
+    }
+}
+
 }  // namespace
 
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
                            const MachineDescription &m) {
     if (funcs.empty()) return;
     const int cores = (int)trees.size();
+    std::vector<std::string> shapes(cores);
+    std::set<int64_t> stored;
+    for (int c = 0; c < cores; c++) {
+        skeleton(*trees[c], shapes[c]);
+        stored_args(*trees[c], stored);
+    }
     int index = 0;
     for (const std::string &func : funcs) {
         std::vector<std::vector<SharedLoad>> loads(cores);
@@ -102,19 +129,25 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
         for (const auto &l : loads) any = any || !l.empty();
         if (!any) continue;  // not part of this kernel (requests are process-wide)
         const int data_channel = kUnitPairChannels + 2 * index, credit_channel = data_channel + 1;
-        if (credit_channel >= m.token_channels_per_core) {
-            fail(func, "too many Funcs shared over the ring in one kernel: each needs 2 token channels and the machine "
-                       "has " + std::to_string(m.token_channels_per_core) + " per core, " +
-                       std::to_string(kUnitPairChannels) + " of them for the units of a core");
+        if (index >= kMaxSharedFuncs || credit_channel >= m.token_channels_per_core) {
+            fail(func, "too many Funcs shared over the ring in one kernel: at most " + std::to_string(kMaxSharedFuncs) +
+                       " (each needs 2 of a core's " + std::to_string(m.token_channels_per_core) + " token channels)");
         }
         index++;
+        for (int c = 0; c < cores; c++) {
+            if (!loads[c].empty() && stored.count(loads[c].front().node->inst.f[L::arg].base)) {
+                fail(func, "the kernel also writes the tensor it copies, so a core receiving the tile would read "
+                           "it as the first core of its chain saw it, not at its own point in the program; do not "
+                           "share a Func whose tensor the kernel writes");
+            }
+        }
 
         // Chains: cores with equal load sequences, in core order.
         std::map<std::string, std::vector<int>> chains;
         std::vector<std::string> key_of(cores);
         for (int c = 0; c < cores; c++) {
             if (loads[c].empty()) continue;
-            std::string key;
+            std::string key = shapes[c] + "|";
             for (const SharedLoad &l : loads[c]) key += l.key + ";";
             key_of[c] = key;
             chains[key].push_back(c);

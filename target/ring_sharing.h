@@ -5,8 +5,9 @@
 // tile of a matmul whose cores are split along N), DRAM is read once per
 // chain of cores instead of once per core. This pass looks at every core's
 // DMA loads of a shared Func: cores whose loads of it are identical (same
-// DRAM bytes, same scratchpad placement, same loops around them) form a
-// chain in core order. The first core of a chain keeps its loads; every later
+// DRAM bytes, same scratchpad placement, same loops around them) and whose
+// programs have the same shape (the same loops and instructions in the same
+// order, so tiles and tokens pair up) form a chain in core order. The first core of a chain keeps its loads; every later
 // core receives each tile from its predecessor over the ring, and every core
 // but the last forwards it to its successor. The protocol, per tile:
 //   receiver: ring.put 0 bytes -> upstream (credit: my copy of the buffer is free)
@@ -20,8 +21,10 @@
 // Expects every core's tree after loop folding and double buffering (the
 // scratchpad addresses are final); marks the loads (ProgramNode RingShare)
 // that stream emission expands. Throws CompileError naming the Func when it
-// is not loaded by DMA, when no two cores load the same tile, or when its
-// tile is not contiguous in the scratchpad.
+// is not loaded by DMA, when no two cores load the same tile, when its tile
+// is not contiguous in the scratchpad, when the kernel also writes its tensor
+// (a receiver would read it at the first core's time), or when more than
+// kMaxSharedFuncs Funcs are shared.
 #pragma once
 
 #include <set>
@@ -33,6 +36,9 @@
 
 namespace spyre {
 namespace compiler {
+
+// Token channels: shared Func i uses kUnitPairChannels + 2i (data) and + 2i + 1 (credits).
+constexpr int kMaxSharedFuncs = 3;
 
 // trees[c] is core c's program tree (c < number of cores the kernel uses).
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,

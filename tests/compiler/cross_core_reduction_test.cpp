@@ -28,7 +28,8 @@ struct ColumnSum {
     Func staged, partial, gathered, total, out;
     Var x{"x"}, u{"u"};
 
-    ColumnSum(const std::string &name, int cores)
+    // nested: the core loop inside a loop over the two sticks of x (which the backend refuses).
+    ColumnSum(const std::string &name, int cores, bool nested = false)
         : in(Float(32), 2, name + "_in"), partial(name + "_partial"), gathered(name + "_gathered"),
           total(name + "_total"), out(name + "_out") {
         set_compiling_for_spyre(true);
@@ -45,7 +46,13 @@ struct ColumnSum {
         OutputImageParam ob = out.output_buffer();
         constrain_tensor(ob, {X});
         // The distributed buffer: one slice per core, the core loop over u.
-        gathered.compute_root().store_in(MemoryType::VTCM).parallel(u).vectorize(x, 32);
+        if (nested) {
+            Var xo("xo"), xi("xi");
+            gathered.compute_root().store_in(MemoryType::VTCM).split(x, xo, xi, 32).reorder(xi, u, xo).parallel(u)
+                .vectorize(xi);
+        } else {
+            gathered.compute_root().store_in(MemoryType::VTCM).parallel(u).vectorize(x, 32);
+        }
         partial.compute_at(gathered, u).store_in(MemoryType::VTCM).vectorize(x, 32);
         partial.update().vectorize(x, 32);
         staged.compute_at(gathered, u).store_in(MemoryType::VTCM).vectorize(staged.args()[0], 32);
@@ -149,6 +156,56 @@ TEST(CrossCoreReduction, ACoreLoopThatProducesNothingTheOutputNeedsIsAnError) {
     set_compiling_for_spyre(false);
     EXPECT_NE(msg.find("does not produce the output 'xc_bad_out'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("compute_root().store_in(MemoryType::VTCM)"), std::string::npos) << msg;
+}
+
+// Compiles `out` for Spyre and returns the compile error (empty if none). Leaves Spyre mode off.
+std::string compile_error(Func out, const std::string &kernel) {
+    SpyreLoweringOptions o;
+    o.kernel_name = kernel;
+    attach_spyre_lowering(out, o);
+    std::string msg;
+    try {
+        out.compile_jit(Target("x86-64-linux"));
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    return msg;
+}
+
+TEST(CrossCoreReduction, ACoreLoopInsideAnotherLoopIsAnError) {
+    // The parts' columns in two tiles, the core loop inside the tile loop: each core would write
+    // part of its slice per tile, and one gather after the loop cannot follow that.
+    ColumnSum k("xc_nested", 8, /*nested=*/true);
+    const std::string msg = compile_error(k.out, "xc_nested");
+    EXPECT_NE(msg.find("is inside another loop of the region"), std::string::npos) << msg;
+}
+
+TEST(CrossCoreReduction, ABufferInitializedBeforeTheCoreLoopIsAnError) {
+    // gathered = 0 on every core before the core loop, then each core adds its rows: the zeros
+    // written by core 0 would race with the other cores' arriving parts.
+    set_compiling_for_spyre(true);
+    ImageParam in(Float(32), 2, "xc_init_in");
+    Func staged = in.in(), gathered("xc_init_gathered"), total("xc_init_total"), out("xc_init_out");
+    Var x("x"), u("u");
+    RDom ri(0, 4, "ri"), rc(0, 8, "rc");
+    gathered(x, u) = 0.0f;
+    gathered(x, u) += staged(x, u * 4 + ri);
+    total(x) = 0.0f;
+    total(x) += gathered(x, rc);
+    out(x) = total(x);
+    constrain_tensor(in, {64, 32});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64});
+    gathered.compute_root().store_in(MemoryType::VTCM).vectorize(x, 32);
+    gathered.update().reorder(x, ri, u).parallel(u).vectorize(x, 32);
+    staged.compute_at(gathered, u).store_in(MemoryType::VTCM).vectorize(staged.args()[0], 32);
+    total.compute_root().store_in(MemoryType::VTCM).vectorize(x, 32);
+    total.update().vectorize(x, 32);
+    out.vectorize(x, 32);
+    const std::string msg = compile_error(out, "xc_init");
+    EXPECT_NE(msg.find("is written before the core loop"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("initialize it inside the core loop"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -9,9 +9,10 @@
 // still goes through the ring interface). Zero-byte puts (credits) occupy no
 // link and pay only the latency.
 //
-// Assumes transfers are reserved in non-decreasing order of their earliest
-// start per link user, which the simulator's event order guarantees closely
-// enough: a later reservation never moves an earlier one.
+// Reservations are made in the simulator's event order, which is close to but
+// not exactly the order of their start times (a put waits for its unit's
+// landing bytes): a reservation never moves an earlier one, so a put reserved
+// late may queue behind one that starts after it. That errs on the slow side.
 #pragma once
 
 #include <cstdint>
