@@ -62,16 +62,7 @@ std::string compile_error_of(Elementwise &e) {
 // Attaches the Spyre lowering to `out` and JIT-compiles it; returns the compile
 // error (and records a failure if there was none). Leaves Spyre mode off.
 std::string spyre_compile_error_of(Func out, const std::string &kernel_name) {
-    SpyreLoweringOptions o;
-    o.kernel_name = kernel_name;
-    attach_spyre_lowering(out, o);
-    std::string msg;
-    try {
-        out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string msg = spyre_compile_error(out, kernel_name);
     if (msg.empty()) ADD_FAILURE() << "expected a compile error";
     return msg;
 }

@@ -144,40 +144,16 @@ TEST(CrossCoreReduction, ACoreLoopThatProducesNothingTheOutputNeedsIsAnError) {
     part.compute_root().parallel(u).vectorize(x, 32);
     staged.compute_at(part, u).store_in(MemoryType::VTCM).vectorize(staged.args()[0], 32);
     out.vectorize(x, 32);
-    SpyreLoweringOptions o;
-    o.kernel_name = "xc_bad";
-    attach_spyre_lowering(out, o);
-    std::string msg;
-    try {
-        out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string msg = spyre_compile_error(out, "xc_bad");
     EXPECT_NE(msg.find("does not produce the output 'xc_bad_out'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("compute_root().store_in(MemoryType::VTCM)"), std::string::npos) << msg;
-}
-
-// Compiles `out` for Spyre and returns the compile error (empty if none). Leaves Spyre mode off.
-std::string compile_error(Func out, const std::string &kernel) {
-    SpyreLoweringOptions o;
-    o.kernel_name = kernel;
-    attach_spyre_lowering(out, o);
-    std::string msg;
-    try {
-        out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
-    return msg;
 }
 
 TEST(CrossCoreReduction, ACoreLoopInsideAnotherLoopIsAnError) {
     // The parts' columns in two tiles, the core loop inside the tile loop: each core would write
     // part of its slice per tile, and one gather after the loop cannot follow that.
     ColumnSum k("xc_nested", 8, /*nested=*/true);
-    const std::string msg = compile_error(k.out, "xc_nested");
+    const std::string msg = spyre_compile_error(k.out, "xc_nested");
     EXPECT_NE(msg.find("is inside another loop of the region"), std::string::npos) << msg;
 }
 
@@ -203,7 +179,7 @@ TEST(CrossCoreReduction, ABufferInitializedBeforeTheCoreLoopIsAnError) {
     total.compute_root().store_in(MemoryType::VTCM).vectorize(x, 32);
     total.update().vectorize(x, 32);
     out.vectorize(x, 32);
-    const std::string msg = compile_error(out, "xc_init");
+    const std::string msg = spyre_compile_error(out, "xc_init");
     EXPECT_NE(msg.find("is written before the core loop"), std::string::npos) << msg;
     EXPECT_NE(msg.find("initialize it inside the core loop"), std::string::npos) << msg;
 }

@@ -16,6 +16,7 @@
 
 #include "Halide.h"
 #include "spyre/spyre_runtime.h"
+#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -161,6 +162,22 @@ inline double max_relative_error(const Halide::Buffer<> &host, const Halide::Buf
     }
     EXPECT_GT(max_ref, 1e-3) << "the host reference is (nearly) zero";
     return max_err;
+}
+
+// Attaches the Spyre lowering to `out`, JIT-compiles it and returns the compile
+// error ("" if it compiled). Leaves Spyre mode off.
+inline std::string spyre_compile_error(Halide::Func out, const std::string &kernel_name) {
+    SpyreLoweringOptions o;
+    o.kernel_name = kernel_name;
+    attach_spyre_lowering(out, o);
+    std::string msg;
+    try {
+        out.compile_jit(Halide::Target("x86-64-linux"));
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    return msg;
 }
 
 }  // namespace spyre::testing

@@ -112,16 +112,7 @@ TEST(RingSharing, ResultsDoNotDependOnSynchronizationTiming) {
 
 TEST(RingSharing, ATileThatDiffersOnEveryCoreIsACompileErrorNamingTheFunc) {
     Pipeline p("ring_bad", Pipeline::Share::Input);
-    SpyreLoweringOptions o;
-    o.kernel_name = "ring_bad";
-    attach_spyre_lowering(p.out, o);
-    std::string msg;
-    try {
-        p.out.compile_jit(Target("x86-64-linux"));
-    } catch (const Halide::CompileError &e) {
-        msg = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string msg = spyre_compile_error(p.out, "ring_bad");
     ASSERT_FALSE(msg.empty()) << "expected a compile error";
     EXPECT_NE(msg.find("share_over_ring(Func '" + p.in_staged.name() + "')"), std::string::npos) << msg;
     EXPECT_NE(msg.find("no two cores load the same tile"), std::string::npos) << msg;
