@@ -137,10 +137,13 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
             p.double_buffer = db;
         }
     }
-    // Axes 1, 2 with a small output: split the reduced axis over the cores instead, each core
-    // reducing its rows into its part of a buffer that core 0 gathers and combines.
+    // Axes 1, 2 with a small output (the plan above leaves at least half the cores idle, or the
+    // split is asked for): split the reduced axis over the cores instead, each core reducing its
+    // rows into its part of a buffer that core 0 gathers and combines.
     const int up_all = round_up(du, p.in_lanes);
-    if (s.axis != 0 && options.reduce_cores != 1 && up_all <= 1024 && (options.tile == 0 || options.tile == up_all)) {
+    const bool cores_idle = p.tile == 0 || p.cores() * 2 <= max_cores;
+    if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= 1024 &&
+        (options.tile == 0 || options.tile == up_all)) {
         if (options.reduce_cores > 1 && n % options.reduce_cores != 0) {
             throw std::runtime_error("reduce: reduce_cores=" + std::to_string(options.reduce_cores) +
                                      " must divide the reduced extent (" + std::to_string(n) + ")");
