@@ -142,14 +142,12 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
             }
         }
 
-        // Chains: cores with equal load sequences, in core order.
+        // Chains: cores with the same program shape and equal load sequences, in core order.
         std::map<std::string, std::vector<int>> chains;
-        std::vector<std::string> key_of(cores);
         for (int c = 0; c < cores; c++) {
             if (loads[c].empty()) continue;
             std::string key = shapes[c] + "|";
             for (const SharedLoad &l : loads[c]) key += l.key + ";";
-            key_of[c] = key;
             chains[key].push_back(c);
         }
         size_t longest = 0;
