@@ -28,7 +28,7 @@ std::vector<TraceEvent> ring_events(const HostRunResult &r) {
     return out;
 }
 
-const TraceEvent &event_of_core(const std::vector<TraceEvent> &events, int core) {
+TraceEvent event_of_core(const std::vector<TraceEvent> &events, int core) {
     auto it = std::find_if(events.begin(), events.end(), [&](const TraceEvent &e) { return e.core == core; });
     if (it == events.end()) throw std::runtime_error("no ring event on core " + std::to_string(core));
     return *it;
@@ -72,7 +72,7 @@ TEST(Ring, PutWaitsForTheBytesItsUnitIsStillLanding) {
         if (e.op == Opcode::DmaLoad) load = &e;
     }
     ASSERT_NE(load, nullptr);
-    const TraceEvent &ring = event_of_core(ring_events(r), 0);
+    const TraceEvent ring = event_of_core(ring_events(r), 0);
     EXPECT_GE(ring.start_cycle, load->end_cycle + b.m.dma_latency_cycles - 1e-9)
         << "the put read scratchpad bytes before the load had landed them";
     EXPECT_NEAR(ring.end_cycle - ring.start_cycle, 65536.0 / b.m.ring_bytes_per_cycle, 1e-6);
