@@ -1,8 +1,9 @@
 // Double buffering by unroll-by-two, renaming and load hoisting (see double_buffering.h).
 #include "double_buffering.h"
 
+#include "func_requests.h"
+
 #include <algorithm>
-#include <mutex>
 
 #include "loop_rewrites.h"
 #include "store_spreading.h"
@@ -13,13 +14,9 @@ namespace compiler {
 
 namespace {
 
-std::mutex &requests_mutex() {
-    static std::mutex m;
-    return m;
-}
-std::set<std::string> &requests() {
-    static std::set<std::string> s;
-    return s;
+FuncRequests &requests() {
+    static FuncRequests r;
+    return r;
 }
 
 bool is_scratchpad_address(isa::Opcode op, int field) {
@@ -333,15 +330,9 @@ void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<Pi
     transform(tree, 0, trips, buffers, stick_bytes);
 }
 
-void request_double_buffering(const std::string &func_name) {
-    std::lock_guard<std::mutex> lock(requests_mutex());
-    requests().insert(func_name);
-}
+void request_double_buffering(const std::string &func_name) { requests().add(func_name); }
 
-std::set<std::string> double_buffering_requests() {
-    std::lock_guard<std::mutex> lock(requests_mutex());
-    return requests();
-}
+std::set<std::string> double_buffering_requests() { return requests().snapshot(); }
 
 }  // namespace compiler
 }  // namespace spyre

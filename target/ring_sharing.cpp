@@ -1,8 +1,9 @@
 // Ring sharing of staged tiles (see ring_sharing.h).
 #include "ring_sharing.h"
 
+#include "func_requests.h"
+
 #include <map>
-#include <mutex>
 #include <sstream>
 
 #include "spyre_lowering.h"
@@ -15,13 +16,9 @@ namespace {
 
 namespace L = isa::field::DmaLoad;
 
-std::mutex &requests_mutex() {
-    static std::mutex m;
-    return m;
-}
-std::set<std::string> &requests() {
-    static std::set<std::string> s;
-    return s;
+FuncRequests &requests() {
+    static FuncRequests r;
+    return r;
 }
 
 [[noreturn]] void fail(const std::string &func, const std::string &rule) {
@@ -177,15 +174,9 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
     }
 }
 
-void request_ring_sharing(const std::string &func_name) {
-    std::lock_guard<std::mutex> lock(requests_mutex());
-    requests().insert(func_name);
-}
+void request_ring_sharing(const std::string &func_name) { requests().add(func_name); }
 
-std::set<std::string> ring_sharing_requests() {
-    std::lock_guard<std::mutex> lock(requests_mutex());
-    return requests();
-}
+std::set<std::string> ring_sharing_requests() { return requests().snapshot(); }
 
 }  // namespace compiler
 }  // namespace spyre

@@ -107,13 +107,7 @@ struct StickAlongY {
         o.output_dir = ::testing::TempDir();
         attach_spyre_lowering(out, o);
         Buffer<Halide::float16_t> r(X, Y);  // the true extents (realize({X, Y}) would allocate the padded ones)
-        try {
-            out.realize(r, Target("x86-64-linux"));
-        } catch (...) {
-            set_compiling_for_spyre(false);
-            throw;
-        }
-        set_compiling_for_spyre(false);
+        realize_for_spyre(out, r);
         *disassembly = read_disassembly(o.output_dir, kernel);
         return r;
     }

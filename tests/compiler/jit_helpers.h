@@ -164,6 +164,19 @@ inline double max_relative_error(const Halide::Buffer<> &host, const Halide::Buf
     return max_err;
 }
 
+// Realizes `out` (compiled for Spyre, lowering attached) into `r`, and leaves Spyre mode off
+// whether or not it throws.
+template <typename T>
+void realize_for_spyre(Halide::Func out, Halide::Buffer<T> &r) {
+    try {
+        out.realize(r, Halide::Target("x86-64-linux"));
+    } catch (...) {
+        set_compiling_for_spyre(false);
+        throw;
+    }
+    set_compiling_for_spyre(false);
+}
+
 // Attaches the Spyre lowering to `out`, JIT-compiles it and returns the compile
 // error ("" if it compiled). Leaves Spyre mode off.
 inline std::string spyre_compile_error(Halide::Func out, const std::string &kernel_name) {
