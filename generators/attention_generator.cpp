@@ -13,18 +13,18 @@
 // GeneratorParams: d, s, heads, dtype (float16/float32; computes in float32),
 // causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)).
 //
-// Formulation: streaming, not single-pass flash. Per query tile the keys and
-// values stream through the scratchpad one KV tile at a time, in two passes:
-// pass 1 computes the exact row max m (S tiles recomputed, never stored beyond
-// a tile); pass 2 computes P = exp(s - m) tile by tile and accumulates
-// [O | l] += P . [V | 1], where the ones column appended to V makes the row sum
-// l part of the same PT matmul; finally O / l. The s x s scores are never
-// materialized (in DRAM or in scratchpad). The price is computing Q.K^T twice
-// (PT work and K traffic). The single-pass online softmax (running max with
-// rescaling of O and l per KV tile) needs three recurrences over the KV tile
-// loop updated in lockstep (O, m, l); Halide expresses that only as a Tuple
-// reduction or compute_with-fused updates, and stick_vectorize / the backend
-// do not take Tuple Funcs, so the exact max of pass 1 replaces the rescaling.
+// Formulation: flash-style, one pass over the keys and values. Per query tile
+// the KV tiles stream through the scratchpad; per KV tile t:
+//   S_t = Q.K_t^T (PT), s_t = S_t * scale + mask (SFU),
+//   tm_t = rowmax(s_t), P_t = exp(s_t - tm_t) (rounded to dtype, as the PT takes it),
+//   pv_t = P_t . [V_t | 1] (PT; the ones column makes the row sum l_t part of it),
+// and the running state (O, m) of the query tile is updated in lockstep:
+//   m' = max(m, tm_t),  O' = O * exp(m - m') + pv_t * exp(tm_t - m').
+// O carries [O | l]: its ones column is the running row sum. The state is a
+// Tuple Func (O and m updated by one definition, the only way Halide updates
+// two values in lockstep); m is kept per column of O, so both elements have
+// one shape and one stick layout. At the end O / l. The s x s scores are never
+// materialized (in DRAM or in scratchpad): one T x T tile lives in the scratchpad.
 //
 // Masks are tables in scratchpad, since the SFU has no iota: with causal,
 // mask(z) = 0 for z < sp and -1e30 after, read at z = j - i + sp - 1 (a dense,
@@ -93,9 +93,10 @@ public:
         options.tile = tile;
         plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
         const bool spyre = spyre::is_spyre();
-        // Padded extents on Spyre (the device tensors), true ones on the host.
+        // Padded head dim on Spyre (the device tensors), the true one on the host; the sequence
+        // is padded to whole KV tiles in both builds (the host reads the padded keys as zeros).
         const int dp = spyre ? plan_.dp : d;
-        const int sp = spyre ? plan_.sp : s;
+        const int sp = plan_.sp;
         const int nx = spyre ? plan_.nx : d + 1;
         const float k = (float)scale == 0.0f ? 1.0f / std::sqrt((float)d) : (float)scale;
         const float neg = -1e30f;  // exp(neg - m) == 0 for any finite score
@@ -116,29 +117,45 @@ public:
         }
         has_mask_ = f.mask.defined();
 
-        // Scores, once per pass: S(j, i) = sum_d Kt(j, d) Q(d, i), s = S * scale + mask.
-        f.rd = RDom(0, dp, "rd");
-        for (int pass = 0; pass < 2; pass++) {
-            Func &S = pass == 0 ? f.scores1 : f.scores2;
-            Func &sc = pass == 0 ? f.s1 : f.s2;
-            S(f.j, f.i, f.h) = 0.0f;
-            S(f.j, f.i, f.h) += cast<float>((*Kt)(f.j, f.rd, f.h)) * cast<float>((*Q)(f.rd, f.i, f.h));
-            sc(f.j, f.i, f.h) = S(f.j, f.i, f.h) * k + bias;
+        // Keys are indexed by (j, t): key j of KV tile t is t * T + j. The host build reads
+        // the padded keys s <= key < sp as zeros (they are masked), like the padded device tensors.
+        const int T = plan_.tile;
+        const int tiles = plan_.sp / T;
+        Func kt_src = *Kt, v_src = *V;
+        if (!spyre && sp > s) {
+            kt_src = BoundaryConditions::constant_exterior(*Kt, Expr(cast(t, 0.0f)), {{0, s}, {0, d}, {0, hs}});
+            v_src = BoundaryConditions::constant_exterior(*V, Expr(cast(t, 0.0f)), {{0, d}, {0, s}, {0, hs}});
         }
-        // Pass 1: the exact row max.
-        f.rj_max = RDom(0, sp, "rj_max");
-        f.row_max(f.i, f.h) = neg;
-        f.row_max(f.i, f.h) = max(f.row_max(f.i, f.h), f.s1(f.rj_max, f.i, f.h));
-        // Pass 2: probabilities (rounded to dtype, as the PT takes them) and
-        // [O | l] += P . [V | 1].
-        f.probs(f.j, f.i, f.h) = cast(t, exp(f.s2(f.j, f.i, f.h) - f.row_max(f.i, f.h)));
+        const Expr key = f.t * T + f.j;
+        if (has_mask_) bias = substitute(f.j.name(), key, bias);
+
+        // Scores of one KV tile: S(j, t, i) = sum_d Kt(key, d) Q(d, i), s = S * scale + mask.
+        f.rd = RDom(0, dp, "rd");
+        f.scores(f.j, f.t, f.i, f.h) = 0.0f;
+        f.scores(f.j, f.t, f.i, f.h) += cast<float>(kt_src(key, f.rd, f.h)) * cast<float>((*Q)(f.rd, f.i, f.h));
+        f.s(f.j, f.t, f.i, f.h) = f.scores(f.j, f.t, f.i, f.h) * k + bias;
+        // Per KV tile: its row max, its probabilities and [O | l] of the tile alone.
+        f.rk = RDom(0, T, "rk");
+        f.tile_max(f.i, f.t, f.h) = neg;
+        f.tile_max(f.i, f.t, f.h) = max(f.tile_max(f.i, f.t, f.h), f.s(f.rk, f.t, f.i, f.h));
+        f.probs(f.j, f.t, f.i, f.h) = cast(t, exp(f.s(f.j, f.t, f.i, f.h) - f.tile_max(f.i, f.t, f.h)));
         f.rv = RDom(0, dp, "rv");
         f.vx(f.n, f.j, f.h) = cast(t, 1.0f);
-        f.vx(f.rv, f.j, f.h) = (*V)(f.rv, f.j, f.h);
-        f.rj_acc = RDom(0, sp, "rj_acc");
-        f.acc(f.n, f.i, f.h) = 0.0f;
-        f.acc(f.n, f.i, f.h) += cast<float>(f.vx(f.n, f.rj_acc, f.h)) * cast<float>(f.probs(f.rj_acc, f.i, f.h));
-        f.result(f.d, f.i, f.h) = cast(t, f.acc(f.d, f.i, f.h) / f.acc(dp, f.i, f.h));
+        f.vx(f.rv, f.j, f.h) = v_src(f.rv, f.j, f.h);
+        f.pv(f.n, f.i, f.t, f.h) = 0.0f;
+        f.pv(f.n, f.i, f.t, f.h) += cast<float>(f.vx(f.n, f.t * T + f.rk, f.h)) * cast<float>(f.probs(f.rk, f.t, f.i, f.h));
+        // The running state over the KV tiles: (O, m), rescaled to the new max at each tile.
+        f.rt = RDom(0, tiles, "rt");
+        f.state(f.n, f.i, f.h) = Tuple(0.0f, neg);
+        {
+            const Expr m_old = f.state(f.n, f.i, f.h)[1];
+            const Expr tm = f.tile_max(f.i, f.rt, f.h);
+            const Expr m_new = max(m_old, tm);
+            f.state(f.n, f.i, f.h) = Tuple(f.state(f.n, f.i, f.h)[0] * exp(m_old - m_new) +
+                                               f.pv(f.n, f.i, f.rt, f.h) * exp(tm - m_new),
+                                           m_new);
+        }
+        f.result(f.d, f.i, f.h) = cast(t, f.state(f.d, f.i, f.h)[0] / f.state(dp, f.i, f.h)[0]);
         (*O)(f.d, f.i, f.h) = f.result(f.d, f.i, f.h);
         f.out = *O;
         nx_ = nx;
@@ -209,8 +226,7 @@ public:
             plan_ = p;
             constrain_tensors();
             f_.q_in = Q->in();
-            f_.kt_in1 = Kt->in(f_.scores1);
-            f_.kt_in2 = Kt->in(f_.scores2);
+            f_.kt_in = Kt->in(f_.scores);
             spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
@@ -228,8 +244,7 @@ public:
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
                << "options.tile = " << o.tile << ";\n"
                << "f_.q_in = Q->in();\n"
-               << "f_.kt_in1 = Kt->in(f_.scores1);\n"
-               << "f_.kt_in2 = Kt->in(f_.scores2);\n"
+               << "f_.kt_in = Kt->in(f_.scores);\n"
                << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, dtype, options), "
                   "has_mask_);\n";
             return os.str();
@@ -252,41 +267,31 @@ public:
     }
 
     // The legalization of a stock schedule: one tile T for the queries and the
-    // keys, from its tile of O along i (else its split of the key reductions,
-    // else the sequence), rounded up to whole sticks and lowered by a stick
-    // until it fits and keeps the padded sequence; row_max, acc and result
-    // fused into the query tiles, the scores and probabilities into the KV
-    // tiles of their pass.
+    // keys, from its tile of O along i (else its split of the tile's keys in
+    // the scores, else the sequence), rounded up to whole sticks and lowered by
+    // a stick until it fits and keeps the padded sequence; the state and the
+    // result fused into the query tiles, the per-tile Funcs into the KV tiles.
     spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in,
                                      std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string o = Func(*O).name();
         auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
-        auto split = [](int t) { return t > 0 ? std::to_string(t) : std::string("none"); };
         const int lanes = plan_.lanes;
         const int stock_i = d.tile(o, 0, f_.i.name());
-        const int stock_j1 = d.tile(f_.row_max.name(), 1, f_.rj_max.x.name());
-        const int stock_j2 = d.tile(f_.acc.name(), 1, f_.rj_acc.x.name());
-        const int wanted = stock_i > 0 ? stock_i : stock_j2 > 0 ? stock_j2 : stock_j1 > 0 ? stock_j1 : (int)s_size;
+        const int stock_j = d.tile(f_.scores.name(), 1, f_.j.name());
+        const int wanted = stock_i > 0 ? stock_i : stock_j > 0 ? stock_j : (int)s_size;
         int T = spyre::round_up(wanted, lanes);
         while (T > lanes && !keeps_padding(T, t_in)) T -= lanes;
         if (!keeps_padding(T, t_in)) throw std::runtime_error("no tile of whole sticks fits and keeps the padded sequence");
         const std::string Ts = std::to_string(T);
         const std::string adjusted = T == spyre::round_up(wanted, lanes) ? "" : " (lowered to fit and keep the padded sequence)";
         kept->push_back("tile of O along i: " + describe(stock_i) + " -> " + Ts + " queries (whole sticks)" + adjusted);
-        (stock_j1 == T && stock_j2 == T ? kept : changed)
-            ->push_back("key reductions split by " + split(stock_j1) + " (row max) and " + split(stock_j2) +
-                        " (output) -> KV tiles of " + Ts + " keys (one tile size for queries and keys)");
-        for (const Func &g : {f_.row_max, f_.acc, f_.result}) {
+        changed->push_back("KV tiles of " + std::to_string(plan_.tile) + " keys (the algorithm's) -> " + Ts +
+                           " (one tile size for queries and keys)");
+        for (const Func &g : {f_.state, f_.result}) {
             spyre::legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
         }
-        // At the KV loop of a reduction that is not split is one key at a time, not a KV tile.
-        const std::string j1 = stock_j1 > 0 ? f_.rj_max.x.name() : "(no split)";
-        const std::string j2 = stock_j2 > 0 ? f_.rj_acc.x.name() : "(no split)";
-        for (const Func &g : {f_.scores1, f_.s1}) {
-            spyre::legalize_fusion(d, g, f_.row_max.name(), j1, "per KV tile of pass 1 in the scratchpad", kept, changed);
-        }
-        for (const Func &g : {f_.scores2, f_.s2, f_.probs, f_.vx}) {
-            spyre::legalize_fusion(d, g, f_.acc.name(), j2, "per KV tile of pass 2 in the scratchpad", kept, changed);
+        for (const Func &g : {f_.scores, f_.s, f_.tile_max, f_.probs, f_.vx, f_.pv}) {
+            spyre::legalize_fusion(d, g, f_.state.name(), f_.rt.x.name(), "per KV tile in the scratchpad", kept, changed);
         }
         spyre::legalize_parallel_and_vectors(d, o, lanes, kept, changed);
         return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}, {"tile", Ts}};
@@ -298,18 +303,18 @@ public:
         const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
             if (hand) {
-                // One Kt wrapper per pass: each pass stages its own KV tiles. The wrappers are made
-                // here, not in generate(): the legalization layer cannot save a Func that has wrappers.
+                // The wrappers are made here, not in generate(): the legalization layer cannot
+                // save a Func that has wrappers.
                 f_.q_in = Q->in();
-                f_.kt_in1 = Kt->in(f_.scores1);
-                f_.kt_in2 = Kt->in(f_.scores2);
+                f_.kt_in = Kt->in(f_.scores);
                 spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             } else {
                 register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it
             }
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("attention"));
         } else {
-            f_.acc.bound(f_.n, 0, nx_);
+            f_.state.bound(f_.n, 0, nx_);
+            f_.pv.bound(f_.n, 0, nx_);
             if (hand) {
                 spyre::schedule_attention_host(f_, get_target());
             }
@@ -317,10 +322,10 @@ public:
     }
 
 private:
-    spyre::AttentionFuncs f_{Func(), Func("result"), Func("acc"), Func("vx"), Func("probs"),
-                             Func("scores2"), Func("s2"), Func("row_max"), Func("scores1"), Func("s1"),
-                             Func("mask"), Func(), Func(), Func(), RDom(), RDom(), RDom(), RDom(), RDom(),
-                             Var("d"), Var("i"), Var("h"), Var("j"), Var("n"), Var("z")};
+    spyre::AttentionFuncs f_{Func(), Func("result"), Func("state"), Func("pv"), Func("vx"), Func("probs"),
+                             Func("tile_max"), Func("scores"), Func("s"), Func("mask"), Func(), Func(),
+                             RDom(), RDom(), RDom(), RDom(), RDom(),
+                             Var("d"), Var("i"), Var("h"), Var("j"), Var("t"), Var("n"), Var("z")};
     spyre::AttentionSpyrePlan plan_;
     bool has_mask_ = false;
     int nx_ = 0;

@@ -18,12 +18,14 @@ namespace {
 // Plans pad whatever the build (padded_extent is the identity in host builds).
 
 // Scratchpad bytes per core for tile T: Q tile, Kt tile, [V | 1] tile, the
-// f32 score accumulator and scores, P, the f32 [O | l] accumulator, the result
-// tile, the row max, the mask table and the SFU temporaries of a T x T tile.
+// f32 scores S and s, P, the f32 pv of a tile, the f32 state (O, m), the
+// result tile, the tile max, the mask table and the SFU temporaries of a
+// T x T tile and of the state update.
 int64_t attention_footprint(int T, int dp, int nx, int sp, int bytes, bool causal) {
     const int64_t tt = (int64_t)T * T;
-    return (int64_t)dp * T * bytes * 2 + (int64_t)nx * T * bytes + tt * 4 * 2 + tt * bytes + (int64_t)nx * T * 4 +
-           (int64_t)dp * T * bytes + T * 4 + (causal ? 2 : 1) * (int64_t)sp * 4 + tt * 4 * 2;
+    const int64_t xt = (int64_t)nx * T;
+    return (int64_t)dp * T * bytes * 2 + xt * bytes + tt * 4 * 2 + tt * bytes + xt * 4 + 2 * xt * 4 +
+           (int64_t)dp * T * bytes + T * 4 + (causal ? 2 : 1) * (int64_t)sp * 4 + tt * 4 * 2 + xt * 4 * 2;
 }
 
 }  // namespace
@@ -56,9 +58,9 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
         throw std::runtime_error("attention: head dim " + std::to_string(d) + " with sequence " + std::to_string(s) +
                                  " does not fit the scratchpad (" + std::to_string(p.footprint_bytes) + " bytes)");
     }
-    // Double buffering: second copies of the two Kt tiles, when they fit and the KV
-    // tile loops (sp / T iterations) are even.
-    const int64_t kt_copies = 2 * (int64_t)p.dp * p.tile * t.bytes();
+    // Double buffering: a second copy of the Kt tile, when it fits and the KV
+    // tile loop (sp / T iterations) is even.
+    const int64_t kt_copies = (int64_t)p.dp * p.tile * t.bytes();
     if (options.double_buffer && (p.sp / p.tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
         p.double_buffer = true;
         p.footprint_bytes += kt_copies;
@@ -74,13 +76,15 @@ void schedule_attention_host(AttentionFuncs f, const Target &target) {
     const int vec = target.natural_vector_size<float>();
     Var qo("qo"), qi("qi"), tile("tile");
     f.out.split(f.i, qo, qi, 16, TailStrategy::GuardWithIf).fuse(qo, f.h, tile).parallel(tile);
-    for (Func g : {f.row_max, f.acc, f.scores1, f.scores2, f.probs, f.vx}) g.compute_at(f.out, tile);
-    if (f.mask.defined()) f.mask.compute_root();
-    f.scores1.update().reorder(f.j, f.i, f.rd).vectorize(f.j, vec, TailStrategy::GuardWithIf);
-    f.scores2.update().reorder(f.j, f.i, f.rd).vectorize(f.j, vec, TailStrategy::GuardWithIf);
-    // [O | l] is d + 1 wide: its update stays scalar (predicated f16 vectors of a
+    f.state.compute_at(f.out, tile);
+    // [O | l] is d + 1 wide: the state update stays scalar (predicated f16 vectors of a
     // ragged tail crashed the host JIT with SIGILL for d = 17).
-    f.acc.update().reorder(f.n, f.i, f.rj_acc);
+    f.state.update().reorder(f.n, f.i, f.rt);
+    for (Func g : {f.pv, f.tile_max, f.scores, f.probs, f.vx}) g.compute_at(f.state, f.rt);
+    if (f.mask.defined()) f.mask.compute_root();
+    f.scores.update().reorder(f.j, f.i, f.rd).vectorize(f.j, vec, TailStrategy::GuardWithIf);
+    f.tile_max.update().reorder(f.rk, f.i);
+    f.pv.update().reorder(f.n, f.i, f.rk);
 }
 
 void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, bool has_mask) {
@@ -108,30 +112,28 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
         }
     }
 
-    // Pass 1: row max over KV tiles; per tile Kt (DMA), S (PT), s (SFU), rowmax.
-    accumulate_in_scratchpad(f.row_max, f.out, qo);
-    RVar jo1("jo1"), ji1("ji1");
-    f.row_max.update().split(f.rj_max, jo1, ji1, T).reorder(ji1, f.i, jo1);
-    accumulate_in_scratchpad(f.scores1, f.row_max, jo1);
-    matmul_on_pt(f.scores1, f.rd, f.j, f.i);
-    stage_in_scratchpad(f.kt_in1, f.row_max, jo1, p.double_buffer);  // the next Kt tile's DMA overlaps this tile's work
-    stage_in_scratchpad(f.s1, f.row_max, jo1);
+    // The running state (O, m) of the query tile, updated once per KV tile (rt).
+    f.state.bound(f.n, 0, p.nx);
+    accumulate_in_scratchpad(f.state, f.out, qo);
+    f.state.update().reorder(f.n, f.i, f.rt.x, f.h);
+    stick_vectorize(f.state, 0, f.n);
 
-    // Pass 2: [O | l] accumulated over KV tiles on the PT.
-    f.acc.bound(f.n, 0, p.nx);
-    accumulate_in_scratchpad(f.acc, f.out, qo);
-    const PtMatmul pv = matmul_on_pt(f.acc, f.rj_acc.x, f.n, f.i, T);
-    // Per KV tile; a single KV tile (sp == T) is not chunked: then per query tile.
-    Func at_func = pv.k_chunked ? f.acc : f.out;
-    VarOrRVar at = pv.k_chunked ? VarOrRVar(pv.k_outer) : VarOrRVar(qo);
+    // Per KV tile: Kt (DMA), S (PT), s (SFU), tile max, P (SFU), [V | 1] (DMA), pv (PT).
+    accumulate_in_scratchpad(f.scores, f.state, f.rt.x);
+    matmul_on_pt(f.scores, f.rd, f.j, f.i);
+    stage_in_scratchpad(f.kt_in, f.state, f.rt.x, p.double_buffer);  // the next Kt tile's DMA overlaps this tile's work
+    stage_in_scratchpad(f.s, f.state, f.rt.x);
+    accumulate_in_scratchpad(f.tile_max, f.state, f.rt.x);
+    f.tile_max.update().reorder(f.rk, f.i);
+    stage_in_scratchpad(f.probs, f.state, f.rt.x);
+    f.pv.bound(f.n, 0, p.nx);
+    accumulate_in_scratchpad(f.pv, f.state, f.rt.x);
+    matmul_on_pt(f.pv, f.rk.x, f.n, f.i);
     f.vx.bound(f.n, 0, p.nx);
-    accumulate_in_scratchpad(f.vx, at_func, at);
+    accumulate_in_scratchpad(f.vx, f.state, f.rt.x);
     stick_vectorize(f.vx, 0, f.rv.x);
-    stage_in_scratchpad(f.probs, at_func, at);
-    stage_in_scratchpad(f.s2, at_func, at);
-    accumulate_in_scratchpad(f.scores2, at_func, at);
-    matmul_on_pt(f.scores2, f.rd, f.j, f.i);
-    stage_in_scratchpad(f.kt_in2, at_func, at, p.double_buffer && pv.k_chunked);
+    // The cores of one head load the same Kt tiles: one DMA per chain, passed along the ring.
+    if (p.cq > 1) share_over_ring(f.kt_in);
 }
 
 }  // namespace spyre

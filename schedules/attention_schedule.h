@@ -1,13 +1,13 @@
 // Schedules of scaled dot-product attention (generators/attention_generator.cpp).
 //
 // Spyre: (head, query tile) pairs are split across the cores; per core, per
-// query tile of T queries (Q tile staged once by DMA), two passes stream the
+// query tile of T queries (Q tile staged once by DMA), one pass streams the
 // keys and values through the scratchpad one KV tile of T keys at a time:
-//   pass 1 (row max):  Kt tile (DMA) -> S = Q.K^T tile (pt.matmul) ->
-//                      s = S * scale + mask (SFU) -> m = max(m, rowmax s) (sfu.rowmax)
-//   pass 2 (output):   Kt tile (DMA) -> S (pt.matmul) -> s (SFU) ->
-//                      P = exp(s - m) (SFU) ; [V | 1] tile (DMA into a ones-filled tile) ->
-//                      [O | l] += P.[V | 1] (pt.matmul: l, the row sum, is the ones column)
+//   Kt tile (DMA, shared over the ring by the cores of a head) ->
+//   S = Q.K^T tile (pt.matmul) -> s = S * scale + mask (SFU) ->
+//   tm = rowmax s (SFU) -> P = exp(s - tm) (SFU) ;
+//   [V | 1] tile (DMA into a ones-filled tile) -> pv = P.[V | 1] (pt.matmul) ->
+//   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
 //   then O / l (SFU) and one DMA of the output tile.
 // No s x s scores exist anywhere: one T x T tile lives in the scratchpad.
 // Host: the same Funcs per query tile, parallel over (query tile, head).
@@ -18,21 +18,22 @@
 namespace spyre {
 
 struct AttentionFuncs {
-    Halide::Func out;          // out(d, i, h) = result(d, i, h)
-    Halide::Func result;       // cast(dtype, acc(d, i, h) / acc(ones column, i, h))
-    Halide::Func acc;          // [O | l](n, i, h) += VX(n, j, h) * P(j, i, h), f32
-    Halide::Func vx;           // VX(n, j, h): V in its first Dp columns, ones after
-    Halide::Func probs;        // P(j, i, h) = cast(dtype, exp(s2 - row_max))
-    Halide::Func scores2, s2;  // pass-2 scores: S2 (f32 accumulator, Q.K^T), s2 = S2 * scale + mask
-    Halide::Func row_max;      // m(i, h) = max_j s1(j, i, h)
-    Halide::Func scores1, s1;  // pass-1 scores, as in pass 2
-    Halide::Func mask;         // the mask table (undefined Func when no mask is needed)
-    Halide::Func kt_in1, kt_in2, q_in;  // input wrappers: Kt for each pass, Q
-    Halide::RDom rd;           // over the (padded) head dim
-    Halide::RDom rj_max, rj_acc;  // over the (padded) keys, pass 1 and pass 2
-    Halide::RDom rv;           // VX update: the first Dp columns
-    Halide::RDom rmask;        // the mask table's -inf fill (undefined when none)
-    Halide::Var d, i, h, j, n, z;
+    Halide::Func out;        // out(d, i, h) = result(d, i, h)
+    Halide::Func result;     // cast(dtype, O(d, i, h) / O(ones column, i, h))
+    Halide::Func state;      // Tuple (O, m)(n, i, h): [O | l] and the running max, updated per KV tile (rt)
+    Halide::Func pv;         // pv(n, i, t, h) += VX(n, key, h) * P(k, t, i, h): [O | l] of KV tile t alone, f32
+    Halide::Func vx;         // VX(n, key, h): V in its first Dp columns, ones after
+    Halide::Func probs;      // P(j, t, i, h) = cast(dtype, exp(s - tile_max))
+    Halide::Func tile_max;   // tm(i, t, h) = max_k s(k, t, i, h)
+    Halide::Func scores, s;  // S(j, t, i, h) (f32 accumulator, Q.K^T of KV tile t), s = S * scale + mask
+    Halide::Func mask;       // the mask table (undefined Func when no mask is needed)
+    Halide::Func kt_in, q_in;  // input wrappers: Kt, Q
+    Halide::RDom rd;         // over the (padded) head dim
+    Halide::RDom rk;         // over the keys of one KV tile (tile_max, pv)
+    Halide::RDom rt;         // over the KV tiles (state)
+    Halide::RDom rv;         // VX update: the first Dp columns
+    Halide::RDom rmask;      // the mask table's -inf fill (undefined when none)
+    Halide::Var d, i, h, j, t, n, z;  // j: key within a KV tile, t: KV tile
 };
 
 struct AttentionSpyrePlan {
@@ -43,7 +44,7 @@ struct AttentionSpyrePlan {
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
     int64_t footprint_bytes = 0;
-    bool double_buffer = true;   // the Kt tiles of both passes in two copies
+    bool double_buffer = true;   // the Kt tiles in two copies
 
     int cores() const { return ch * cq; }
 };

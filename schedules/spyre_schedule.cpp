@@ -42,11 +42,22 @@ void require_defined(const std::string &what, const Func &f) {
     if (!f.defined()) fail(what, "the Func has no definition yet; define it before scheduling it");
 }
 
-// Stick lanes of f's (single) type, or an error naming the rule.
+std::string type_name(const Type &t) {
+    std::ostringstream os;
+    os << t;
+    return os.str();
+}
+
+// Stick lanes of f's type (every element of a Tuple has it), or an error naming the rule.
 int lanes_of(const std::string &what, const Func &f) {
     require_defined(what, f);
-    if (f.outputs() != 1) fail(what, "Tuple-valued Funcs have no single stick type; Spyre stages one value per element");
     const Type t = f.output_types()[0];
+    for (const Type &other : f.output_types()) {
+        if (other != t) {
+            fail(what, "the elements of a Tuple-valued Func must have one type to share a stick layout (this one "
+                       "mixes " + type_name(t) + " and " + type_name(other) + ")");
+        }
+    }
     if (!has_sticks(t)) {
         std::ostringstream os;
         os << "the type " << t << " has no stick layout on Spyre (sticks are 128 bytes of float32, float16, "
