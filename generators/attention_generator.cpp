@@ -227,6 +227,7 @@ public:
             constrain_tensors();
             f_.q_in = Q->in();
             f_.kt_in = Kt->in(f_.scores);
+            f_.v_in = V->in(f_.vx);
             spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
@@ -245,6 +246,7 @@ public:
                << "options.tile = " << o.tile << ";\n"
                << "f_.q_in = Q->in();\n"
                << "f_.kt_in = Kt->in(f_.scores);\n"
+               << "f_.v_in = V->in(f_.vx);\n"
                << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, dtype, options), "
                   "has_mask_);\n";
             return os.str();
@@ -307,6 +309,7 @@ public:
                 // save a Func that has wrappers.
                 f_.q_in = Q->in();
                 f_.kt_in = Kt->in(f_.scores);
+                f_.v_in = V->in(f_.vx);
                 spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             } else {
                 register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it
@@ -323,7 +326,7 @@ public:
 
 private:
     spyre::AttentionFuncs f_{Func(), Func("result"), Func("state"), Func("pv"), Func("vx"), Func("probs"),
-                             Func("tile_max"), Func("scores"), Func("s"), Func("mask"), Func(), Func(),
+                             Func("tile_max"), Func("scores"), Func("s"), Func("mask"), Func(), Func(), Func(),
                              RDom(), RDom(), RDom(), RDom(), RDom(),
                              Var("d"), Var("i"), Var("h"), Var("j"), Var("t"), Var("n"), Var("z")};
     spyre::AttentionSpyrePlan plan_;

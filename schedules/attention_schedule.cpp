@@ -39,6 +39,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
     p.lanes = stick_lanes(t);
     p.dp = round_up(d, p.lanes);
     p.nx = p.dp + p.lanes;
+    p.nx_acc = p.dp + stick_lanes(Float(32));
     // Tiles of 128 queries/keys (64-row PT passes are at full efficiency), fewer
     // for short sequences (the smallest multiple of a stick that covers s), and
     // smaller when the scratchpad is short.
@@ -113,7 +114,7 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     }
 
     // The running state (O, m) of the query tile, updated once per KV tile (rt).
-    f.state.bound(f.n, 0, p.nx);
+    f.state.bound(f.n, 0, p.nx_acc);
     accumulate_in_scratchpad(f.state, f.out, qo);
     f.state.update().reorder(f.n, f.i, f.rt.x, f.h);
     stick_vectorize(f.state, 0, f.n);
@@ -126,14 +127,18 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     accumulate_in_scratchpad(f.tile_max, f.state, f.rt.x);
     f.tile_max.update().reorder(f.rk, f.i);
     stage_in_scratchpad(f.probs, f.state, f.rt.x);
-    f.pv.bound(f.n, 0, p.nx);
+    f.pv.bound(f.n, 0, p.nx_acc);
     accumulate_in_scratchpad(f.pv, f.state, f.rt.x);
     matmul_on_pt(f.pv, f.rk.x, f.n, f.i);
     f.vx.bound(f.n, 0, p.nx);
     accumulate_in_scratchpad(f.vx, f.state, f.rt.x);
     stick_vectorize(f.vx, 0, f.rv.x);
-    // The cores of one head load the same Kt tiles: one DMA per chain, passed along the ring.
-    if (p.cq > 1) share_over_ring(f.kt_in);
+    stage_in_scratchpad(f.v_in, f.state, f.rt.x);
+    // The cores of one head load the same Kt and V tiles: one DMA per chain, passed along the ring.
+    if (p.cq > 1) {
+        share_over_ring(f.kt_in);
+        share_over_ring(f.v_in);
+    }
 }
 
 }  // namespace spyre

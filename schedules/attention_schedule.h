@@ -6,7 +6,8 @@
 //   Kt tile (DMA, shared over the ring by the cores of a head) ->
 //   S = Q.K^T tile (pt.matmul) -> s = S * scale + mask (SFU) ->
 //   tm = rowmax s (SFU) -> P = exp(s - tm) (SFU) ;
-//   [V | 1] tile (DMA into a ones-filled tile) -> pv = P.[V | 1] (pt.matmul) ->
+//   V tile (DMA, shared like Kt) -> [V | 1] (SFU copy into a ones-filled tile) ->
+//   pv = P.[V | 1] (pt.matmul) ->
 //   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
 //   then O / l (SFU) and one DMA of the output tile.
 // No s x s scores exist anywhere: one T x T tile lives in the scratchpad.
@@ -27,7 +28,7 @@ struct AttentionFuncs {
     Halide::Func tile_max;   // tm(i, t, h) = max_k s(k, t, i, h)
     Halide::Func scores, s;  // S(j, t, i, h) (f32 accumulator, Q.K^T of KV tile t), s = S * scale + mask
     Halide::Func mask;       // the mask table (undefined Func when no mask is needed)
-    Halide::Func kt_in, q_in;  // input wrappers: Kt, Q
+    Halide::Func kt_in, v_in, q_in;  // input wrappers: Kt, V (staged, then copied into VX), Q
     Halide::RDom rd;         // over the (padded) head dim
     Halide::RDom rk;         // over the keys of one KV tile (tile_max, pv)
     Halide::RDom rt;         // over the KV tiles (state)
@@ -41,6 +42,7 @@ struct AttentionSpyrePlan {
     int tile = 0;         // T: queries per query tile and keys per KV tile
     int dp = 0, sp = 0;   // padded head dim (whole sticks) and sequence (whole tiles)
     int nx = 0;           // columns of [V | 1]: dp + one input stick
+    int nx_acc = 0;       // columns of pv and of the state: dp + one f32 stick (the ones column is dp)
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
     int64_t footprint_bytes = 0;

@@ -69,9 +69,31 @@ bool same_row_only(const Access &a, const Access &b, int64_t trip) {
     return std::llabs(a.base - b.base) + std::max(a.len, b.len) <= std::llabs(a.coef);
 }
 
+// An instruction whose rows are one contiguous run in every operand (each vector operand's row stride
+// is its row length, each per-row scalar's stride is 0) is the same instruction over one row of
+// rows x n elements: rewritten so, it can be blocked with its neighbours. A multi-stick vector of
+// one tile row (n = 32 lanes, rows = 4 sticks) is the common case. Same work, same cost.
+void merge_contiguous_rows(SymInstruction &in) {
+    SfuOperands l;
+    if (!sfu_operands(in, &l)) return;
+    const int64_t rows = in.f[l.rows].base;
+    if (rows < 2) return;
+    for (const auto &o : l.ops) {
+        const int64_t mode = mode_of(in, o);
+        if (mode >= 2) continue;
+        const int64_t want = mode == 1 ? 0 : in.f[l.n].base * o.elem_bytes;
+        if (in.f[o.stride].base != want || in.f[o.stride].depends_on_loops()) return;
+    }
+    in.f[l.n].base *= rows;
+    in.f[l.rows].base = 1;
+}
+
 // Blocks the loop if it qualifies; returns the extra scratchpad it placed at `free_at`, or -1.
 int64_t block_loop(ProgramNode &loop, int level, int64_t free_at, int64_t limit, int64_t stick) {
     if (loop.trip < 2 || loop.body.size() < 2) return -1;
+    for (ProgramNode &n : loop.body) {
+        if (n.kind == ProgramNode::Kind::Instruction) merge_contiguous_rows(n.inst);
+    }
     std::vector<SfuOperands> layouts(loop.body.size());
     std::vector<Access> accesses;
     std::map<int64_t, int64_t> temp_extent;  // temp base -> bytes per row
