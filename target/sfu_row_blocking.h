@@ -8,6 +8,8 @@
 // SFU instructions (and their fixed issue cost) by the block size; the block
 // is the whole loop when the scratchpad has room.
 //
+// An instruction whose rows are contiguous in every operand (a multi-stick
+// vector of one tile row) is first rewritten as one row of rows x n elements.
 // Applies only when every instruction of the body is a non-reducing SFU
 // instruction over one row, every temporary is written in the body before it
 // is read, each non-temporary result advances every iteration and different
