@@ -6,49 +6,12 @@
 #include <string>
 
 #include "loop_rewrites.h"
+#include "sfu_operands.h"
 
 namespace spyre {
 namespace compiler {
 
 namespace {
-
-// The operands of an SFU instruction: address, stride and mode fields (mode -1: always a vector) and
-// the bytes per element of each; n and rows field indices.
-struct SfuOperands {
-    struct Operand {
-        int addr, stride, mode;
-        int64_t elem_bytes;
-        bool write;
-    };
-    std::vector<Operand> ops;
-    int n = -1, rows = -1;
-};
-
-bool sfu_operands(const SymInstruction &in, SfuOperands *out) {
-    const isa::OpcodeSpec &spec = isa::opcode_spec(in.op);
-    if (spec.unit != isa::Unit::Sfu || spec.cost == isa::CostClass::SfuReduce) return false;
-    auto idx = [&](const std::string &name) {
-        for (int i = 0; i < spec.num_fields; i++) {
-            if (name == spec.fields[i].name) return i;
-        }
-        return -1;
-    };
-    out->n = idx("n");
-    out->rows = idx("rows");
-    const int type = idx("type");
-    out->ops.clear();
-    for (const char *name : {"dst", "a", "b", "c"}) {
-        const int a = idx(name);
-        if (a < 0) continue;
-        const std::string s = name;
-        int64_t eb = dtype_bytes((DType)in.f[type].base);
-        if (in.op == isa::Opcode::Cast && s == "dst") eb = dtype_bytes((DType)in.f[isa::field::Cast::dst_type].base);
-        out->ops.push_back({a, idx(s + "_stride"), s == "dst" ? -1 : idx(s + "_mode"), eb, s == "dst"});
-    }
-    return true;
-}
-
-int64_t mode_of(const SymInstruction &in, const SfuOperands::Operand &o) { return o.mode < 0 ? 0 : in.f[o.mode].base; }
 
 // Bytes one row of the operand covers (a per-row scalar: one element).
 int64_t row_len(const SymInstruction &in, const SfuOperands &l, const SfuOperands::Operand &o) {

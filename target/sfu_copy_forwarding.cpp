@@ -1,0 +1,213 @@
+// SFU copy forwarding (see sfu_copy_forwarding.h).
+#include "sfu_copy_forwarding.h"
+
+#include <algorithm>
+
+#include "sfu_operands.h"
+#include "synchronization.h"
+
+namespace spyre {
+namespace compiler {
+
+namespace {
+
+// Rows x elements at a row stride from an address: what one SFU operand covers.
+struct Geometry {
+    SymOperand addr;
+    int64_t stride = 0, n = 0, rows = 0, elem_bytes = 0;
+};
+
+bool same_address(const SymOperand &a, const SymOperand &b) {
+    if (a.base != b.base) return false;
+    const size_t levels = std::max(a.coef.size(), b.coef.size());
+    for (size_t d = 0; d < levels; d++) {
+        if (a.coef_at(d) != b.coef_at(d)) return false;
+    }
+    return true;
+}
+
+// Contiguous rows are one long row: n = 32, rows = 4 at a stride of 128 bytes covers what
+// n = 128, rows = 1 covers.
+Geometry canonical(Geometry g) {
+    if (g.rows == 1 || g.stride == g.n * g.elem_bytes) {
+        g.n *= g.rows;
+        g.rows = 1;
+        g.stride = g.n * g.elem_bytes;
+    }
+    return g;
+}
+
+bool same_geometry(const Geometry &a, const Geometry &b) {
+    const Geometry x = canonical(a), y = canonical(b);
+    return same_address(x.addr, y.addr) && x.stride == y.stride && x.n == y.n && x.rows == y.rows &&
+           x.elem_bytes == y.elem_bytes;
+}
+
+// The row stride an operand of geometry g (equal to d's up to canonical form) takes to address d.
+int64_t stride_for(const Geometry &g, const Geometry &d) {
+    if (g.rows == 1) return d.stride;  // unused by one row; keep the copy's
+    return canonical(d).rows == 1 ? g.n * g.elem_bytes : d.stride;
+}
+
+Geometry geometry(const SymInstruction &in, const SfuOperands &l, const SfuOperands::Operand &o) {
+    return {in.f[o.addr], in.f[o.stride].base, in.f[l.n].base, in.f[l.rows].base, o.elem_bytes};
+}
+
+// The bytes an operand covers over all iterations of the enclosing loops (as node_accesses counts them).
+std::vector<ScratchpadAccess> range_of(const Geometry &g, const std::vector<int64_t> &trips, bool write) {
+    int64_t lo = g.addr.base, hi = g.addr.base;
+    for (size_t d = 0; d < trips.size(); d++) {
+        const int64_t span = g.addr.coef_at(d) * (trips[d] - 1);
+        if (span < 0) lo += span;
+        else hi += span;
+    }
+    const int64_t rows_span = (g.rows - 1) * g.stride;
+    lo += std::min<int64_t>(0, rows_span);
+    hi += std::max<int64_t>(0, rows_span) + g.n * g.elem_bytes;
+    return {{lo, hi, write}};
+}
+
+bool overlaps(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b, bool writes_only_in_a) {
+    for (const auto &x : a) {
+        if (writes_only_in_a && !x.write) continue;
+        for (const auto &y : b) {
+            if (x.lo < y.hi && y.lo < x.hi) return true;
+        }
+    }
+    return false;
+}
+
+bool touches(const ProgramNode &n, const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
+    return overlaps(node_accesses(n, trips), range, false);
+}
+
+// In list order from `from` (inclusive) to `to` (exclusive): is the first item that touches
+// `range` one that writes it without reading it (or does no item touch it)?
+bool first_touch_is_plain_write(const std::vector<ProgramNode> &list, size_t from, size_t to,
+                                const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
+    for (size_t i = from; i < to; i++) {
+        const std::vector<ScratchpadAccess> acc = node_accesses(list[i], trips);
+        if (!overlaps(acc, range, false)) continue;
+        if (list[i].kind != ProgramNode::Kind::Instruction) return false;
+        for (const auto &a : acc) {
+            if (!a.write && a.lo < range[0].hi && range[0].lo < a.hi) return false;
+        }
+        return true;
+    }
+    return true;
+}
+
+// Tries to forward the copy at list[c]; true when it was removed.
+bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int64_t> &trips) {
+    const SymInstruction &copy = list[c].inst;
+    SfuOperands cl;
+    if (list[c].kind != ProgramNode::Kind::Instruction || copy.op != isa::Opcode::Copy || !sfu_operands(copy, &cl)) {
+        return false;
+    }
+    const SfuOperands::Operand &cdst = cl.ops[0], &csrc = cl.ops[1];
+    if (mode_of(copy, csrc) != 0 || !copy.f[csrc.addr].temporary) return false;
+    const Geometry t = geometry(copy, cl, csrc), d = geometry(copy, cl, cdst);
+    const std::vector<ScratchpadAccess> t_range = range_of(t, trips, true), d_range = range_of(d, trips, true);
+    if (overlaps(t_range, d_range, false)) return false;
+
+    // The producer: the last item before the copy that writes the temporary. Items in between
+    // may only read it, with its geometry.
+    struct Reader {
+        size_t item;
+        int addr_field, stride_field;
+        Geometry g;
+    };
+    std::vector<Reader> readers;  // the operands between producer and copy that read the temporary
+    size_t p = c;
+    bool found = false;
+    while (!found && p > 0) {
+        p--;
+        const ProgramNode &n = list[p];
+        if (!touches(n, t_range, trips)) continue;
+        SfuOperands l;
+        if (n.kind != ProgramNode::Kind::Instruction || !sfu_operands(n.inst, &l)) return false;
+        bool writes = false;
+        for (const auto &o : l.ops) {
+            if (mode_of(n.inst, o) >= 2) continue;
+            const Geometry g = geometry(n.inst, l, o);
+            if (o.write) {
+                if (!overlaps(range_of(g, trips, true), t_range, false)) continue;
+                if (!same_geometry(g, t)) return false;
+                writes = true;
+            } else if (overlaps(range_of(g, trips, false), t_range, false)) {
+                if (mode_of(n.inst, o) != 0 || !same_geometry(g, t)) return false;
+                readers.push_back({p, o.addr, o.stride, g});
+            }
+        }
+        if (writes) {
+            if (!readers.empty() && readers.back().item == p) return false;  // the producer reads its own result
+            found = true;
+        }
+    }
+    if (!found) return false;
+    const ProgramNode &producer = list[p];
+    SfuOperands pl;
+    if (producer.kind != ProgramNode::Kind::Instruction || !sfu_operands(producer.inst, &pl)) return false;
+    if (!same_geometry(geometry(producer.inst, pl, pl.ops[0]), t)) return false;
+
+    // Nothing between the producer and the copy touches the destination.
+    for (size_t i = p + 1; i < c; i++) {
+        if (touches(list[i], d_range, trips)) return false;
+    }
+    // The producer reads the destination only in place, element for element.
+    for (size_t k = 1; k < pl.ops.size(); k++) {
+        const auto &o = pl.ops[k];
+        if (mode_of(producer.inst, o) >= 2) continue;
+        const Geometry g = geometry(producer.inst, pl, o);
+        if (!overlaps(range_of(g, trips, false), d_range, false)) continue;
+        if (mode_of(producer.inst, o) != 0 || !same_geometry(g, d)) return false;
+    }
+    // The temporary is dead outside [producer, copy]: before the producer and after the copy,
+    // its first use is a fresh write.
+    if (!first_touch_is_plain_write(list, 0, p, t_range, trips)) return false;
+    if (!first_touch_is_plain_write(list, c + 1, list.size(), t_range, trips)) return false;
+
+    // Rewrite: the producer writes the destination, the readers read it, the copy goes.
+    SymInstruction &pi = list[p].inst;
+    const Geometry pg = geometry(pi, pl, pl.ops[0]);
+    pi.f[pl.ops[0].addr] = d.addr;
+    pi.f[pl.ops[0].stride].base = stride_for(pg, d);
+    for (const Reader &r : readers) {
+        SymInstruction &ri = list[r.item].inst;
+        ri.f[r.addr_field] = d.addr;
+        ri.f[r.stride_field].base = stride_for(r.g, d);
+    }
+    list.erase(list.begin() + (std::ptrdiff_t)c);
+    return true;
+}
+
+int forward_in(std::vector<ProgramNode> &list, std::vector<int64_t> &trips) {
+    int removed = 0;
+    for (ProgramNode &n : list) {
+        if (n.kind != ProgramNode::Kind::Loop) continue;
+        trips.push_back(n.trip);
+        removed += forward_in(n.body, trips);
+        trips.pop_back();
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t c = 0; c < list.size(); c++) {
+            if (forward_one(list, c, trips)) {
+                removed++;
+                changed = true;
+                break;
+            }
+        }
+    }
+    return removed;
+}
+
+}  // namespace
+
+int forward_sfu_copies(std::vector<ProgramNode> &tree) {
+    std::vector<int64_t> trips;
+    return forward_in(tree, trips);
+}
+
+}  // namespace compiler
+}  // namespace spyre
