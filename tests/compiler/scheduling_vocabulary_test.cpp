@@ -345,6 +345,24 @@ TEST(SchedulingVocabularyErrors, StickVectorizeRejectsATypeWithoutSticks) {
     EXPECT_NE(msg.find("has no stick layout on Spyre"), std::string::npos) << msg;
 }
 
+TEST(SchedulingVocabularyErrors, StickVectorizeRejectsATupleOfTwoTypes) {
+    Func f("mixed_tuple");
+    Var x("x");
+    f(x) = Tuple(cast<float>(x), cast<int32_t>(x));
+    const std::string msg = error_of([&] { stick_vectorize(f, x); });
+    EXPECT_NE(msg.find("stick_vectorize(Func 'mixed_tuple'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("must have one type to share a stick layout (this one mixes float32 and int32)"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(SchedulingVocabularyErrors, StickVectorizeTakesATupleOfOneType) {
+    Func f("f32_tuple");
+    Var x("x");
+    f(x) = Tuple(cast<float>(x), cast<float>(2 * x));
+    EXPECT_NO_THROW(stick_vectorize(f, x));
+}
+
 TEST(SchedulingVocabularyErrors, StickVectorizeRejectsAVarThatIsNotALoop) {
     Func f("sv_func");
     Var x("x"), y("y"), z("z");
