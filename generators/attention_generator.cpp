@@ -11,7 +11,10 @@
 // to Kt with the transpose generator.)
 //
 // GeneratorParams: d, s, heads, dtype (float16/float32; computes in float32),
-// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)).
+// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)),
+// kv_tile (keys per KV tile, the online softmax's step; 0: planned, 128 or the
+// stick-rounded sequence when shorter). The Spyre schedule's knobs are
+// max_cores, double_buffer and tile (queries per query tile).
 //
 // Formulation: flash-style, one pass over the keys and values. Per query tile
 // the KV tiles stream through the scratchpad; per KV tile t:
@@ -24,14 +27,16 @@
 // Tuple Func (O and m updated by one definition, the only way Halide updates
 // two values in lockstep); m is kept per column of O, so both elements have
 // one shape and one stick layout. At the end O / l. The s x s scores are never
-// materialized (in DRAM or in scratchpad): one T x T tile lives in the scratchpad.
+// materialized (in DRAM or in scratchpad): one query tile x KV tile block lives in
+// the scratchpad. Both builds compute exactly these steps (the host build reads
+// the padded keys as zeros), so they agree to rounding.
 //
 // Masks are tables in scratchpad, since the SFU has no iota: with causal,
 // mask(z) = 0 for z < sp and -1e30 after, read at z = j - i + sp - 1 (a dense,
 // affine vector load); without causal, mask(j) = -1e30 on the padded keys
-// j >= s only (no mask at all when s is a whole number of tiles).
+// j >= s only (no mask at all when s is a whole number of KV tiles).
 //
-// For Spyre builds, d is padded to whole sticks and s to whole tiles
+// For Spyre builds, d is padded to whole sticks and s to whole KV tiles
 // (tensor_constraints.h); padded d holds zeros (no effect on Q.K^T or O) and
 // padded keys are masked. The schedules are in schedules/attention_schedule.cpp.
 #include <cmath>
@@ -65,6 +70,8 @@ public:
     GeneratorParam<int> max_cores{"max_cores", 32};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile{"tile", 0};
+    // Keys per KV tile: the steps of the online softmax, so part of the algorithm (0: planned).
+    GeneratorParam<int> kv_tile{"kv_tile", 0};
 
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
     Input<Buffer<>> *Kt = nullptr;    // Kt(j, d, h)
@@ -78,6 +85,7 @@ public:
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
         _halide_user_assert((int)max_cores >= 1) << "attention: max_cores must be >= 1, not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
+        _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
@@ -91,6 +99,7 @@ public:
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
         options.tile = tile;
+        options.kv_tile = kv_tile;
         plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded head dim on Spyre (the device tensors), the true one on the host; the sequence
@@ -119,7 +128,7 @@ public:
 
         // Keys are indexed by (j, t): key j of KV tile t is t * T + j. The host build reads
         // the padded keys s <= key < sp as zeros (they are masked), like the padded device tensors.
-        const int T = plan_.tile;
+        const int T = plan_.kv_tile;
         const int tiles = plan_.sp / T;
         Func kt_src = *Kt, v_src = *V;
         if (!spyre && sp > s) {
@@ -163,10 +172,10 @@ public:
         constrain_tensors();
     }
 
-    // Spyre: s padded to whole tiles, d to whole sticks.
+    // Spyre: s padded to whole KV tiles (query tiles divide it), d to whole sticks.
     void constrain_tensors() {
         const int d = d_size, s = s_size, hs = heads;
-        const int T = plan_.tile;
+        const int T = plan_.kv_tile;
         spyre::constrain_tensor(*Q, {d, s, hs}, {1, T, 1});
         spyre::constrain_tensor(*Kt, {s, d, hs}, {T, plan_.lanes, 1});  // d padded like Q's
         spyre::constrain_tensor(*V, {d, s, hs}, {1, T, 1});
@@ -200,29 +209,32 @@ public:
                    {"heads", std::to_string(hs)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
                    {"causal", causal ? "true" : "false"},
-                   {"scale", float_string(scale)}};
-        auto options_of = [](const spyre::KnobValues &v) {
+                   {"scale", float_string(scale)},
+                   {"kv_tile", std::to_string((int)kv_tile)}};
+        auto options_of = [kv = (int)kv_tile](const spyre::KnobValues &v) {
             spyre::AttentionSpyreOptions o;
+            o.kv_tile = kv;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
             o.tile = spyre::knob_int(v, "tile");
             return o;
         };
-        // Tiles of whole sticks that fit and keep the padded sequence the algorithm was built with.
+        // Query tiles of whole sticks that fit and keep the algorithm (KV tiles, padded sequence).
         std::vector<int> tiles = {0};
         for (int c : {64, 128, 256}) {
-            if (keeps_padding(c, t_in)) tiles.push_back(c);
+            if (keeps_algorithm(c, t_in)) tiles.push_back(c);
         }
         t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile", (int)tile, tiles)};
         t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, options_of(v));
-            // The algorithm was built with the padded extents of plan_; the knobs must not change them
-            // (the tile may change when the padded sequence stays).
-            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx)
-                << "attention: the schedule knobs changed the padded extents (tile " << p.tile << ": s padded to " << p.sp
-                << ", the algorithm has " << plan_.sp << ")";
+            // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
+            // change them (the query tile may change).
+            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile)
+                << "attention: the schedule knobs changed the algorithm (query tile " << p.tile << ": KV tiles of "
+                << p.kv_tile << ", s padded to " << p.sp << "; the algorithm has KV tiles of " << plan_.kv_tile
+                << " and s padded to " << plan_.sp << ")";
             plan_ = p;
             constrain_tensors();
             f_.q_in = Q->in();
@@ -236,7 +248,8 @@ public:
             const spyre::AttentionSpyreOptions o = options_of(v);
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, o);
             std::ostringstream os;
-            os << "// plan: tiles of " << p.tile << " queries / keys (s padded to " << p.sp << ", d to " << p.dp
+            os << "// plan: query tiles of " << p.tile << ", KV tiles of " << p.kv_tile << " (s padded to " << p.sp
+               << ", d to " << p.dp
                << "), cores " << p.ch << " x " << p.cq << " (heads x query tiles), "
                << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
@@ -244,6 +257,7 @@ public:
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
                << "options.tile = " << o.tile << ";\n"
+               << "options.kv_tile = " << o.kv_tile << ";  // the generator's kv_tile\n"
                << "f_.q_in = Q->in();\n"
                << "f_.kt_in = Kt->in(f_.scores);\n"
                << "f_.v_in = V->in(f_.vx);\n"
@@ -256,23 +270,25 @@ public:
         spyre::register_schedule_template(std::move(t));
     }
 
-    // Whether a forced tile fits and keeps the padded extents of plan_ (which the algorithm was built with).
-    bool keeps_padding(int T, const Type &t_in) const {
+    // Whether a forced query tile fits and keeps the KV tiles and padded extents of plan_ (which the
+    // algorithm was built with).
+    bool keeps_algorithm(int T, const Type &t_in) const {
         spyre::AttentionSpyreOptions o;
         o.tile = T;
+        o.kv_tile = kv_tile;
         try {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d_size, s_size, heads, t_in, o);
-            return p.sp == plan_.sp && p.dp == plan_.dp && p.nx == plan_.nx;
+            return p.sp == plan_.sp && p.dp == plan_.dp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile;
         } catch (const Halide::CompileError &) {
             return false;
         }
     }
 
-    // The legalization of a stock schedule: one tile T for the queries and the
-    // keys, from its tile of O along i (else its split of the tile's keys in
-    // the scores, else the sequence), rounded up to whole sticks and lowered by
-    // a stick until it fits and keeps the padded sequence; the state and the
-    // result fused into the query tiles, the per-tile Funcs into the KV tiles.
+    // The legalization of a stock schedule: the query tile from its tile of O
+    // along i (else its split of the keys in the scores, else the sequence),
+    // rounded up to whole sticks and lowered by a stick until it fits and
+    // divides the padded sequence; the KV tiles are the algorithm's; the state
+    // and the result fused into the query tiles, the per-tile Funcs into the KV tiles.
     spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in,
                                      std::vector<std::string> *kept, std::vector<std::string> *changed) {
         const std::string o = Func(*O).name();
@@ -282,13 +298,14 @@ public:
         const int stock_j = d.tile(f_.scores.name(), 1, f_.j.name());
         const int wanted = stock_i > 0 ? stock_i : stock_j > 0 ? stock_j : (int)s_size;
         int T = spyre::round_up(wanted, lanes);
-        while (T > lanes && !keeps_padding(T, t_in)) T -= lanes;
-        if (!keeps_padding(T, t_in)) throw std::runtime_error("no tile of whole sticks fits and keeps the padded sequence");
+        while (T > lanes && !keeps_algorithm(T, t_in)) T -= lanes;
+        if (!keeps_algorithm(T, t_in)) throw std::runtime_error("no query tile of whole sticks fits and divides the padded sequence");
         const std::string Ts = std::to_string(T);
-        const std::string adjusted = T == spyre::round_up(wanted, lanes) ? "" : " (lowered to fit and keep the padded sequence)";
+        const std::string adjusted = T == spyre::round_up(wanted, lanes) ? "" : " (lowered to fit and divide the padded sequence)";
         kept->push_back("tile of O along i: " + describe(stock_i) + " -> " + Ts + " queries (whole sticks)" + adjusted);
-        changed->push_back("KV tiles of " + std::to_string(plan_.tile) + " keys (the algorithm's) -> " + Ts +
-                           " (one tile size for queries and keys)");
+        (stock_j == plan_.kv_tile ? kept : changed)
+            ->push_back("split of the keys in the scores: " + describe(stock_j) + " -> KV tiles of " +
+                        std::to_string(plan_.kv_tile) + " keys (the algorithm's kv_tile)");
         for (const Func &g : {f_.state, f_.result}) {
             spyre::legalize_fusion(d, g, o, f_.i.name(), "per query tile in the scratchpad", kept, changed);
         }

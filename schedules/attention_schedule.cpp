@@ -17,15 +17,16 @@ namespace {
 
 // Plans pad whatever the build (padded_extent is the identity in host builds).
 
-// Scratchpad bytes per core for tile T: Q tile, Kt tile, [V | 1] tile, the
-// f32 scores S and s, P, the f32 pv of a tile, the f32 state (O, m), the
-// result tile, the tile max, the mask table and the SFU temporaries of a
-// T x T tile and of the state update.
-int64_t attention_footprint(int T, int dp, int nx, int sp, int bytes, bool causal) {
-    const int64_t tt = (int64_t)T * T;
-    const int64_t xt = (int64_t)nx * T;
-    return (int64_t)dp * T * bytes * 2 + xt * bytes + tt * 4 * 2 + tt * bytes + xt * 4 + 2 * xt * 4 +
-           (int64_t)dp * T * bytes + T * 4 + (causal ? 2 : 1) * (int64_t)sp * 4 + tt * 4 * 2 + xt * 4 * 2;
+// Scratchpad bytes per core for query tile Q and KV tile K: the Q tile, the Kt
+// tile, the V tile and [V | 1], the f32 scores S and s, P, the f32 pv of a KV
+// tile, the f32 state (O, m), the result tile, the tile max, the mask table and
+// the SFU temporaries of a Q x K block and of the state update.
+int64_t attention_footprint(int Q, int K, int dp, int nx, int sp, int bytes, bool causal) {
+    const int64_t qk = (int64_t)Q * K;
+    const int64_t xq = (int64_t)nx * Q;
+    return (int64_t)dp * Q * bytes + (int64_t)dp * K * bytes * 2 + (int64_t)nx * K * bytes + qk * 4 * 2 +
+           qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (causal ? 2 : 1) * (int64_t)sp * 4 +
+           qk * 4 * 2 + xq * 4 * 2;
 }
 
 }  // namespace
@@ -40,29 +41,53 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
     p.dp = round_up(d, p.lanes);
     p.nx = p.dp + p.lanes;
     p.nx_acc = p.dp + stick_lanes(Float(32));
-    // Tiles of 128 queries/keys (64-row PT passes are at full efficiency), fewer
-    // for short sequences (the smallest multiple of a stick that covers s), and
-    // smaller when the scratchpad is short.
+    // KV tiles of 256 keys (128 when that pads less) and query tiles of 128 queries (64-row PT
+    // passes are at full efficiency), fewer for short sequences (the smallest multiple of a stick that
+    // covers s), and smaller when the scratchpad is short: for each KV tile from the
+    // largest, the largest query tile that divides the padded sequence and fits. The KV
+    // tile is chosen without the query-tile knob, so that knob never changes the algorithm.
     const int64_t budget = m.scratchpad_bytes * 3 / 4;
-    p.tile = std::min(128, round_up(s, p.lanes));
-    while (p.tile > p.lanes &&
-           attention_footprint(p.tile, p.dp, p.nx, round_up(s, p.tile), t.bytes(), true) > budget) {
-        p.tile -= p.lanes;
+    const int auto_tile = std::min(128, round_up(s, p.lanes));
+    auto footprint = [&] { return attention_footprint(p.tile, p.kv_tile, p.dp, p.nx, p.sp, t.bytes(), true); };
+    auto largest_query_tile = [&] {  // the largest multiple of a stick up to auto_tile dividing sp that fits
+        for (p.tile = std::min(auto_tile, p.sp); p.tile > p.lanes; p.tile -= p.lanes) {
+            if (p.sp % p.tile == 0 && footprint() <= budget) break;
+        }
+    };
+    if (options.kv_tile > 0) {
+        p.kv_tile = round_up(options.kv_tile, p.lanes);
+        p.sp = round_up(s, p.kv_tile);
+        largest_query_tile();
+    } else {
+        // 256 keys when that pads the sequence no more than 128 would: half the state updates.
+        const int wide = std::min(256, round_up(s, p.lanes));
+        const int start = round_up(s, wide) <= round_up(s, auto_tile) ? wide : auto_tile;
+        for (p.kv_tile = start;; p.kv_tile -= p.lanes) {
+            p.sp = round_up(s, p.kv_tile);
+            largest_query_tile();
+            if (footprint() <= budget || p.kv_tile == p.lanes) break;
+        }
     }
-    if (options.tile > 0) p.tile = round_up(options.tile, p.lanes);
-    p.sp = round_up(s, p.tile);
-    p.footprint_bytes = attention_footprint(p.tile, p.dp, p.nx, p.sp, t.bytes(), true);
+    if (options.tile > 0) {
+        p.tile = round_up(options.tile, p.lanes);
+        _halide_user_assert(p.sp % p.tile == 0)
+            << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries in whole sticks) does not "
+            << "divide the padded sequence " << p.sp << " (KV tiles of " << p.kv_tile << " keys)";
+    }
+    p.footprint_bytes = footprint();
     _halide_user_assert(options.tile == 0 || p.footprint_bytes <= budget)
-        << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries / keys in whole sticks) with head dim "
-        << d << " and sequence " << s << " does not fit the scratchpad (" << p.footprint_bytes << " bytes)";
+        << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries) with KV tiles of " << p.kv_tile
+        << " keys, head dim " << d << " and sequence " << s << " does not fit the scratchpad (" << p.footprint_bytes
+        << " bytes)";
     if (p.footprint_bytes > budget) {
         throw std::runtime_error("attention: head dim " + std::to_string(d) + " with sequence " + std::to_string(s) +
-                                 " does not fit the scratchpad (" + std::to_string(p.footprint_bytes) + " bytes)");
+                                 " and KV tiles of " + std::to_string(p.kv_tile) + " keys does not fit the scratchpad (" +
+                                 std::to_string(p.footprint_bytes) + " bytes)");
     }
     // Double buffering: a second copy of the Kt tile, when it fits and the KV
-    // tile loop (sp / T iterations) is even.
-    const int64_t kt_copies = (int64_t)p.dp * p.tile * t.bytes();
-    if (options.double_buffer && (p.sp / p.tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
+    // tile loop (sp / kv_tile iterations) is even.
+    const int64_t kt_copies = (int64_t)p.dp * p.kv_tile * t.bytes();
+    if (options.double_buffer && (p.sp / p.kv_tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
         p.double_buffer = true;
         p.footprint_bytes += kt_copies;
     }

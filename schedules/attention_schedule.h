@@ -1,8 +1,8 @@
 // Schedules of scaled dot-product attention (generators/attention_generator.cpp).
 //
 // Spyre: (head, query tile) pairs are split across the cores; per core, per
-// query tile of T queries (Q tile staged once by DMA), one pass streams the
-// keys and values through the scratchpad one KV tile of T keys at a time:
+// query tile (Q tile staged once by DMA), one pass streams the keys and values
+// through the scratchpad one KV tile at a time:
 //   Kt tile (DMA, shared over the ring by the cores of a head) ->
 //   S = Q.K^T tile (pt.matmul) -> s = S * scale + mask (SFU) ->
 //   tm = rowmax s (SFU) -> P = exp(s - tm) (SFU) ;
@@ -10,7 +10,7 @@
 //   pv = P.[V | 1] (pt.matmul) ->
 //   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
 //   then O / l (SFU) and one DMA of the output tile.
-// No s x s scores exist anywhere: one T x T tile lives in the scratchpad.
+// No s x s scores exist anywhere: one query tile x KV tile block lives in the scratchpad.
 // Host: the same Funcs per query tile, parallel over (query tile, head).
 #pragma once
 
@@ -39,8 +39,9 @@ struct AttentionFuncs {
 
 struct AttentionSpyrePlan {
     int d = 0, s = 0, heads = 0;
-    int tile = 0;         // T: queries per query tile and keys per KV tile
-    int dp = 0, sp = 0;   // padded head dim (whole sticks) and sequence (whole tiles)
+    int tile = 0;         // queries per query tile (a schedule choice)
+    int kv_tile = 0;      // keys per KV tile (part of the algorithm: the online softmax's steps)
+    int dp = 0, sp = 0;   // padded head dim (whole sticks) and sequence (whole KV tiles)
     int nx = 0;           // columns of [V | 1]: dp + one input stick
     int nx_acc = 0;       // columns of pv and of the state: dp + one f32 stick (the ones column is dp)
     int lanes = 0;        // stick lanes of the input type
@@ -56,9 +57,13 @@ struct AttentionSpyreOptions {
     // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
     bool double_buffer = true;
     int max_cores = 32;  // use at most this many cores (ch * cq)
-    // Queries per query tile and keys per KV tile (0: automatic; rounded up to whole
-    // sticks). It sets the padded sequence sp, which the algorithm is built with.
+    // Queries per query tile (0: automatic; rounded up to whole sticks; must divide the
+    // padded sequence).
     int tile = 0;
+    // Keys per KV tile (0: automatic; rounded up to whole sticks). It is part of the
+    // algorithm (gen_attention's kv_tile GeneratorParam, not a schedule knob): it sets the
+    // steps of the online softmax and the padded sequence sp.
+    int kv_tile = 0;
 };
 
 AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t,

@@ -14,6 +14,7 @@ struct AttentionCase {
     int d, s, heads;
     const char *dtype;
     bool causal;
+    int kv_tile = 0;  // 0: the planner's; else keys per KV tile (the online softmax's steps)
 };
 
 // O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [j <= i]) V(d, j, h), in double.
@@ -62,9 +63,12 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
                                                        {"s", std::to_string(c.s)},
                                                        {"heads", std::to_string(c.heads)},
                                                        {"dtype", c.dtype},
-                                                       {"causal", c.causal ? "true" : "false"}};
+                                                       {"causal", c.causal ? "true" : "false"},
+                                                       {"kv_tile", std::to_string(c.kv_tile)}};
     set_compiling_for_spyre(true);
-    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, t);
+    AttentionSpyreOptions options;
+    options.kv_tile = c.kv_tile;
+    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, t, options);
     set_compiling_for_spyre(false);
     Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.sp, c.heads});
     Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.heads});
@@ -104,13 +108,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            AttentionCase{64, 256, 2, "float16", true},
                                            AttentionCase{40, 100, 3, "float32", false},  // ragged d and s: key padding masked
                                            AttentionCase{40, 100, 3, "float32", true},
-                                           AttentionCase{80, 200, 1, "float16", true},   // ragged, two KV tiles
+                                           AttentionCase{80, 200, 1, "float16", true},   // ragged, one KV tile of 256
+                                           AttentionCase{80, 200, 1, "float16", true, 64},  // ragged, four KV tiles
+                                           AttentionCase{64, 512, 2, "float16", false, 64},  // eight KV tiles: the running max moves
                                            AttentionCase{32, 384, 2, "float32", false},  // three KV tiles
                                            AttentionCase{17, 33, 2, "float16", false}),  // d below a stick
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
-                                    "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "");
+                                    "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "") +
+                                    (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "");
                          });
 
 }  // namespace
