@@ -68,7 +68,14 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
             if (footprint() <= budget || p.kv_tile == p.lanes) break;
         }
     }
-    if (options.tile > 0) {
+    if (options.tile == 0) {
+        // Short sequences with few heads: smaller query tiles until every core has a tile.
+        while (p.tile > p.lanes && (int64_t)heads * (p.sp / p.tile) < usable_cores(options.max_cores)) {
+            do {
+                p.tile -= p.lanes;
+            } while (p.sp % p.tile != 0);
+        }
+    } else {
         p.tile = round_up(options.tile, p.lanes);
         _halide_user_assert(p.sp % p.tile == 0)
             << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries in whole sticks) does not "
