@@ -226,7 +226,11 @@ public:
                 for (int k = 0; k < need; k++) out[w.to].push_back(make(isa::Opcode::Wait, channel_of(w.from, w.to)));
                 consumed[w.to][w.from] += std::max(need, 0);
             }
-            emit_item(items[j], trips, out);
+            if (items[j].kind == ProgramNode::Kind::Loop) {
+                drain_before_loop(j, marks_up_to, consumed, items[j], trips, out);
+            } else {
+                emit_item(items[j], trips, out);
+            }
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
                     if (marks[j][u1][u2]) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
@@ -246,6 +250,34 @@ public:
 
 private:
     static isa::Instruction make(isa::Opcode op, int64_t v) { return isa::make_instruction(op, {v}); }
+
+    // Emits loop item j. Tokens are consumed in order per channel, so a token signalled
+    // before the loop and still unconsumed would be taken by the first wait on its channel
+    // inside the loop, and every wait after it would pair with the token before its own:
+    // the consumer drains such tokens before the loop (they were due before some later
+    // item anyway, so this only moves waits earlier).
+    template <typename MarksUpTo>
+    void drain_before_loop(int j, const MarksUpTo &marks_up_to, int (&consumed)[U][U], const ProgramNode &loop,
+                           std::vector<int64_t> &trips, Streams &out) {
+        Streams body;
+        emit_item(loop, trips, body);
+        for (int u1 = 0; u1 < U; u1++) {
+            for (int u2 = 0; u2 < U; u2++) {
+                if (u1 == u2) continue;
+                const int pending = j > 0 ? marks_up_to(u1, u2, j - 1) - consumed[u2][u1] : 0;
+                if (pending <= 0) continue;
+                const int64_t ch = channel_of(u1, u2);
+                bool waits_inside = false;
+                for (const isa::Instruction &in : body[u2]) {
+                    waits_inside |= in.op == isa::Opcode::Wait && in.f[0].base == ch;
+                }
+                if (!waits_inside) continue;
+                for (int k = 0; k < pending; k++) out[u2].push_back(make(isa::Opcode::Wait, ch));
+                consumed[u2][u1] += pending;
+            }
+        }
+        for (int u = 0; u < U; u++) out[u].insert(out[u].end(), body[u].begin(), body[u].end());
+    }
 
     // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it.
     static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma) {

@@ -7,7 +7,9 @@
 // that contains it), the later unit waits before its instruction (or loop).
 // Each directed unit pair has its own token channel; signals and waits of a
 // loop body balance within every iteration (remaining tokens are drained at
-// the end of the body), so counts never drift across iterations. Instructions
+// the end of the body), so counts never drift across iterations. Tokens are
+// taken in order per channel, so a token still pending when a loop starts is
+// drained before the loop if the loop waits on its channel. Instructions
 // on the same unit need nothing: a unit runs its stream in order.
 //
 // Loads marked for ring sharing (program_tree.h RingShare) are expanded here

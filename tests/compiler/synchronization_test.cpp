@@ -1,0 +1,91 @@
+// Token synchronization (target/synchronization.h) on hand-built program
+// trees: the order of signals and waits per channel pairs every wait with the
+// signal of the instruction it depends on.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "spyre/machine.h"
+#include "synchronization.h"
+
+namespace spyre::compiler {
+namespace {
+
+namespace Load = isa::field::DmaLoad;
+namespace Un = isa::field::Copy;
+
+SymOperand at(int64_t base) {
+    SymOperand o;
+    o.base = base;
+    return o;
+}
+
+ProgramNode load(int64_t sp, int64_t bytes) {
+    SymInstruction in;
+    in.op = isa::Opcode::DmaLoad;
+    in.f[Load::sp] = at(sp);
+    in.f[Load::row_bytes].base = bytes;
+    in.f[Load::valid_bytes].base = bytes;
+    in.f[Load::rows].base = 1;
+    in.f[Load::valid_rows].base = 1;
+    in.f[Load::planes].base = 1;
+    in.f[Load::valid_planes].base = 1;
+    return ProgramNode::instruction(in);
+}
+
+ProgramNode sfu_copy(int64_t dst, int64_t src, int64_t elements) {
+    SymInstruction in;
+    in.op = isa::Opcode::Copy;
+    in.f[Un::dst] = at(dst);
+    in.f[Un::a] = at(src);
+    in.f[Un::n].base = elements;
+    in.f[Un::rows].base = 1;
+    in.f[Un::type].base = (int64_t)DType::F32;
+    return ProgramNode::instruction(in);
+}
+
+// One line per instruction of a stream: "wait 2", "signal 2", "loop", "end", or the mnemonic.
+std::vector<std::string> listing(const std::vector<isa::Instruction> &stream) {
+    std::vector<std::string> out;
+    for (const isa::Instruction &in : stream) {
+        switch (in.op) {
+        case isa::Opcode::Wait: out.push_back("wait " + std::to_string(in.f[0].base)); break;
+        case isa::Opcode::Signal: out.push_back("signal " + std::to_string(in.f[0].base)); break;
+        case isa::Opcode::Loop: out.push_back("loop"); break;
+        case isa::Opcode::EndLoop: out.push_back("end"); break;
+        default: out.push_back(isa::opcode_spec(in.op).mnemonic); break;
+        }
+    }
+    return out;
+}
+
+// A load before a loop whose SFU reader comes only after the loop, while the loop itself
+// has DMA -> SFU pairs on the same channel: the token of the first load must not be taken
+// by the loop's first wait (which would let every iteration's copy run one load early).
+TEST(Synchronization, ATokenFromBeforeALoopIsNotTakenByAWaitInsideIt) {
+    ProgramNode body = ProgramNode::loop(3, "tiles");
+    body.body = {load(4096, 512), sfu_copy(8192, 4096, 128)};  // each tile: load it, then read it
+    const std::vector<ProgramNode> tree = {load(0, 512), body, sfu_copy(16384, 0, 128)};
+    const CoreStreams s = emit_core_streams(tree, default_machine());
+    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
+    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
+    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+
+    // The DMA signals once after the first load and once per iteration; the SFU waits once before
+    // the loop (the first load's token), once per iteration before its copy, and never after the loop.
+    ASSERT_FALSE(sfu.empty());
+    EXPECT_EQ(sfu.front(), dma_to_sfu) << "the first load's token is consumed before the loop";
+    ASSERT_GE(sfu.size(), 5u);
+    EXPECT_EQ(sfu[1], "loop");
+    EXPECT_EQ(sfu[2], dma_to_sfu);
+    EXPECT_EQ(sfu[3], "sfu.copy");  // then its signal back to the DMA (the next load overwrites the tile)
+    int waits = 0, signals = 0;
+    for (const auto &l : sfu) waits += l == dma_to_sfu;
+    for (const auto &l : dma) signals += l.rfind("signal", 0) == 0;
+    EXPECT_EQ(waits, 2) << "one before the loop, one in its body";
+    EXPECT_EQ(signals, 2) << "one after the first load, one in the loop body";
+}
+
+}  // namespace
+}  // namespace spyre::compiler
