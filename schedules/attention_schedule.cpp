@@ -167,9 +167,9 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     stick_vectorize(f.vx, 0, f.rv.x);
     stage_in_scratchpad(f.v_in, f.state, f.rt.x);
     // The cores of one head load the same Kt and V tiles: one DMA per chain, passed along the ring.
-    if (p.cq > 1 && !getenv("NOSHARE")) {
-        if (!getenv("NOK")) share_over_ring(f.kt_in);
-        if (!getenv("NOV")) share_over_ring(f.v_in);
+    if (p.cq > 1) {
+        share_over_ring(f.kt_in);
+        share_over_ring(f.v_in);
     }
 }
 

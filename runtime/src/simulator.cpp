@@ -120,6 +120,7 @@ struct PendingTransfer {
     double fill;     // zero-fill cycles after the DRAM part
     double latency;  // access latency: paid by whoever observes completion
     isa::Opcode op;
+    std::vector<int64_t> occupancies;  // its scratchpad bytes in the core's hazard tracker
 };
 
 constexpr int kDramEvent = -1;
@@ -197,6 +198,7 @@ public:
         bind_arguments(args);
         const int cores = (int)p.cores.size();
         for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
+        hazards_.resize(cores);
         tokens_.assign(cores * m.token_channels_per_core, {});
         token_waiters_.assign(cores * m.token_channels_per_core, {});
         barriers_.assign(m.barrier_ids, {});
@@ -440,11 +442,20 @@ private:
         UnitState &u = units_[id];
         sim::Scratchpad &sp = address_checks_[u.core];
         const double start = start_time(u);
+        sim::HazardTracker &hazards = hazards_[u.core];
+        hazards.prune(start);
+        // Every operand's bytes are checked against what other units still occupy, then occupied:
+        // by a transfer until it completes (set when it does), by an instruction until it ends.
+        sim::HazardContext ctx{&hazards, u.unit, start, sim::HazardTracker::kUntilUnknown, &transfer_occupancies_};
+        transfer_occupancies_.clear();
+        double end = start;
         try {
             switch (op) {
             case isa::Opcode::DmaLoad: {
                 namespace F = isa::field::DmaLoad;
+                sp.set_hazard_context(&ctx);
                 sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
+                sp.set_hazard_context(nullptr);
                 const int64_t total = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 const int64_t read = f[F::valid_bytes] * std::min(f[F::valid_rows], f[F::rows]) *
                                      std::min(f[F::valid_planes], f[F::planes]);
@@ -455,7 +466,9 @@ private:
             }
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
+                sp.set_hazard_context(&ctx);
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
+                sp.set_hazard_context(nullptr);
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
                 record(u, op, f);
@@ -464,7 +477,8 @@ private:
             }
             case isa::Opcode::RingPut: {
                 namespace F = isa::field::RingPut;
-                sim::execute_ring_put(f, m_.stick_bytes, sp, address_checks_[f[F::dst_core]], false);
+                const int dst_core = (int)f[F::dst_core];
+                sim::execute_ring_put(f, m_.stick_bytes, sp, address_checks_[dst_core], false);
                 result_.ring_bytes += f[F::bytes];
                 record(u, op, f);
                 new_epoch();  // the receiving core sees the bytes only after this transfer
@@ -472,22 +486,41 @@ private:
                 // starts once they have landed, then waits for the links on its path.
                 const double scale = scaled(1.0);
                 const sim::RingModel::Span span =
-                    ring_.reserve(std::max(start, u.landed), u.core, (int)f[F::dst_core], f[F::bytes], scale);
-                signal((int)f[F::dst_core], (int)f[F::dst_channel], span.end);
+                    ring_.reserve(std::max(start, u.landed), u.core, dst_core, f[F::bytes], scale);
+                // The source is read while the bytes leave; the destination is written until they arrive.
+                const sim::ByteBox src{f[F::src], f[F::bytes]}, dst{f[F::dst], f[F::bytes]};
+                hazards.check(u.unit, src, false, span.begin, "ring.put source");
+                hazards.occupy(u.unit, src, false, span.begin + span.busy, "ring.put");
+                hazards_[dst_core].check(sim::kRingUnit, dst, true, span.begin, "ring.put destination (in the receiving core)");
+                hazards_[dst_core].occupy(sim::kRingUnit, dst, true, span.end, "a ring.put into this core");
+                signal(dst_core, (int)f[F::dst_channel], span.end);
                 finish_timed(id, span.begin, span.begin + span.busy, op);
                 return;
             }
             case isa::Opcode::Matmul:
+                end = start + scaled(timing_.compute_cycles(op, f));
+                ctx.until = end;
+                ctx.handles = nullptr;
+                sp.set_hazard_context(&ctx);
                 sim::execute_matmul(f, sp, false);
+                sp.set_hazard_context(nullptr);
                 result_.macs += timing_.matmul_macs(f);
                 break;
-            default: sim::execute_sfu(op, f, sp, params_, false); break;
+            default:
+                end = start + scaled(timing_.compute_cycles(op, f));
+                ctx.until = end;
+                ctx.handles = nullptr;
+                sp.set_hazard_context(&ctx);
+                sim::execute_sfu(op, f, sp, params_, false);
+                sp.set_hazard_context(nullptr);
+                break;
             }
         } catch (const sim::RuleViolation &e) {
+            sp.set_hazard_context(nullptr);
             fail(u, e.what());
         }
         record(u, op, f);
-        finish_timed(id, start, start + scaled(timing_.compute_cycles(op, f)), op);
+        finish_timed(id, start, end, op);
     }
 
     // DMA: the DRAM part through the shared model, then the zero fill. The
@@ -499,7 +532,7 @@ private:
         const double fill = (double)zero_fill / m_.stick_bytes;
         const double latency = (read + write) > 0 ? scaled(m_.dma_latency_cycles) : 0.0;
         if (read + write == 0) {
-            finish_transfer(id, start, start + fill, 0.0, op);
+            finish_transfer(id, start, start + fill, 0.0, op, transfer_occupancies_);
             return;
         }
         if (opt_.sync == SyncMode::ForcedSerial) {
@@ -507,20 +540,23 @@ private:
             dram_.start(start, read, write);
             const double done = dram_.next_completion();
             dram_.complete_until(done);
-            finish_transfer(id, start, done + fill + latency, 0.0, op);
+            finish_transfer(id, start, done + fill + latency, 0.0, op, transfer_occupancies_);
             return;
         }
         const int tid = dram_.start(start, read, write);
         if ((size_t)tid >= pending_.size()) pending_.resize(tid + 1);
-        pending_[tid] = {id, start, fill, latency, op};
+        pending_[tid] = {id, start, fill, latency, op, transfer_occupancies_};
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
         schedule_dram_event();
     }
 
-    void finish_transfer(int id, double start, double end, double latency, isa::Opcode op) {
+    void finish_transfer(int id, double start, double end, double latency, isa::Opcode op,
+                         const std::vector<int64_t> &occupancies) {
         UnitState &u = units_[id];
         u.landed = std::max(u.landed, end + latency);
+        // A load's bytes are written until they have landed; a store's are read until they have left.
+        for (int64_t h : occupancies) hazards_[u.core].set_until(h, op == isa::Opcode::DmaLoad ? end + latency : end);
         if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = std::max(serial_free_, u.landed);
         finish_timed(id, start, end, op);
     }
@@ -538,7 +574,7 @@ private:
         dram_event_time_ = -1;
         for (int tid : dram_.complete_until(now)) {
             const PendingTransfer t = pending_[tid];
-            finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op);
+            finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op, t.occupancies);
         }
         schedule_dram_event();
     }
@@ -583,6 +619,8 @@ private:
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
+    std::vector<sim::HazardTracker> hazards_;      // per core: bytes still occupied by a unit (hazard_tracker.h)
+    std::vector<int64_t> transfer_occupancies_;    // of the transfer being started
     std::vector<Fifo<double>> tokens_;
     std::vector<Fifo<int>> token_waiters_;
     std::vector<BarrierState> barriers_;

@@ -81,8 +81,10 @@ TEST(Ring, PutWaitsForTheBytesItsUnitIsStillLanding) {
 // Cores 0 and 1 put 64 KiB each at the same time; returns the later start minus the earlier.
 double start_skew(int to0, int to1) {
     ProgramBuilder b("ring_pair");
-    put(b, 0, to0, 0, 0, 65536);
-    put(b, 1, to1, 0, 0, 65536);
+    // Each put lands above the bytes it sends: core 0 and core 1 may send to each other, and a put
+    // into bytes its receiver is sending at the same time is a hazard the simulator refuses.
+    put(b, 0, to0, 0, 65536, 65536);
+    put(b, 1, to1, 0, 65536, 65536);
     b.wait(to0, Unit::Dma, kRingChannel);
     b.wait(to1, Unit::Dma, kRingChannel);
     // The puts read scratchpad never written: legal in timing, and the test needs no data.

@@ -53,7 +53,7 @@ void execute_dma_load(const int64_t *f, int64_t stick, Scratchpad &sp, const Arg
     require_sticks(f[F::sp_plane_stride], stick, "sp_plane_stride");
     const int64_t row_bytes = f[F::row_bytes], valid_bytes = f[F::valid_bytes];
     sp.check_box(f[F::sp], row_bytes, f[F::rows], f[F::sp_row_stride], f[F::planes], f[F::sp_plane_stride],
-                 "dma.load destination");
+                 "dma.load destination", Access::Write);
     check_dram_box(f[F::dram], valid_bytes, std::min(f[F::valid_rows], f[F::rows]), f[F::dram_row_stride],
                    std::min(f[F::valid_planes], f[F::planes]), f[F::dram_plane_stride], dram, "dma.load source");
     if (!functional) return;

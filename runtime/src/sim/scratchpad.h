@@ -11,7 +11,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "sim/hazard_tracker.h"
 #include "spyre/error.h"
 
 namespace spyre {
@@ -21,6 +23,18 @@ namespace sim {
 class RuleViolation : public Error {
 public:
     explicit RuleViolation(const std::string &w) : Error(w) {}
+};
+
+// How an instruction uses an operand's bytes (for the hazard check).
+enum class Access { Read, Write };
+
+// Who is checking operands now, and until when they stay occupied (hazard_tracker.h).
+struct HazardContext {
+    HazardTracker *tracker = nullptr;
+    int unit = 0;
+    double now = 0;
+    double until = 0;                      // HazardTracker::kUntilUnknown for a transfer in flight
+    std::vector<int64_t> *handles = nullptr;  // receives the occupancies' handles when set
 };
 
 class Scratchpad {
@@ -43,12 +57,23 @@ public:
     }
     // Bounds of `rows` x `planes` runs of `len` bytes: the extreme runs are actual
     // runs, so checking the bounding interval is exact and O(1).
+    // With a hazard context set, the box is also checked against the bytes other units still
+    // occupy, then occupied itself.
     void check_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
-                   const char *what) const {
+                   const char *what, Access access = Access::Read) const {
         const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
         const int64_t hi = base + std::max<int64_t>(0, (rows - 1) * row_stride) + std::max<int64_t>(0, (planes - 1) * plane_stride) + len;
         check_bounds(lo, hi - lo, what);
+        if (hazard_ && hazard_->tracker && len > 0 && rows > 0 && planes > 0) {
+            const ByteBox box{base, len, rows, row_stride, planes, plane_stride};
+            const bool write = access == Access::Write;
+            hazard_->tracker->check(hazard_->unit, box, write, hazard_->now, what);
+            const int64_t h = hazard_->tracker->occupy(hazard_->unit, box, write, hazard_->until, what);
+            if (hazard_->handles) hazard_->handles->push_back(h);
+        }
     }
+    // The hazard context for the next check_box calls (nullptr: bounds only).
+    void set_hazard_context(const HazardContext *c) { hazard_ = c; }
     // Bounds plus poison check for a read.
     void check_read(int64_t addr, int64_t len, const char *what) const {
         check_bounds(addr, len, what);
@@ -82,6 +107,7 @@ private:
     int64_t size_;
     bool track_poison_;
     int64_t high_water_ = 0;  // end of the highest byte ever written
+    const HazardContext *hazard_ = nullptr;
     std::unique_ptr<uint8_t, FreeDeleter> data_;
     std::unique_ptr<uint8_t, FreeDeleter> written_;
 };

@@ -229,7 +229,7 @@ void run_elementwise(isa::Opcode op, const ElementwiseFields &e, Scratchpad &sp,
                                     std::to_string(params.size()) + " were passed");
             }
         }
-        sp.check_box(e.dst, e.n * eb, e.rows, e.dst_stride, 1, 0, "SFU destination");
+        sp.check_box(e.dst, e.n * eb, e.rows, e.dst_stride, 1, 0, "SFU destination", Access::Write);
         return;
     }
     std::vector<V> in[3];
@@ -305,7 +305,7 @@ void run_cast(const int64_t *f, Scratchpad &sp, bool functional) {
     const int64_t n = f[F::n], seb = dtype_bytes(st), deb = dtype_bytes(dt);
     if (!functional) {
         sp.check_box(f[F::a], n * seb, f[F::rows], f[F::a_stride], 1, 0, "sfu.cast source");
-        sp.check_box(f[F::dst], n * deb, f[F::rows], f[F::dst_stride], 1, 0, "sfu.cast destination");
+        sp.check_box(f[F::dst], n * deb, f[F::rows], f[F::dst_stride], 1, 0, "sfu.cast destination", Access::Write);
         return;
     }
     uint8_t *base = sp.data();
@@ -370,8 +370,8 @@ void run_reduce(isa::Opcode op, const int64_t *f, Scratchpad &sp, bool functiona
     };
     if (!functional) {
         sp.check_box(f[F::a], n * eb, rows, f[F::a_stride], 1, 0, "SFU reduction source");
-        if (by_row) sp.check_box(f[F::dst], eb, rows, f[F::dst_stride], 1, 0, "SFU reduction destination");
-        else sp.check_box(f[F::dst], n * eb, 1, 0, 1, 0, "SFU reduction destination");
+        if (by_row) sp.check_box(f[F::dst], eb, rows, f[F::dst_stride], 1, 0, "SFU reduction destination", Access::Write);
+        else sp.check_box(f[F::dst], n * eb, 1, 0, 1, 0, "SFU reduction destination", Access::Write);
         return;
     }
     for (int64_t r = 0; r < rows; r++) sp.check_read(f[F::a] + r * f[F::a_stride], n * eb, "SFU reduction source");
