@@ -40,10 +40,11 @@ bool overlap(const ByteBox &a, const ByteBox &b) {
     bounds(b, &blo, &bhi);
     if (ahi <= blo || bhi <= alo) return false;
     // Walk the runs of the box with fewer of them against the rows of the other.
-    const ByteBox &walk = a.rows * a.planes <= b.rows * b.planes ? a : b;
-    const ByteBox &other = &walk == &a ? b : a;
     constexpr int64_t kMaxWalk = 1 << 16;  // beyond this, the bounding intervals decide (conservative)
-    if (walk.rows * walk.planes * other.planes > kMaxWalk) return true;
+    auto runs = [](const ByteBox &x) { return x.planes > kMaxWalk || x.rows > kMaxWalk ? kMaxWalk + 1 : x.rows * x.planes; };
+    const ByteBox &walk = runs(a) <= runs(b) ? a : b;
+    const ByteBox &other = &walk == &a ? b : a;
+    if (runs(walk) > kMaxWalk || other.planes > kMaxWalk || runs(walk) * other.planes > kMaxWalk) return true;
     for (int64_t p = 0; p < walk.planes; p++) {
         for (int64_t r = 0; r < walk.rows; r++) {
             const int64_t x = walk.base + p * walk.plane_stride + r * walk.row_stride;
