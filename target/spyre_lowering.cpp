@@ -8,6 +8,7 @@
 //   4. fold_loops                  single-instruction loops into instruction dimensions
 //   4a. block_sfu_rows             multi-instruction SFU row loops into blocks of rows
 //   4a'. forward_sfu_copies        SFU results written where a copy would have moved them
+//   4a''. elide_zero_fills         zero fills a PT matmul overwrites whole: C = A.B instead
 //   4b. apply_double_buffering     two copies of requested buffers, unroll by two, software
 //                                  pipeline; the enclosing loop's stores spread into the next iteration
 //   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
@@ -32,6 +33,7 @@
 #include "loop_folding.h"
 #include "ring_sharing.h"
 #include "sfu_copy_forwarding.h"
+#include "zero_fill_elision.h"
 #include "sfu_row_blocking.h"
 #include "runtime_call.h"
 #include "spyre/assembler.h"
@@ -189,6 +191,7 @@ private:
             compiler::fold_loops(cp.tree);
             cp.scratchpad_peak = compiler::block_sfu_rows(cp.tree, cp.scratchpad_peak, m);
             compiler::forward_sfu_copies(cp.tree);
+            compiler::elide_zero_fills(cp.tree);
             peak = std::max(peak, cp.scratchpad_peak);
             compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
             core_programs[c] = std::move(cp);
