@@ -200,13 +200,20 @@ def explain_attention(out, results, build, tmp):
             step, knobs or "(defaults)", rs["simulated_us"], 100 * rs["pt_utilization"],
             (rs["dram_read_bytes"] + rs["dram_write_bytes"]) / 1e6, rs["bottleneck"]))
     out("")
-    out("What limits it (%.1f us against a DRAM bound of %.1f us and a PT bound of %.1f us): the SFU. Per KV "
-        "tile it scales the scores, takes the row max, computes P, and updates the state; Halide's Tuple "
-        "elements share one shape, so the running max is kept per column of O and the two rescale factors "
-        "are two exps per element of O per KV tile rather than per row. Larger KV tiles halve the number of "
-        "state updates, which is why the planner takes 256 keys when that pads the sequence no more than "
-        "128 would. The PT also waits for each tile's P before its P.V, and the SFU for that P.V before "
-        "the update." % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"]))
+    active = [c for c in r["cores"] if c["sfu"]["busy_cycles"] > 0]
+    sfu = sum(c["sfu"]["utilization"] for c in active) / max(1, len(active))
+    pt = sum(c["pt"]["utilization"] for c in active) / max(1, len(active))
+    out("What limits it (%.1f us; the DRAM bound of the bytes it moves is %.1f us, the PT bound %.1f us): no "
+        "single unit. Each core's SFU is busy %.0f%% of the run and its PT %.0f%%, and per KV tile they wait "
+        "on each other: the SFU needs the tile's scores from the PT, the PT needs P from the SFU for P.V, and "
+        "the state update needs that P.V. The SFU does most of the work: it scales the scores, takes the row "
+        "max, computes P and updates the state, and since Halide's Tuple elements share one shape the running "
+        "max is kept per column of O, so the two rescale factors cost two exps per element of O per KV tile "
+        "rather than per row. Larger KV tiles halve the number of state updates, which is why the planner "
+        "takes 256 keys when that pads the sequence no more than 128 would. Computing the next tile's scores "
+        "while the SFU works on this one (a software pipeline over computed tiles, as double buffering does "
+        "for loads) is not done yet."
+        % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"], 100 * sfu, 100 * pt))
 
 
 def main():
