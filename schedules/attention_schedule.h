@@ -47,7 +47,7 @@ struct AttentionSpyrePlan {
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
     int64_t footprint_bytes = 0;
-    bool double_buffer = true;   // the Kt tiles in two copies
+    bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
 
     int cores() const { return ch * cq; }
 };

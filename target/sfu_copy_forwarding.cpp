@@ -43,10 +43,21 @@ bool same_geometry(const Geometry &a, const Geometry &b) {
            x.elem_bytes == y.elem_bytes;
 }
 
-// The row stride an operand of geometry g (equal to d's up to canonical form) takes to address d.
+// Can an operand of geometry g (equal to the temporary's up to canonical form) address d instead?
+// A contiguous d takes any split of its bytes into rows; a strided one only its own rows.
+bool can_address(const Geometry &g, const Geometry &d) {
+    return canonical(d).rows == 1 || (g.n == d.n && g.rows == d.rows);
+}
+
+// The row stride an operand of geometry g (can_address(g, d)) takes to address d.
 int64_t stride_for(const Geometry &g, const Geometry &d) {
     if (g.rows == 1) return d.stride;  // unused by one row; keep the copy's
     return canonical(d).rows == 1 ? g.n * g.elem_bytes : d.stride;
+}
+
+// The fields of an operand's geometry are constants (no loop terms): what the comparisons assume.
+bool constant_geometry(const SymInstruction &in, const SfuOperands &l, const SfuOperands::Operand &o) {
+    return !in.f[o.stride].depends_on_loops() && !in.f[l.n].depends_on_loops() && !in.f[l.rows].depends_on_loops();
 }
 
 Geometry geometry(const SymInstruction &in, const SfuOperands &l, const SfuOperands::Operand &o) {
@@ -106,6 +117,7 @@ bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int
     }
     const SfuOperands::Operand &cdst = cl.ops[0], &csrc = cl.ops[1];
     if (mode_of(copy, csrc) != 0 || !copy.f[csrc.addr].temporary) return false;
+    if (!constant_geometry(copy, cl, csrc) || !constant_geometry(copy, cl, cdst)) return false;
     const Geometry t = geometry(copy, cl, csrc), d = geometry(copy, cl, cdst);
     const std::vector<ScratchpadAccess> t_range = range_of(t, trips, true), d_range = range_of(d, trips, true);
     if (overlaps(t_range, d_range, false)) return false;
@@ -132,10 +144,13 @@ bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int
             const Geometry g = geometry(n.inst, l, o);
             if (o.write) {
                 if (!overlaps(range_of(g, trips, true), t_range, false)) continue;
-                if (!same_geometry(g, t)) return false;
+                if (!constant_geometry(n.inst, l, o) || !same_geometry(g, t) || !can_address(g, d)) return false;
                 writes = true;
             } else if (overlaps(range_of(g, trips, false), t_range, false)) {
-                if (mode_of(n.inst, o) != 0 || !same_geometry(g, t)) return false;
+                if (mode_of(n.inst, o) != 0 || !constant_geometry(n.inst, l, o) || !same_geometry(g, t) ||
+                    !can_address(g, d)) {
+                    return false;
+                }
                 readers.push_back({p, o.addr, o.stride, g});
             }
         }

@@ -122,5 +122,20 @@ TEST(SfuCopyForwarding, KeepsTheCopyWhenAReaderUsesAnotherGeometry) {
     EXPECT_EQ(forward_sfu_copies(tree), 0);
 }
 
+TEST(SfuCopyForwarding, KeepsTheCopyToAStridedDestinationWhenTheRowsAreSplitDifferently) {
+    // The producer writes the temporary as one row of 128 elements; the copy moves it as 4 rows of 32
+    // into a destination whose rows are 256 bytes apart. The producer cannot write those rows.
+    std::vector<ProgramNode> tree = producer_reader_copy();
+    for (int i : {0, 1}) {
+        tree[i].inst.f[Bin::n].base = kN * kRows;
+        tree[i].inst.f[Bin::rows].base = 1;
+    }
+    tree[2].inst.f[Un::dst_stride].base = 2 * kStride;
+    EXPECT_EQ(forward_sfu_copies(tree), 0);
+    // Into a contiguous destination the same split is fine.
+    tree[2].inst.f[Un::dst_stride].base = kStride;
+    EXPECT_EQ(forward_sfu_copies(tree), 1);
+}
+
 }  // namespace
 }  // namespace spyre::compiler
