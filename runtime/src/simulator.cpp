@@ -491,8 +491,10 @@ private:
                 const sim::ByteBox src{f[F::src], f[F::bytes]}, dst{f[F::dst], f[F::bytes]};
                 hazards.check(u.unit, src, false, span.begin, "ring.put source");
                 hazards.occupy(u.unit, src, false, span.begin + span.busy, "ring.put");
-                hazards_[dst_core].check(sim::kRingUnit, dst, true, span.begin, "ring.put destination (in the receiving core)");
-                hazards_[dst_core].occupy(sim::kRingUnit, dst, true, span.end, "a ring.put into this core");
+                // One "unit" per sending core: puts from two cores into the same bytes conflict too.
+                const int ring_unit = sim::kRingUnit + u.core;
+                hazards_[dst_core].check(ring_unit, dst, true, span.begin, "ring.put destination (in the receiving core)");
+                hazards_[dst_core].occupy(ring_unit, dst, true, span.end, "a ring.put into this core");
                 signal(dst_core, (int)f[F::dst_channel], span.end);
                 finish_timed(id, span.begin, span.begin + span.busy, op);
                 return;

@@ -119,5 +119,22 @@ TEST(Ring, LatencyGrowsWithHopsAndACreditPaysOnlyLatency) {
     EXPECT_NEAR(arrival(4, 1280), 1280.0 / m.ring_bytes_per_cycle + 4 * hop, 1e-6);
 }
 
+TEST(Ring, TwoCoresPuttingIntoTheSameBytesAtOnceIsAHazard) {
+    ProgramBuilder b("ring_collide");
+    put(b, 0, 2, 0, 0, 65536);
+    put(b, 1, 2, 0, 0, 65536);
+    b.wait(2, Unit::Dma, kRingChannel);
+    b.wait(2, Unit::Dma, kRingChannel);
+    try {
+        traced(b);
+        ADD_FAILURE() << "expected a SimulationError";
+    } catch (const SimulationError &e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("ring.put destination (in the receiving core) [0, 65536) writes"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("a ring.put into this core [0, 65536) (a ring transfer) is still writing"), std::string::npos)
+            << msg;
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing

@@ -67,7 +67,7 @@ const char *unit_word(int unit) {
     case 0: return "the DMA unit";
     case 1: return "the PT unit";
     case 2: return "the SFU";
-    default: return "a ring transfer from another core";
+    default: return "a ring transfer";
     }
 }
 

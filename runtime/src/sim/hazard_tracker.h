@@ -60,7 +60,7 @@ private:
     int64_t next_handle_ = 0;
 };
 
-// Units beyond the core's own (the ring writing into this core's scratchpad).
+// Units beyond the core's own: kRingUnit + c is the ring writing from core c into this core's scratchpad.
 constexpr int kRingUnit = 100;
 
 }  // namespace sim
