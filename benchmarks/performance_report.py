@@ -106,6 +106,20 @@ BMM_LARGE_STEPS = [
 BMM_LARGE_SHAPE = "batch=8 m=1024 n=4096 k=4096 dtype=float16"
 
 
+def step_table(out, build, tmp, gen, shape, steps, mb_format):
+    """One row per (step, knobs) of `gen` at `shape`: time, PT utilization, DRAM traffic, bottleneck."""
+    out("| step (`%s`) | knobs | simulated | PT util | DRAM MB | bottleneck |" % shape)
+    out("|---|---|---:|---:|---:|---|")
+    for j, (step, knobs) in enumerate(steps):
+        rs, err = simulate(build, tmp, gen, shape + " " + knobs, [], "%s_step%d" % (gen, j))
+        if rs is None:
+            out("| %s | `%s` | - | - | - | %s |" % (step, knobs or "(defaults)", err))
+            continue
+        out(("| %s | `%s` | %.1f us | %.1f%% | " + mb_format + " | %s |") % (
+            step, knobs or "(defaults)", rs["simulated_us"], 100 * rs["pt_utilization"],
+            (rs["dram_read_bytes"] + rs["dram_write_bytes"]) / 1e6, rs["bottleneck"]))
+
+
 def explain_matmuls(out, results, build, tmp):
     """How the compute-bound matmuls get close to the PT peak, and what limits them, from this run's figures."""
     r = results.get("bmm fp16 (compute-bound)")
@@ -132,16 +146,7 @@ def explain_matmuls(out, results, build, tmp):
     out("- each batch's C tile is stored in pieces during the next batch's K loop (`target/store_spreading.h`) "
         "instead of one burst that would block every core's DMA queue.")
     out("")
-    out("| step (`%s`) | knobs | simulated | PT util | DRAM MB | bottleneck |" % BMM_LARGE_SHAPE)
-    out("|---|---|---:|---:|---:|---|")
-    for j, (step, knobs) in enumerate(BMM_LARGE_STEPS):
-        rs, err = simulate(build, tmp, "bmm", BMM_LARGE_SHAPE + " " + knobs, [], "bmm_large%d" % j)
-        if rs is None:
-            out("| %s | `%s` | - | - | - | %s |" % (step, knobs or "(defaults)", err))
-            continue
-        out("| %s | `%s` | %.1f us | %.1f%% | %.0f | %s |" % (
-            step, knobs or "(defaults)", rs["simulated_us"], 100 * rs["pt_utilization"],
-            (rs["dram_read_bytes"] + rs["dram_write_bytes"]) / 1e6, rs["bottleneck"]))
+    step_table(out, build, tmp, "bmm", BMM_LARGE_SHAPE, BMM_LARGE_STEPS, "%.0f")
     out("")
     out("What remains between the bmm and its PT bound: the chain's fill (the last core starts about 31 ring "
         "hops after the first), the PT's pass fill cost on 128-deep K chunks, and the last batch's store, which "
@@ -189,16 +194,7 @@ def explain_attention(out, results, build, tmp):
         "The cores of one head load each Kt and V tile once per chain and pass it along the ring. "
         "The s x s scores never exist anywhere.")
     out("")
-    out("| step (`%s`) | knobs | simulated | PT util | DRAM MB | bottleneck |" % ATTENTION_SHAPE)
-    out("|---|---|---:|---:|---:|---|")
-    for j, (step, knobs) in enumerate(ATTENTION_STEPS):
-        rs, err = simulate(build, tmp, "attention", ATTENTION_SHAPE + " " + knobs, [], "attention%d" % j)
-        if rs is None:
-            out("| %s | `%s` | - | - | - | %s |" % (step, knobs or "(defaults)", err))
-            continue
-        out("| %s | `%s` | %.1f us | %.1f%% | %.1f | %s |" % (
-            step, knobs or "(defaults)", rs["simulated_us"], 100 * rs["pt_utilization"],
-            (rs["dram_read_bytes"] + rs["dram_write_bytes"]) / 1e6, rs["bottleneck"]))
+    step_table(out, build, tmp, "attention", ATTENTION_SHAPE, ATTENTION_STEPS, "%.1f")
     out("")
     active = [c for c in r["cores"] if c["sfu"]["busy_cycles"] > 0]
     sfu = sum(c["sfu"]["utilization"] for c in active) / max(1, len(active))

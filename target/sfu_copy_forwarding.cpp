@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scratchpad_ranges.h"
 #include "sfu_operands.h"
 #include "synchronization.h"
 
@@ -16,15 +17,6 @@ struct Geometry {
     SymOperand addr;
     int64_t stride = 0, n = 0, rows = 0, elem_bytes = 0;
 };
-
-bool same_address(const SymOperand &a, const SymOperand &b) {
-    if (a.base != b.base) return false;
-    const size_t levels = std::max(a.coef.size(), b.coef.size());
-    for (size_t d = 0; d < levels; d++) {
-        if (a.coef_at(d) != b.coef_at(d)) return false;
-    }
-    return true;
-}
 
 // Contiguous rows are one long row: n = 32, rows = 4 at a stride of 128 bytes covers what
 // n = 128, rows = 1 covers.
@@ -64,32 +56,13 @@ Geometry geometry(const SymInstruction &in, const SfuOperands &l, const SfuOpera
     return {in.f[o.addr], in.f[o.stride].base, in.f[l.n].base, in.f[l.rows].base, o.elem_bytes};
 }
 
-// The bytes an operand covers over all iterations of the enclosing loops (as node_accesses counts them).
+// The bytes an operand covers over all iterations of the enclosing loops.
 std::vector<ScratchpadAccess> range_of(const Geometry &g, const std::vector<int64_t> &trips, bool write) {
-    int64_t lo = g.addr.base, hi = g.addr.base;
-    for (size_t d = 0; d < trips.size(); d++) {
-        const int64_t span = g.addr.coef_at(d) * (trips[d] - 1);
-        if (span < 0) lo += span;
-        else hi += span;
-    }
-    const int64_t rows_span = (g.rows - 1) * g.stride;
-    lo += std::min<int64_t>(0, rows_span);
-    hi += std::max<int64_t>(0, rows_span) + g.n * g.elem_bytes;
-    return {{lo, hi, write}};
-}
-
-bool overlaps(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b, bool writes_only_in_a) {
-    for (const auto &x : a) {
-        if (writes_only_in_a && !x.write) continue;
-        for (const auto &y : b) {
-            if (x.lo < y.hi && y.lo < x.hi) return true;
-        }
-    }
-    return false;
+    return strided_range(g.addr, g.n * g.elem_bytes, g.rows, g.stride, trips, write);
 }
 
 bool touches(const ProgramNode &n, const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
-    return overlaps(node_accesses(n, trips), range, false);
+    return ranges_meet(node_accesses(n, trips), range);
 }
 
 // In list order from `from` (inclusive) to `to` (exclusive): is the first item that touches
@@ -98,7 +71,7 @@ bool first_touch_is_plain_write(const std::vector<ProgramNode> &list, size_t fro
                                 const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
     for (size_t i = from; i < to; i++) {
         const std::vector<ScratchpadAccess> acc = node_accesses(list[i], trips);
-        if (!overlaps(acc, range, false)) continue;
+        if (!ranges_meet(acc, range)) continue;
         if (list[i].kind != ProgramNode::Kind::Instruction) return false;
         for (const auto &a : acc) {
             if (!a.write && a.lo < range[0].hi && range[0].lo < a.hi) return false;
@@ -120,7 +93,7 @@ bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int
     if (!constant_geometry(copy, cl, csrc) || !constant_geometry(copy, cl, cdst)) return false;
     const Geometry t = geometry(copy, cl, csrc), d = geometry(copy, cl, cdst);
     const std::vector<ScratchpadAccess> t_range = range_of(t, trips, true), d_range = range_of(d, trips, true);
-    if (overlaps(t_range, d_range, false)) return false;
+    if (ranges_meet(t_range, d_range)) return false;
 
     // The producer: the last item before the copy that writes the temporary. Items in between
     // may only read it, with its geometry.
@@ -143,10 +116,10 @@ bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int
             if (mode_of(n.inst, o) >= 2) continue;
             const Geometry g = geometry(n.inst, l, o);
             if (o.write) {
-                if (!overlaps(range_of(g, trips, true), t_range, false)) continue;
+                if (!ranges_meet(range_of(g, trips, true), t_range)) continue;
                 if (!constant_geometry(n.inst, l, o) || !same_geometry(g, t) || !can_address(g, d)) return false;
                 writes = true;
-            } else if (overlaps(range_of(g, trips, false), t_range, false)) {
+            } else if (ranges_meet(range_of(g, trips, false), t_range)) {
                 if (mode_of(n.inst, o) != 0 || !constant_geometry(n.inst, l, o) || !same_geometry(g, t) ||
                     !can_address(g, d)) {
                     return false;
@@ -174,7 +147,7 @@ bool forward_one(std::vector<ProgramNode> &list, size_t c, const std::vector<int
         const auto &o = pl.ops[k];
         if (mode_of(producer.inst, o) >= 2) continue;
         const Geometry g = geometry(producer.inst, pl, o);
-        if (!overlaps(range_of(g, trips, false), d_range, false)) continue;
+        if (!ranges_meet(range_of(g, trips, false), d_range)) continue;
         if (mode_of(producer.inst, o) != 0 || !same_geometry(g, d)) return false;
     }
     // The temporary is dead outside [producer, copy]: before the producer and after the copy,

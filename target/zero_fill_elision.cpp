@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scratchpad_ranges.h"
 #include "sfu_operands.h"
 #include "synchronization.h"
 
@@ -12,15 +13,6 @@ namespace compiler {
 namespace {
 
 namespace Mm = isa::field::Matmul;
-
-bool same_address(const SymOperand &a, const SymOperand &b) {
-    if (a.base != b.base) return false;
-    const size_t levels = std::max(a.coef.size(), b.coef.size());
-    for (size_t d = 0; d < levels; d++) {
-        if (a.coef_at(d) != b.coef_at(d)) return false;
-    }
-    return true;
-}
 
 // Rows of bytes at a stride; contiguous rows are one row.
 struct Rows {
@@ -57,36 +49,12 @@ Rows matmul_result(const SymInstruction &in) {
     return {in.f[Mm::c], in.f[Mm::n].base * 4, in.f[Mm::m].base, in.f[Mm::ldc].base};
 }
 
-// The bytes of `r` over all iterations of the enclosing loops.
 std::vector<ScratchpadAccess> rows_range(const Rows &r, const std::vector<int64_t> &trips) {
-    int64_t lo = r.addr.base, hi = r.addr.base;
-    for (size_t d = 0; d < trips.size(); d++) {
-        const int64_t span = r.addr.coef_at(d) * (trips[d] - 1);
-        if (span < 0) lo += span;
-        else hi += span;
-    }
-    const int64_t rows_span = (r.rows - 1) * r.stride;
-    lo += std::min<int64_t>(0, rows_span);
-    hi += std::max<int64_t>(0, rows_span) + r.row_bytes;
-    return {{lo, hi, false}};
-}
-
-bool overlaps(const std::vector<ScratchpadAccess> &x, const std::vector<ScratchpadAccess> &y) {
-    for (const auto &a : x) {
-        for (const auto &b : y) {
-            if (a.lo < b.hi && b.lo < a.hi) return true;
-        }
-    }
-    return false;
+    return strided_range(r.addr, r.row_bytes, r.rows, r.stride, trips, false);
 }
 
 bool touches(const ProgramNode &n, const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
-    for (const auto &a : node_accesses(n, trips)) {
-        for (const auto &b : range) {
-            if (a.lo < b.hi && b.lo < a.hi) return true;
-        }
-    }
-    return false;
+    return ranges_meet(node_accesses(n, trips), range);
 }
 
 // Bytes the fill writes, over all iterations of the enclosing loops.
@@ -121,7 +89,7 @@ int elide_in(std::vector<ProgramNode> &list, std::vector<int64_t> &trips) {
         const int64_t eb = dtype_bytes((DType)mm.f[Mm::in_type].base);
         const Rows a{mm.f[Mm::a], mm.f[Mm::k].base * eb, mm.f[Mm::m].base, mm.f[Mm::lda].base};
         const Rows b{mm.f[Mm::b], mm.f[Mm::n].base * eb, mm.f[Mm::k].base, mm.f[Mm::ldb].base};
-        if (overlaps(rows_range(a, trips), range) || overlaps(rows_range(b, trips), range)) continue;
+        if (ranges_meet(rows_range(a, trips), range) || ranges_meet(rows_range(b, trips), range)) continue;
         mm.f[Mm::accumulate].base = 0;
         list.erase(list.begin() + (std::ptrdiff_t)f);
         removed++;
