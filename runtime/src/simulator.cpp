@@ -472,7 +472,11 @@ private:
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
                 record(u, op, f);
-                start_transfer(id, start, 0, bytes, 0, op);
+                // Like a ring put, a store that reads bytes an earlier load of its unit is still
+                // landing starts once they have landed.
+                const sim::ByteBox src{f[F::sp],          f[F::row_bytes], f[F::rows], f[F::sp_row_stride],
+                                       f[F::planes], f[F::sp_plane_stride]};
+                start_transfer(id, hazards.own_writes_end(u.unit, src, start), 0, bytes, 0, op);
                 return;
             }
             case isa::Opcode::RingPut: {

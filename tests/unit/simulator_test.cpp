@@ -477,6 +477,33 @@ TEST(SimulatorRules, InterleavedRowsOfTwoUnitsDoNotConflict) {
     EXPECT_GT(r.sim.cycles, 0.0);
 }
 
+TEST(SimulatorTiming, AStoreOfBytesItsUnitIsStillLoadingWaitsForThemToLand) {
+    // The DMA unit loads a tile and stores it right back: the store may not read the bytes before
+    // the load's access latency has passed. A store of other bytes does not wait for them.
+    auto load_end_and_store_start = [](int64_t store_sp) {
+        ProgramBuilder b("load_then_store");
+        int A = b.arg("A", ArgKind::Input, DType::F32, {32});
+        int O = b.arg("O", ArgKind::Output, DType::F32, {32});
+        b.load(0, A, 0, 0, 128);
+        b.store(0, O, 0, store_sp, 128);
+        SimulationOptions o;
+        o.functional = false;  // timing only: the store of never-written bytes is fine here
+        o.record_trace = true;
+        const HostRunResult r = run(b, {random_tensor("A", DType::F32, {32}, 6)}, {}, o);
+        double load_end = -1, store_start = -1;
+        for (const auto &e : r.sim.trace) {
+            if (e.core == 0 && e.op == Opcode::DmaLoad) load_end = e.end_cycle;
+            if (e.core == 0 && e.op == Opcode::DmaStore) store_start = e.start_cycle;
+        }
+        return std::make_pair(load_end, store_start);
+    };
+    const double latency = builtin_machine().dma_latency_cycles;
+    const auto [end_same, start_same] = load_end_and_store_start(0);
+    EXPECT_GE(start_same, end_same + latency) << "the store reads the bytes the load is landing";
+    const auto [end_other, start_other] = load_end_and_store_start(8192);
+    EXPECT_LT(start_other, end_other + latency) << "the store reads other bytes";
+}
+
 TEST(SimulatorRules, DramAccessOutsideTheAllocationIsReported) {
     ProgramBuilder b("dram_oob");
     int A = b.arg("A", ArgKind::Input, DType::F32, {32, 4});

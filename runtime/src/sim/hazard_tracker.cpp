@@ -95,6 +95,14 @@ void HazardTracker::check(int unit, const ByteBox &box, bool write, double now, 
     }
 }
 
+double HazardTracker::own_writes_end(int unit, const ByteBox &box, double now) const {
+    double end = now;
+    for (const Occupancy &o : live_) {
+        if (o.unit == unit && o.write && o.until > end && overlap(box, o.box)) end = o.until;
+    }
+    return end;
+}
+
 int64_t HazardTracker::occupy(int unit, const ByteBox &box, bool write, double until, const char *what) {
     live_.push_back({next_handle_, unit, box, write, until, what});
     earliest_until_ = std::min(earliest_until_, until);

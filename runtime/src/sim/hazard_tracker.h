@@ -36,6 +36,9 @@ public:
     // Throws RuleViolation if `box`, accessed by `unit` from time `now`, overlaps bytes another
     // unit still occupies after `now`, one of the two writing.
     void check(int unit, const ByteBox &box, bool write, double now, const char *what);
+    // The latest end of `unit`'s own writes that overlap `box` and are still occupied after `now`
+    // (or `now`): when that unit's next transfer may read them.
+    double own_writes_end(int unit, const ByteBox &box, double now) const;
     // Records an access until `until` (kUntilUnknown until set_until); returns its handle.
     int64_t occupy(int unit, const ByteBox &box, bool write, double until, const char *what);
     void set_until(int64_t handle, double until);
