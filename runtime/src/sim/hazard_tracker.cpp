@@ -98,7 +98,9 @@ void HazardTracker::check(int unit, const ByteBox &box, bool write, double now, 
 double HazardTracker::own_writes_end(int unit, const ByteBox &box, double now) const {
     double end = now;
     for (const Occupancy &o : live_) {
-        if (o.unit == unit && o.write && o.until > end && overlap(box, o.box)) end = o.until;
+        // (A unit's own transfers have ended their DRAM part, so their end is known, before it issues
+        // the next one; an unknown end is never waited for.)
+        if (o.unit == unit && o.write && o.until > end && o.until != kUntilUnknown && overlap(box, o.box)) end = o.until;
     }
     return end;
 }
