@@ -1,9 +1,9 @@
 // Byte ranges of program-tree operands, for the passes that compare what
 // instructions touch (sfu_copy_forwarding.cpp, zero_fill_elision.cpp):
-// whether two affine addresses are the same, the bytes `rows` runs of
-// `row_bytes` at a row stride cover over all iterations of the enclosing
-// loops, and whether two sets of ranges meet. Ranges are over-approximations
-// (bounding intervals), as synchronization.h's are.
+// whether two affine addresses are the same, rows of bytes at a stride and
+// when two of them cover the same bytes, the bytes they cover over all
+// iterations of the enclosing loops, and whether two sets of ranges meet.
+// Ranges are over-approximations (bounding intervals), as synchronization.h's are.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "program_tree.h"
+#include "synchronization.h"
 
 namespace spyre {
 namespace compiler {
@@ -49,6 +50,38 @@ inline bool ranges_meet(const std::vector<ScratchpadAccess> &a, const std::vecto
         }
     }
     return false;
+}
+
+// Does item n (an instruction or a loop) touch any of `range`?
+inline bool touches(const ProgramNode &n, const std::vector<ScratchpadAccess> &range,
+                    const std::vector<int64_t> &trips) {
+    return ranges_meet(node_accesses(n, trips), range);
+}
+
+// `rows` runs of `row_bytes` every `stride` bytes from an affine address.
+struct StridedRows {
+    SymOperand addr;
+    int64_t row_bytes = 0, rows = 0, stride = 0;
+
+    // Contiguous rows are one long row: 4 rows of 128 bytes at a stride of 128 are one row of 512.
+    StridedRows canonical() const {
+        StridedRows r = *this;
+        if (r.rows == 1 || r.stride == r.row_bytes) {
+            r.row_bytes *= r.rows;
+            r.rows = 1;
+            r.stride = r.row_bytes;
+        }
+        return r;
+    }
+    std::vector<ScratchpadAccess> range(const std::vector<int64_t> &trips, bool write = false) const {
+        return strided_range(addr, row_bytes, rows, stride, trips, write);
+    }
+};
+
+// Do two row sets cover exactly the same bytes (up to canonical form)?
+inline bool same_bytes(const StridedRows &a, const StridedRows &b) {
+    const StridedRows x = a.canonical(), y = b.canonical();
+    return same_address(x.addr, y.addr) && x.row_bytes == y.row_bytes && x.rows == y.rows && x.stride == y.stride;
 }
 
 }  // namespace compiler

@@ -5,7 +5,6 @@
 
 #include "scratchpad_ranges.h"
 #include "sfu_operands.h"
-#include "synchronization.h"
 
 namespace spyre {
 namespace compiler {
@@ -16,35 +15,24 @@ namespace {
 struct Geometry {
     SymOperand addr;
     int64_t stride = 0, n = 0, rows = 0, elem_bytes = 0;
+
+    StridedRows bytes() const { return {addr, n * elem_bytes, rows, stride}; }
 };
 
-// Contiguous rows are one long row: n = 32, rows = 4 at a stride of 128 bytes covers what
-// n = 128, rows = 1 covers.
-Geometry canonical(Geometry g) {
-    if (g.rows == 1 || g.stride == g.n * g.elem_bytes) {
-        g.n *= g.rows;
-        g.rows = 1;
-        g.stride = g.n * g.elem_bytes;
-    }
-    return g;
+bool same_geometry(const Geometry &a, const Geometry &b) {
+    return a.elem_bytes == b.elem_bytes && same_bytes(a.bytes(), b.bytes());
 }
 
-bool same_geometry(const Geometry &a, const Geometry &b) {
-    const Geometry x = canonical(a), y = canonical(b);
-    return same_address(x.addr, y.addr) && x.stride == y.stride && x.n == y.n && x.rows == y.rows &&
-           x.elem_bytes == y.elem_bytes;
-}
+bool contiguous(const Geometry &g) { return g.bytes().canonical().rows == 1; }
 
 // Can an operand of geometry g (equal to the temporary's up to canonical form) address d instead?
 // A contiguous d takes any split of its bytes into rows; a strided one only its own rows.
-bool can_address(const Geometry &g, const Geometry &d) {
-    return canonical(d).rows == 1 || (g.n == d.n && g.rows == d.rows);
-}
+bool can_address(const Geometry &g, const Geometry &d) { return contiguous(d) || (g.n == d.n && g.rows == d.rows); }
 
 // The row stride an operand of geometry g (can_address(g, d)) takes to address d.
 int64_t stride_for(const Geometry &g, const Geometry &d) {
     if (g.rows == 1) return d.stride;  // unused by one row; keep the copy's
-    return canonical(d).rows == 1 ? g.n * g.elem_bytes : d.stride;
+    return contiguous(d) ? g.n * g.elem_bytes : d.stride;
 }
 
 // The fields of an operand's geometry are constants (no loop terms): what the comparisons assume.
@@ -58,11 +46,7 @@ Geometry geometry(const SymInstruction &in, const SfuOperands &l, const SfuOpera
 
 // The bytes an operand covers over all iterations of the enclosing loops.
 std::vector<ScratchpadAccess> range_of(const Geometry &g, const std::vector<int64_t> &trips, bool write) {
-    return strided_range(g.addr, g.n * g.elem_bytes, g.rows, g.stride, trips, write);
-}
-
-bool touches(const ProgramNode &n, const std::vector<ScratchpadAccess> &range, const std::vector<int64_t> &trips) {
-    return ranges_meet(node_accesses(n, trips), range);
+    return g.bytes().range(trips, write);
 }
 
 // In list order from `from` (inclusive) to `to` (exclusive): is the first item that touches

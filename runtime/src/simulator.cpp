@@ -445,17 +445,23 @@ private:
         sim::HazardTracker &hazards = hazards_[u.core];
         hazards.prune(start);
         // Every operand's bytes are checked against what other units still occupy, then occupied:
-        // by a transfer until it completes (set when it does), by an instruction until it ends.
-        sim::HazardContext ctx{&hazards, u.unit, start, sim::HazardTracker::kUntilUnknown, &transfer_occupancies_};
+        // by a DMA transfer until it completes (set when it does), by a PT/SFU instruction until it
+        // ends. (A ring put checks its bytes below, once its span is known.)
+        const bool dma = op == isa::Opcode::DmaLoad || op == isa::Opcode::DmaStore;
+        const double end = dma || op == isa::Opcode::RingPut ? start : start + scaled(timing_.compute_cycles(op, f));
         transfer_occupancies_.clear();
-        double end = start;
+        const sim::HazardContext ctx{&hazards, u.unit, start, dma ? sim::HazardTracker::kUntilUnknown : end,
+                                     dma ? &transfer_occupancies_ : nullptr};
+        sp.set_hazard_context(&ctx);
+        struct ClearContext {
+            sim::Scratchpad &sp;
+            ~ClearContext() { sp.set_hazard_context(nullptr); }
+        } clear_context{sp};
         try {
             switch (op) {
             case isa::Opcode::DmaLoad: {
                 namespace F = isa::field::DmaLoad;
-                sp.set_hazard_context(&ctx);
                 sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
-                sp.set_hazard_context(nullptr);
                 const int64_t total = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 const int64_t read = f[F::valid_bytes] * std::min(f[F::valid_rows], f[F::rows]) *
                                      std::min(f[F::valid_planes], f[F::planes]);
@@ -466,9 +472,7 @@ private:
             }
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
-                sp.set_hazard_context(&ctx);
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
-                sp.set_hazard_context(nullptr);
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
                 record(u, op, f);
@@ -504,25 +508,12 @@ private:
                 return;
             }
             case isa::Opcode::Matmul:
-                end = start + scaled(timing_.compute_cycles(op, f));
-                ctx.until = end;
-                ctx.handles = nullptr;
-                sp.set_hazard_context(&ctx);
                 sim::execute_matmul(f, sp, false);
-                sp.set_hazard_context(nullptr);
                 result_.macs += timing_.matmul_macs(f);
                 break;
-            default:
-                end = start + scaled(timing_.compute_cycles(op, f));
-                ctx.until = end;
-                ctx.handles = nullptr;
-                sp.set_hazard_context(&ctx);
-                sim::execute_sfu(op, f, sp, params_, false);
-                sp.set_hazard_context(nullptr);
-                break;
+            default: sim::execute_sfu(op, f, sp, params_, false); break;
             }
         } catch (const sim::RuleViolation &e) {
-            sp.set_hazard_context(nullptr);
             fail(u, e.what());
         }
         record(u, op, f);
