@@ -20,8 +20,9 @@
 // SPYRE_AUTOSCHEDULE_WORKERS (default 2) candidates compile at once;
 // SPYRE_AUTOSCHEDULE_QUIET=1 prints only the summary.
 //
-// Assumes it runs inside a generator driver of this project (the executable
-// exports the template registry: gen_* are linked with ENABLE_EXPORTS).
+// Assumes it runs inside a generator driver of this project, linked with
+// spyre_schedules: the template registry is libspyre_schedule_templates.so,
+// which the generator and this plugin share.
 #include <unistd.h>
 
 #include <atomic>

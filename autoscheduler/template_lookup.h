@@ -2,8 +2,8 @@
 // (schedules/schedule_template.h), shared by the Spyre autoscheduler and the
 // legalization of the stock ones.
 //
-// Assumes it runs inside a generator driver of this project, whose executable
-// exports the template registry (gen_* are linked with ENABLE_EXPORTS).
+// Assumes it runs inside a generator driver of this project; the registry is
+// libspyre_schedule_templates.so, shared by the generator and this plugin.
 #pragma once
 
 #include <string>

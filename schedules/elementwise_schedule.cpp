@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "spyre/machine.h"
-#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -175,7 +174,7 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
             // along d0); RoundUp, since the stick is wider than the element it holds.
             b_staged.compute_at(f.out, at).store_in(MemoryType::VTCM).vectorize(b_staged.args()[0], p.lanes,
                                                                                  TailStrategy::RoundUp);
-            if (p.double_buffer && !s.broadcast_b[1]) compiler::request_double_buffering(b_staged.name());
+            if (p.double_buffer && !s.broadcast_b[1]) double_buffer_result(b_staged);
         } else if (!s.broadcast_b[1]) {
             stage(b_staged, at);
         } else {
@@ -186,7 +185,7 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
     // The result tile on the SFU, one vector of whole sticks per row; the
     // output copies it to DRAM (DMA).
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
-    if (p.double_buffer) compiler::request_double_buffering(f.result.name());  // this tile's store overlaps the next tile's SFU work
+    if (p.double_buffer) double_buffer_result(f.result);  // this tile's store overlaps the next tile's SFU work
     for (Func g : f.intermediates) {
         g.compute_at(f.result, f.y).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
     }

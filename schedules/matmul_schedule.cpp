@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "spyre/machine.h"
-#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -211,7 +210,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
         for (int u = 0; u < g.num_update_definitions(); u++) g.update(u).vectorize(n, p.tn, TailStrategy::RoundUp);
     }
     f.result.compute_at(f.C, no).store_in(MemoryType::VTCM).vectorize(n, p.tn, TailStrategy::RoundUp);
-    if (p.double_buffer_result) compiler::request_double_buffering(f.result.name());  // the store overlaps the next tile
+    if (p.double_buffer_result) double_buffer_result(f.result);  // the store overlaps the next tile
 }
 
 }  // namespace spyre

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "spyre/machine.h"
-#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -143,7 +142,7 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
             g.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
         }
     }
-    if (p.double_buffer) compiler::request_double_buffering(f.result.name());
+    if (p.double_buffer) double_buffer_result(f.result);
     f.sq.update().vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
 }
 

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "spyre/machine.h"
-#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -43,7 +42,7 @@ void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes, bool do
     if (at.is_rvar) f.compute_at(consumer, at.rvar);
     else f.compute_at(consumer, at.var);
     f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes, TailStrategy::RoundUp);
-    if (double_buffered) compiler::request_double_buffering(f.name());
+    if (double_buffered) double_buffer_result(f);
 }
 
 }  // namespace
@@ -244,7 +243,7 @@ void schedule_reduce_split_across_cores(ReduceFuncs f, Func in_staged, const Red
     part.update().split(rr, ro, ri, p.chunk).reorder(f.u, ri, ro, f.v).vectorize(f.u, p.tile, TailStrategy::RoundUp);
     if (in_staged.defined()) stage_sticks(in_staged, part, ro, p.in_lanes, p.double_buffer);
     f.wide.compute_at(part, ro).store_in(MemoryType::VTCM).vectorize(f.x, p.tile, TailStrategy::RoundUp);
-    if (!in_staged.defined() && p.double_buffer) compiler::request_double_buffering(f.wide.name());
+    if (!in_staged.defined() && p.double_buffer) double_buffer_result(f.wide);
 }
 
 }  // namespace
@@ -266,7 +265,7 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     f.result.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
     // Double buffered: this tile's store overlaps the next tile's SFU work, and the
     // next staged input's DMA this one's.
-    if (p.double_buffer) compiler::request_double_buffering(f.result.name());
+    if (p.double_buffer) double_buffer_result(f.result);
 
     if (s.axis == 0) {
         // One scalar accumulator per row; the update's r loop is innermost (one
@@ -282,7 +281,7 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     f.acc.update().split(f.r.x, ro, ri, p.chunk).reorder(f.u, ri, ro, f.v).vectorize(f.u, p.tile);
     if (in_staged.defined()) stage_sticks(in_staged, f.acc, ro, p.in_lanes, p.double_buffer);
     f.wide.compute_at(f.acc, ro).store_in(MemoryType::VTCM).vectorize(f.x, p.tile, TailStrategy::RoundUp);
-    if (!in_staged.defined() && p.double_buffer) compiler::request_double_buffering(f.wide.name());  // fp32: wide is the DMA
+    if (!in_staged.defined() && p.double_buffer) double_buffer_result(f.wide);  // fp32: wide is the DMA
 }
 
 }  // namespace spyre

@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "spyre/machine.h"
-#include "double_buffering.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -68,7 +67,7 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
     f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vectors ? row_vector : p.f32_lanes,
                                                                       TailStrategy::RoundUp);
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);
-    if (p.double_buffer) compiler::request_double_buffering(f.result.name());  // this tile's store overlaps the next tile's SFU work
+    if (p.double_buffer) double_buffer_result(f.result);  // this tile's store overlaps the next tile's SFU work
 }
 
 }  // namespace spyre

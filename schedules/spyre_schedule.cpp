@@ -487,6 +487,14 @@ void double_buffer(Func f, Func consumer, const VarOrRVar &at) {
     compiler::request_double_buffering(f.name());
 }
 
+void double_buffer_result(Func f) {
+    const std::string what = describe("double_buffer_result", f);
+    if (f.function().schedule().memory_type() != MemoryType::VTCM) {
+        fail(what, "it is not in the scratchpad; schedule it with store_in(MemoryType::VTCM) and compute_at first");
+    }
+    compiler::request_double_buffering(f.name());
+}
+
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered) {
     if (double_buffered) {
         double_buffer(f, consumer, at);

@@ -158,6 +158,13 @@ void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVa
 // schedules whose plan decides per shape whether the second copy fits.
 void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at, bool double_buffered);
 
+// f, a Func computed in the scratchpad (store_in(MemoryType::VTCM) and
+// compute_at the loop that produces one tile of it), gets two copies of its
+// buffer: the store of tile i overlaps the compute of tile i+1, as for
+// double_buffer's staged inputs. Call it after scheduling f. The backend
+// refuses, naming f, a Func that is not in the scratchpad.
+void double_buffer_result(Halide::Func f);
+
 // ---- ring ---------------------------------------------------------------
 
 // f, a staged copy of an input (stage_in_scratchpad or double_buffer first),

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Installs, by Debian package name, whatever spyre-halide needs and is missing.
 # Idempotent: when everything is present it only runs dpkg-query and exits.
+# `install-deps.sh --list` prints the package names and installs nothing
+# (scripts/check-install-deps.py checks the build needs nothing else).
+# Only Depends of these packages are installed (--no-install-recommends), as on
+# a minimal Debian 12 root: whatever the build reads must be listed here or be a
+# dependency of a listed package.
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libhalide14-0-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev
   python3 bc
   clang-14 libclang-rt-14-dev   # libFuzzer for scripts/run-fuzz.sh
 )
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

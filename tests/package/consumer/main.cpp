@@ -3,8 +3,9 @@
 // autoscheduler plugin) on random data on the simulated device and compares
 // both with a naive loop,
 //   C(n, m, b) = sum_k A(k, m, b) * B(n, k, b),
-// then scale_host (our own generator on the installed compiler, for the host).
-// Exit code 0 when both match.
+// then row_scale (a user's own generator on the installed compiler) built for
+// the host and, scheduled by the Spyre autoscheduler plugin, for Spyre.
+// Exit code 0 when all match.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -12,7 +13,8 @@
 #include "HalideBuffer.h"
 #include "bmm_small.h"
 #include "bmm_small_autoscheduled.h"
-#include "scale_host.h"
+#include "row_scale_autoscheduled.h"
+#include "row_scale_host.h"
 #include "spyre/spyre_runtime.h"
 
 namespace {
@@ -83,19 +85,35 @@ int main() {
     std::printf("bmm_small: %d x %d x %d float32 matches the naive loop; %.2f simulated us, %llu MACs\n", kM, kN, kK,
                 stats.simulated_us, (unsigned long long)stats.macs);
 
-    Buffer<float> in(37), out(37);
-    in.for_each_element([&](int x) { in(x) = 0.25f * x - 3.0f; });
-    out.fill(0.0f);
-    if (scale_host(in, out) != 0) {
-        std::fprintf(stderr, "scale_host failed\n");
+    // Must match row_scale_generator.cpp's defaults.
+    constexpr int kCols = 256, kRows = 64;
+    Buffer<float> in(kCols, kRows), want(kCols, kRows), got(kCols, kRows);
+    in.for_each_element([&](int x, int y) { in(x, y) = 0.25f * x - 0.5f * y - 3.0f; });
+    want.fill(0.0f);
+    got.fill(-12345.0f);
+    if (const int e = row_scale_host(in, want); e != 0) {
+        std::fprintf(stderr, "row_scale_host failed with %d\n", e);
         return 1;
     }
-    for (int x = 0; x < 37; x++) {
-        if (out(x) != 2.0f * in(x)) {
-            std::fprintf(stderr, "scale_host: out(%d) = %g, expected %g\n", x, out(x), 2.0f * in(x));
-            return 1;
+    if (const int e = row_scale_autoscheduled(in, got); e != 0) {
+        std::fprintf(stderr, "row_scale_autoscheduled failed with %d: %s\n", e, spyre_last_error());
+        return 1;
+    }
+    spyre_kernel_stats row_stats;
+    if (spyre_get_last_run_stats(&row_stats) != 0 || row_stats.simulated_us <= 0) {
+        std::fprintf(stderr, "row_scale_autoscheduled: no Spyre run was recorded\n");
+        return 1;
+    }
+    for (int y = 0; y < kRows; y++) {
+        for (int x = 0; x < kCols; x++) {
+            if (want(x, y) != in(x, y) * 3.0f + 1.0f || got(x, y) != want(x, y)) {
+                std::fprintf(stderr, "row_scale at (%d, %d): host %g, spyre %g, expected %g\n", x, y, want(x, y),
+                             got(x, y), in(x, y) * 3.0f + 1.0f);
+                return 1;
+            }
         }
     }
-    std::printf("scale_host: matches\n");
+    std::printf("row_scale: the autoscheduled Spyre build matches the host build; %.2f simulated us\n",
+                row_stats.simulated_us);
     return 0;
 }
