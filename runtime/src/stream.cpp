@@ -1,5 +1,15 @@
 // Streams and events (spyre_stream.h): one worker thread per stream draining
-// an ordered queue; events are generation counters that markers complete.
+// an ordered queue. Operations are numbered per stream (1, 2, ...); an event
+// remembers which operation of which stream its most recent record queued,
+// and waiting for it is waiting until that stream has finished that operation.
+//
+// Every wait made from inside a stream operation (synchronizing a stream or an
+// event, a queued event wait, destroying another stream) is entered in a
+// wait-for graph first. A wait that can never end (the stream waited for is
+// the caller's own, behind the calling operation, or is itself blocked in a
+// chain of waits leading back to the caller) fails with
+// spyre_error_bad_argument instead of blocking. Host threads are never waited
+// for, so their waits need no check.
 //
 // Handles given to the caller are ids (never reused), not addresses: every
 // call looks its handle up in a registry, so a destroyed or foreign handle is
@@ -15,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -25,37 +36,25 @@
 namespace spyre {
 namespace {
 
-struct EventState {
-    std::mutex mutex;
-    std::condition_variable changed;
-    uint64_t recorded = 0;   // generation of the most recent record call
-    uint64_t completed = 0;  // highest generation whose marker was reached
-
-    void complete(uint64_t generation) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (generation > completed) completed = generation;
-        changed.notify_all();
-    }
-    void wait_for(uint64_t generation) {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return completed >= generation; });
-    }
-};
-
 using Operation = std::function<int()>;
 
+struct StreamState;
+thread_local StreamState *stream_of_this_worker = nullptr;  // set on a stream's worker thread
+
 struct StreamState {
-    std::mutex mutex;
+    uintptr_t id = 0;  // the handle's value, for messages
+    mutable std::mutex mutex;
     std::condition_variable changed;
     std::deque<Operation> queue;
-    uint64_t enqueued = 0;
-    uint64_t done = 0;
-    bool stopping = false;
+    uint64_t enqueued = 0;  // operations are numbered 1, 2, ... in enqueue order
+    uint64_t done = 0;      // operations 1..done have finished
+    bool stopping = false;  // destroy began: nothing more is queued
     int first_error = 0;
     std::string first_message;
     std::thread worker;
 
     void run() {
+        stream_of_this_worker = this;
         for (;;) {
             Operation op;
             {
@@ -78,13 +77,107 @@ struct StreamState {
         }
     }
 
-    void enqueue(Operation op) {
+    // Queues `op` and returns its number. Once destroy began the stream takes
+    // nothing more (its worker may already have stopped): an error, so an
+    // accepted operation always runs.
+    uint64_t enqueue(Operation op, const char *where) {
         std::lock_guard<std::mutex> lock(mutex);
+        if (stopping) {
+            throw RuntimeError(spyre_error_bad_argument,
+                               std::string(where) + ": stream " + std::to_string(id) +
+                                   " is being destroyed (spyre_stream_destroy was called); the operation was not queued");
+        }
         queue.push_back(std::move(op));
-        enqueued++;
         changed.notify_all();
+        return ++enqueued;
+    }
+
+    uint64_t finished() const {
+        std::lock_guard<std::mutex> lock(mutex);
+        return done;
     }
 };
+
+// What an event's most recent record queued: operation `operation` of `stream`.
+struct EventState {
+    std::mutex mutex;
+    std::shared_ptr<StreamState> stream;  // null: never recorded
+    uint64_t operation = 0;
+};
+
+// Which stream worker is blocked until which stream has finished which operation.
+struct WaitForGraph {
+    struct Wait {
+        std::shared_ptr<StreamState> stream;
+        uint64_t operation;
+    };
+    std::mutex mutex;
+    std::map<const StreamState *, Wait> blocked;  // keyed by the waiting worker's stream
+};
+
+WaitForGraph &wait_for_graph() {
+    static WaitForGraph *g = new WaitForGraph();  // never destroyed, like the handle registry
+    return *g;
+}
+
+std::string operation_of(uint64_t operation, const StreamState &s) {
+    return "operation " + std::to_string(operation) + " of stream " + std::to_string(s.id);
+}
+
+// Enters the calling worker's wait for `target` to finish `operation` in the
+// wait-for graph, or throws if that wait could never end.
+class RegisteredWait {
+public:
+    RegisteredWait(const std::shared_ptr<StreamState> &target, uint64_t operation, const char *where)
+        : waiter_(stream_of_this_worker) {
+        if (waiter_ == nullptr) return;  // a host thread: nobody waits for it
+        WaitForGraph &g = wait_for_graph();
+        std::lock_guard<std::mutex> lock(g.mutex);
+        const uint64_t caller = waiter_->finished() + 1;  // the operation this worker is running
+        std::string chain = std::string(where) + ": would deadlock: " + operation_of(caller, *waiter_) +
+                            " would wait until " + operation_of(operation, *target) + " has finished";
+        std::set<const StreamState *> visited;
+        const StreamState *s = target.get();
+        uint64_t needed = operation;
+        for (;;) {
+            if (s->finished() >= needed) break;  // the wait ends
+            if (s == waiter_) {
+                throw RuntimeError(spyre_error_bad_argument,
+                                   chain + (needed == caller ? ", which is the calling operation itself"
+                                                             : ", which is queued behind the calling operation"));
+            }
+            auto it = g.blocked.find(s);
+            if (it == g.blocked.end()) break;  // that stream's worker is free to progress
+            if (!visited.insert(s).second) {
+                throw RuntimeError(spyre_error_bad_argument, chain + "; those streams wait for each other");
+            }
+            chain += "; stream " + std::to_string(s->id) + " is itself blocked until " +
+                     operation_of(it->second.operation, *it->second.stream) + " has finished";
+            needed = it->second.operation;
+            s = it->second.stream.get();
+        }
+        g.blocked[waiter_] = WaitForGraph::Wait{target, operation};
+    }
+    ~RegisteredWait() {
+        if (waiter_ == nullptr) return;
+        WaitForGraph &g = wait_for_graph();
+        std::lock_guard<std::mutex> lock(g.mutex);
+        g.blocked.erase(waiter_);
+    }
+    RegisteredWait(const RegisteredWait &) = delete;
+    RegisteredWait &operator=(const RegisteredWait &) = delete;
+
+private:
+    const StreamState *waiter_;
+};
+
+// Blocks until `target` has finished operation `operation`; throws instead if
+// that can never happen.
+void wait_until_finished(const std::shared_ptr<StreamState> &target, uint64_t operation, const char *where) {
+    RegisteredWait registered(target, operation, where);
+    std::unique_lock<std::mutex> lock(target->mutex);
+    target->changed.wait(lock, [&] { return target->done >= operation; });
+}
 
 // The live handles. Ids of streams and events share one counter, so one
 // kind's handle passed as the other is recognised as not live.
@@ -122,7 +215,7 @@ std::shared_ptr<EventState> live_event(spyre_event_t *e, const char *where) {
     return it->second;
 }
 
-bool on_worker_of(const StreamState &s) { return s.worker.get_id() == std::this_thread::get_id(); }
+bool on_worker_of(const StreamState &s) { return stream_of_this_worker == &s; }
 
 // Owns a kernel's arguments: freed when the operation is destroyed.
 struct KernelCall {
@@ -156,6 +249,7 @@ spyre_stream_t *spyre_stream_create(void) {
         HandleRegistry &r = handles();
         std::lock_guard<std::mutex> lock(r.mutex);
         const uintptr_t id = r.next_id++;
+        state->id = id;
         r.streams[id] = state;
         return reinterpret_cast<spyre_stream_t *>(id);
     } catch (const std::exception &e) {
@@ -179,17 +273,25 @@ int spyre_stream_destroy(spyre_stream_t *stream) {
             r.streams.erase(it);  // from now on the handle is not live: no new work
         }
         std::thread worker;
+        uint64_t last;
         {
             std::lock_guard<std::mutex> lock(state->mutex);
             state->stopping = true;
             state->changed.notify_all();
             worker = std::move(state->worker);
+            last = state->enqueued;
         }
-        if (worker.get_id() == std::this_thread::get_id()) {
+        if (on_worker_of(*state)) {
             worker.detach();  // destroyed from its own kernel: the worker finishes the queue and exits
-        } else {
-            worker.join();
+            return 0;
         }
+        try {
+            wait_until_finished(state, last, "spyre_stream_destroy");
+        } catch (const RuntimeError &) {
+            worker.detach();  // the queue still runs once the caller's operation returns; the worker then exits
+            throw;
+        }
+        worker.join();
         return 0;
     });
 }
@@ -224,7 +326,8 @@ int spyre_stream_enqueue_copy_to_device(spyre_stream_t *stream, halide_buffer_t 
     return guarded(nullptr, "spyre_stream_enqueue_copy_to_device", [&] {
         std::shared_ptr<StreamState> s = live_stream(stream, "spyre_stream_enqueue_copy_to_device");
         if (buf == nullptr) throw RuntimeError(spyre_error_bad_argument, "spyre_stream_enqueue_copy_to_device: null buffer");
-        s->enqueue([buf] { return spyre_device_interface()->copy_to_device(nullptr, buf, spyre_device_interface()); });
+        s->enqueue([buf] { return spyre_device_interface()->copy_to_device(nullptr, buf, spyre_device_interface()); },
+                   "spyre_stream_enqueue_copy_to_device");
         return 0;
     });
 }
@@ -239,7 +342,7 @@ int spyre_stream_enqueue_copy_to_host(spyre_stream_t *stream, halide_buffer_t *b
                 throw RuntimeError(spyre_error_bad_argument, "spyre stream copy_to_host: device-dirty buffer without a device interface");
             }
             return buf->device_interface->copy_to_host(nullptr, buf);
-        });
+        }, "spyre_stream_enqueue_copy_to_host");
         return 0;
     });
 }
@@ -253,7 +356,7 @@ int spyre_stream_enqueue_kernel(spyre_stream_t *stream, int (*kernel)(void *), v
         Operation op = [call] { return call->kernel(call->args); };
         call->free_args = free_args;
         try {
-            s->enqueue(std::move(op));
+            s->enqueue(std::move(op), "spyre_stream_enqueue_kernel");
         } catch (...) {
             call->free_args = nullptr;  // not queued: the caller keeps ownership
             throw;
@@ -266,13 +369,11 @@ int spyre_event_record(spyre_event_t *event, spyre_stream_t *stream) {
     return guarded(nullptr, "spyre_event_record", [&] {
         std::shared_ptr<EventState> e = live_event(event, "spyre_event_record");
         std::shared_ptr<StreamState> s = live_stream(stream, "spyre_event_record");
-        // Both locks, so records and waits see generations in enqueue order.
+        // Under the event's lock, so concurrent records and waits agree on which is the most recent.
         std::lock_guard<std::mutex> lock(e->mutex);
-        const uint64_t generation = ++e->recorded;
-        s->enqueue([e, generation] {
-            e->complete(generation);
-            return 0;
-        });
+        const uint64_t marker = s->enqueue([] { return 0; }, "spyre_event_record");
+        e->stream = s;
+        e->operation = marker;
         return 0;
     });
 }
@@ -281,16 +382,20 @@ int spyre_stream_wait_event(spyre_stream_t *stream, spyre_event_t *event) {
     return guarded(nullptr, "spyre_stream_wait_event", [&] {
         std::shared_ptr<StreamState> s = live_stream(stream, "spyre_stream_wait_event");
         std::shared_ptr<EventState> e = live_event(event, "spyre_stream_wait_event");
-        uint64_t generation;
+        std::shared_ptr<StreamState> recorded_on;
+        uint64_t marker;
         {
             std::lock_guard<std::mutex> lock(e->mutex);
-            generation = e->recorded;
+            recorded_on = e->stream;
+            marker = e->operation;
         }
-        if (generation == 0) return 0;  // never recorded: nothing to wait for
-        s->enqueue([e, generation] {
-            e->wait_for(generation);
-            return 0;
-        });
+        if (!recorded_on) return 0;  // never recorded: nothing to wait for
+        s->enqueue(
+            [recorded_on, marker] {
+                wait_until_finished(recorded_on, marker, "spyre_stream_wait_event");
+                return 0;
+            },
+            "spyre_stream_wait_event");
         return 0;
     });
 }
@@ -299,13 +404,17 @@ int spyre_stream_synchronize(spyre_stream_t *stream) {
     std::string message;
     const int code = guarded(nullptr, "spyre_stream_synchronize", [&] {
         std::shared_ptr<StreamState> s = live_stream(stream, "spyre_stream_synchronize");
-        std::unique_lock<std::mutex> lock(s->mutex);
         if (on_worker_of(*s)) {
             throw RuntimeError(spyre_error_bad_argument,
                                "spyre_stream_synchronize: called from the stream's own operation (it would wait for itself)");
         }
-        const uint64_t target = s->enqueued;
-        s->changed.wait(lock, [&] { return s->done >= target; });
+        uint64_t last;
+        {
+            std::lock_guard<std::mutex> lock(s->mutex);
+            last = s->enqueued;
+        }
+        wait_until_finished(s, last, "spyre_stream_synchronize");
+        std::lock_guard<std::mutex> lock(s->mutex);
         const int first = s->first_error;
         message = s->first_message;
         s->first_error = 0;
@@ -321,12 +430,14 @@ int spyre_stream_synchronize(spyre_stream_t *stream) {
 int spyre_event_synchronize(spyre_event_t *event) {
     return guarded(nullptr, "spyre_event_synchronize", [&] {
         std::shared_ptr<EventState> e = live_event(event, "spyre_event_synchronize");
-        uint64_t generation;
+        std::shared_ptr<StreamState> recorded_on;
+        uint64_t marker;
         {
             std::lock_guard<std::mutex> lock(e->mutex);
-            generation = e->recorded;
+            recorded_on = e->stream;
+            marker = e->operation;
         }
-        e->wait_for(generation);
+        if (recorded_on) wait_until_finished(recorded_on, marker, "spyre_event_synchronize");
         return 0;
     });
 }

@@ -22,7 +22,11 @@
  * Thread safety: any number of host threads may enqueue onto, synchronize
  * or destroy the same stream. Stream and event handles are checked: using a
  * destroyed (or never created) handle returns spyre_error_bad_argument,
- * never crashes. The plain Halide kernel call stays synchronous; streams are
+ * never crashes. Enqueueing onto a stream whose destroy began fails the
+ * same way; an accepted operation always runs exactly once. A wait made from
+ * inside a stream operation that could never end (it waits for work queued
+ * behind it, directly or through other streams' waits) returns
+ * spyre_error_bad_argument instead of deadlocking. The plain Halide kernel call stays synchronous; streams are
  * opt-in. Error codes: spyre_runtime.h and docs/runtime.md. */
 #ifndef SPYRE_STREAM_H
 #define SPYRE_STREAM_H
