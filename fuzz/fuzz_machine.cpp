@@ -12,7 +12,8 @@
 //   1. an accepted description is sane: every parameter of machine_params.def
 //      present, the structural limits the validator and the program format
 //      rely on hold (cores 1..1024, stick_bytes a power of two >= 16,
-//      max_loop_depth 1..4, ...), and parsing the same text again gives the
+//      max_loop_depth 1..4, ...), every parameter lies in its range of
+//      machine_params.def, and parsing the same text again gives the
 //      same fingerprint;
 //   2. a rejected override leaves the description unchanged (machine.h's
 //      promise); an accepted one keeps it sane.
@@ -35,7 +36,9 @@ void check_sane(const spyre::MachineDescription &m) {
     SPYRE_FUZZ_CHECK(m.token_channels_per_core >= 1 && m.barrier_ids >= 1, "channels/barriers");
     SPYRE_FUZZ_CHECK(m.clock_ghz > 0 && m.dram_bandwidth_gbps > 0 && m.dram_saturation_cores > 0, "rates");
     SPYRE_FUZZ_CHECK(m.dram_usable_bytes > 0 && m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes");
-#define SPYRE_MACHINE_PARAM(pname, type) SPYRE_FUZZ_CHECK(m.find(#pname) != nullptr, "missing parameter " #pname);
+#define SPYRE_MACHINE_PARAM(pname, type, min, max)                                   \
+    SPYRE_FUZZ_CHECK(m.find(#pname) != nullptr, "missing parameter " #pname);           \
+    SPYRE_FUZZ_CHECK(m.pname >= (type)(min) && m.pname <= (type)(max), #pname " outside its range");
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM
 }
@@ -46,7 +49,7 @@ bool same_values(const spyre::MachineDescription &a, const spyre::MachineDescrip
         const auto &x = a.parameters[i], &y = b.parameters[i];
         if (x.name != y.name || !(x.value == y.value) || x.source != y.source) return false;
     }
-#define SPYRE_MACHINE_PARAM(pname, type) \
+#define SPYRE_MACHINE_PARAM(pname, type, min, max) \
     if (!(a.pname == b.pname)) return false;
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM

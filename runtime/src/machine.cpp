@@ -3,6 +3,7 @@
 #include "spyre/machine.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -17,62 +18,67 @@ namespace spyre {
 
 namespace {
 
-template <typename T>
-T convert_parameter(const std::string &name, double v) {
-    if constexpr (std::is_integral_v<T>) {
-        if (std::floor(v) != v) {
-            throw Error("machine description: parameter '" + name + "' must be an integer, got " + std::to_string(v));
-        }
-        // Converting a double outside the integer type's range is undefined behaviour.
-        if (!(v >= -9.0e18 && v <= 9.0e18)) {
-            throw Error("machine description: parameter '" + name + "' is out of range: " + std::to_string(v));
-        }
-        return static_cast<T>(v);
-    } else {
-        return static_cast<T>(v);
+// "12", "0.1", "1e+06": integers in full, other values in the shortest
+// form that reads back the same.
+std::string number_text(double v) {
+    if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string((long long)v);
+    char buf[40];
+    for (int digits = 6; digits <= 17; digits++) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (std::strtod(buf, nullptr) == v) break;
     }
+    return buf;
 }
 
-void assign_field(MachineDescription &m, const std::string &name, double v) {
-#define SPYRE_MACHINE_PARAM(pname, type)                 \
-    if (name == #pname) {                                \
-        m.pname = convert_parameter<type>(name, v);      \
-        return;                                          \
+template <typename T>
+T convert_parameter(const std::string &where, const std::string &name, double v, double min, double max) {
+    if constexpr (std::is_integral_v<T>) {
+        if (std::isfinite(v) && std::floor(v) != v) {
+            throw Error(where + ": parameter '" + name + "' must be an integer, got " + number_text(v));
+        }
+    }
+    // Every parameter has a range (machine_params.def); checking it first also
+    // keeps the integer conversion below defined.
+    if (!(v >= min && v <= max)) {
+        throw Error(where + ": parameter '" + name + "' = " + number_text(v) + " is outside its allowed range [" +
+                    number_text(min) + ", " + number_text(max) + "] (runtime/include/spyre/machine_params.def)");
+    }
+    return static_cast<T>(v);
+}
+
+void assign_field(MachineDescription &m, const std::string &where, const std::string &name, double v) {
+#define SPYRE_MACHINE_PARAM(pname, type, min, max)                  \
+    if (name == #pname) {                                           \
+        m.pname = convert_parameter<type>(where, name, v, min, max); \
+        return;                                                     \
     }
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM
-    throw Error("machine description: unknown parameter '" + name + "'");
+    throw Error(where + ": unknown parameter '" + name + "'");
 }
 
 const std::vector<std::string> &required_names() {
     static const std::vector<std::string> names = {
-#define SPYRE_MACHINE_PARAM(pname, type) #pname,
+#define SPYRE_MACHINE_PARAM(pname, type, min, max) #pname,
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM
     };
     return names;
 }
 
-void check_sanity(const MachineDescription &m) {
-    auto require = [](bool ok, const std::string &msg) {
-        if (!ok) throw Error("machine description: " + msg);
+// The rules between parameters (each parameter's own range is checked as it
+// is assigned).
+void check_sanity(const MachineDescription &m, const std::string &where) {
+    auto require = [&](bool ok, const std::string &msg) {
+        if (!ok) throw Error(where + ": " + msg);
     };
-    require(m.cores >= 1 && m.cores <= 1024, "cores must be in [1, 1024]");
-    require(m.stick_bytes >= 16 && (m.stick_bytes & (m.stick_bytes - 1)) == 0, "stick_bytes must be a power of two >= 16");
+    require((m.stick_bytes & (m.stick_bytes - 1)) == 0,
+            "stick_bytes = " + std::to_string(m.stick_bytes) + " must be a power of two");
     require(m.scratchpad_bytes >= m.stick_bytes && m.scratchpad_bytes % m.stick_bytes == 0,
-            "scratchpad_bytes must be a positive multiple of stick_bytes");
-    require(m.max_loop_trip_count >= 1 && m.max_loop_trip_count <= 65535, "max_loop_trip_count must be in [1, 65535]");
-    require(m.max_loop_depth >= 1 && m.max_loop_depth <= 4, "max_loop_depth must be in [1, 4] (the program format holds 4 loop strides)");
-    require(m.token_channels_per_core >= 1 && m.token_channels_per_core <= 64, "token_channels_per_core must be in [1, 64]");
-    require(m.barrier_ids >= 1 && m.barrier_ids <= 64, "barrier_ids must be in [1, 64]");
-    require(m.clock_ghz > 0, "clock_ghz must be positive");
-    require(m.pt_peak_macs_per_cycle_fp16 > 0, "pt_peak_macs_per_cycle_fp16 must be positive");
-    require(m.pt_pass_rows >= 1, "pt_pass_rows must be >= 1");
-    require(m.dram_bandwidth_gbps > 0, "dram_bandwidth_gbps must be positive");
-    require(m.dram_saturation_cores > 0, "dram_saturation_cores must be positive");
-    require(m.sfu_bytes_per_cycle_per_corelet > 0, "sfu_bytes_per_cycle_per_corelet must be positive");
-    require(m.ring_bytes_per_cycle > 0, "ring_bytes_per_cycle must be positive");
-    require(m.dram_usable_bytes > 0 && m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes must be in (0, dram_bytes]");
+            "scratchpad_bytes = " + std::to_string(m.scratchpad_bytes) + " must be a positive multiple of stick_bytes = " +
+                std::to_string(m.stick_bytes));
+    require(m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes = " + std::to_string(m.dram_usable_bytes) +
+                                                     " must not exceed dram_bytes = " + std::to_string(m.dram_bytes));
 }
 
 // The string member `key` of object `j`, or `fallback` when absent; a value of
@@ -117,7 +123,7 @@ MachineDescription parse_machine_description(const std::string &json_text, const
             throw Error("machine description (" + source + "): parameter '" + name +
                         "' needs provenance P, M, E or P/E (published rate, derived value), got '" + info.provenance + "'");
         }
-        assign_field(m, name, info.value);
+        assign_field(m, "machine description (" + source + ")", name, info.value);
         seen.insert(name);
         m.parameters.push_back(info);
     }
@@ -126,7 +132,7 @@ MachineDescription parse_machine_description(const std::string &json_text, const
             throw Error("machine description (" + source + "): missing parameter '" + name + "'");
         }
     }
-    check_sanity(m);
+    check_sanity(m, "machine description (" + source + ")");
     return m;
 }
 
@@ -153,11 +159,11 @@ void apply_machine_overrides(MachineDescription &target, const std::string &over
             if (p.name == key) info = &p;
         }
         if (!info) throw Error(source + ": unknown machine parameter '" + key + "' (see spyre-info)");
-        assign_field(m, key, v);
+        assign_field(m, source, key, v);
         info->value = v;
         info->source = source;
     }
-    check_sanity(m);
+    check_sanity(m, source);
     target = std::move(m);
 }
 

@@ -5,12 +5,15 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "spyre/error.h"
 #include "spyre/machine.h"
@@ -81,7 +84,7 @@ TEST(MachineBuiltin, ParsesAndHasEveryParameterWithProvenanceAndRationale) {
     MachineDescription m = builtin();
     EXPECT_EQ(m.name, "spyre-card");
     const std::set<std::string> declared = {
-#define SPYRE_MACHINE_PARAM(pname, type) #pname,
+#define SPYRE_MACHINE_PARAM(pname, type, min, max) #pname,
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM
     };
@@ -252,7 +255,7 @@ TEST(MachineErrors, OverrideUnknownKeyBadNumberAndMissingEquals) {
     msg = error_of([&] { apply_machine_overrides(m, "cores=2.5", "S"); });
     EXPECT_NE(msg.find("'cores' must be an integer"), std::string::npos) << msg;
     msg = error_of([&] { apply_machine_overrides(m, "cores=0", "S"); });
-    EXPECT_NE(msg.find("cores must be in [1, 1024]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("S: parameter 'cores' = 0 is outside its allowed range [1, 1024]"), std::string::npos) << msg;
     msg = error_of([&] { apply_machine_overrides(m, "stick_bytes=100", "S"); });
     EXPECT_NE(msg.find("power of two"), std::string::npos) << msg;
     msg = error_of([&] { apply_machine_overrides(m, "cores=1e30", "S"); });
@@ -314,6 +317,88 @@ TEST(MachineErrors, IllTypedTextFieldsGiveASpyreError) {
     msg = error_of(
         [] { parse_machine_description(builtin_with("\"name\": \"spyre-card\"", "\"name\": 7"), "test.json"); });
     EXPECT_NE(msg.find("name"), std::string::npos) << msg;
+}
+
+// ---- allowed ranges (machine_params.def) ----
+
+struct DeclaredRange {
+    std::string name;
+    bool integral;
+    double min, max;
+};
+
+std::vector<DeclaredRange> declared_ranges() {
+    return {
+#define SPYRE_MACHINE_PARAM(pname, type, min, max) {#pname, std::is_integral_v<type>, (double)(min), (double)(max)},
+#include "spyre/machine_params.def"
+#undef SPYRE_MACHINE_PARAM
+    };
+}
+
+TEST(MachineRanges, EveryBuiltInValueLiesInsideItsRange) {
+    const MachineDescription m = builtin();
+    for (const DeclaredRange &r : declared_ranges()) {
+        SCOPED_TRACE(r.name);
+        EXPECT_LT(r.min, r.max);
+        const double v = m.find(r.name)->value;
+        EXPECT_GE(v, r.min);
+        EXPECT_LE(v, r.max);
+    }
+}
+
+TEST(MachineRanges, AValueJustOutsideEitherEndOfAnyRangeIsRejectedNamingParameterValueAndRange) {
+    const MachineDescription m = builtin();
+    for (const DeclaredRange &r : declared_ranges()) {
+        SCOPED_TRACE(r.name);
+        const double below = r.integral ? r.min - 1 : (r.min > 0 ? r.min * 0.999 : -1e-9);
+        const double above = r.integral ? r.max + 1 : r.max * 1.001;
+        for (double v : {below, above}) {
+            char text[64];
+            std::snprintf(text, sizeof text, "%.17g", v);
+            MachineDescription copy = m;
+            const std::string msg = error_of([&] { apply_machine_overrides(copy, r.name + "=" + text, "SPYRE_MACHINE_SET"); });
+            EXPECT_NE(msg.find("SPYRE_MACHINE_SET: parameter '" + r.name + "' = "), std::string::npos) << msg;
+            EXPECT_NE(msg.find("is outside its allowed range ["), std::string::npos) << msg;
+            EXPECT_EQ(copy.find(r.name)->value, m.find(r.name)->value) << "a rejected override changes nothing";
+        }
+    }
+}
+
+TEST(MachineRanges, OverridesThatOnceHungOrBrokeTheSimulatorAreRejected) {
+    const MachineDescription m = builtin();
+    const char *const hostile[] = {
+        "clock_ghz=1e8", "clock_ghz=1e300", "clock_ghz=1e-300", "dma_latency_cycles=1e12", "dram_bandwidth_gbps=1e-300",
+        "corelets_per_core=0", "dram_turnaround_ns_per_byte=-1", "dma_latency_cycles=-150", "ring_hop_latency_ns=-5",
+        "sfu_instruction_overhead_cycles=-4", "kernel_launch_cycles=-1", "pt_pass_fill_cycles=-8", "host_link_gbps=0",
+        "restickify_gbps=0", "pt_fp32_rate_factor=0", "sfu_bytes_per_cycle_per_corelet=0", "ring_bytes_per_cycle=-128",
+    };
+    for (const char *item : hostile) {
+        SCOPED_TRACE(item);
+        MachineDescription copy = m;
+        const std::string msg = error_of([&] { apply_machine_overrides(copy, item, "SPYRE_MACHINE_SET"); });
+        EXPECT_NE(msg.find("is outside its allowed range"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(error_of([&] { MachineDescription copy = m; apply_machine_overrides(copy, "clock_ghz=1e8", "SPYRE_MACHINE_SET"); }),
+              "SPYRE_MACHINE_SET: parameter 'clock_ghz' = 100000000 is outside its allowed range [0.1, 10] "
+              "(runtime/include/spyre/machine_params.def)");
+}
+
+TEST(MachineRanges, ADescriptionFileCannotWidenARange) {
+    const std::string msg = error_of([] {
+        parse_machine_description(builtin_with("\"value\": 1.5,", "\"value\": 1e8,"), "file big_clock.json");
+    });
+    EXPECT_NE(msg.find("machine description (file big_clock.json): parameter 'clock_ghz' = 100000000 is outside its "
+                       "allowed range [0.1, 10]"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(MachineRanges, RulesBetweenParametersNameBothValues) {
+    MachineDescription m = builtin();
+    std::string msg = error_of([&] { apply_machine_overrides(m, "dram_usable_bytes=137438953473", "S"); });
+    EXPECT_EQ(msg, "S: dram_usable_bytes = 137438953473 must not exceed dram_bytes = 137438953472");
+    msg = error_of([&] { apply_machine_overrides(m, "scratchpad_bytes=1000", "S"); });
+    EXPECT_EQ(msg, "S: scratchpad_bytes = 1000 must be a positive multiple of stick_bytes = 128");
 }
 
 TEST(MachineFingerprint, ChangesWithStructureNotWithRates) {

@@ -25,7 +25,7 @@ struct MachineParameterInfo {
 };
 
 struct MachineDescription {
-#define SPYRE_MACHINE_PARAM(name, type) type name = 0;
+#define SPYRE_MACHINE_PARAM(name, type, min, max) type name = 0;
 #include "spyre/machine_params.def"
 #undef SPYRE_MACHINE_PARAM
 
