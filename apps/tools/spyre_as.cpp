@@ -6,11 +6,10 @@
 // The program is built for the current machine description (built-in, or
 // $SPYRE_MACHINE / $SPYRE_MACHINE_SET) and validated before it is written: the
 // encoded bytes are decoded again and checked, so validation errors name file
-// offsets of the output. Errors go to stderr with exit status 1.
+// offsets of the output. Errors go to stderr with exit status 1. The source
+// must be a regular file of at most 256 MiB (kMaxProgramFileBytes).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -21,12 +20,11 @@
 
 namespace {
 
+// The assembly source; like a program file, at most kMaxProgramFileBytes and
+// only a regular file.
 std::string read_text_file(const std::string &path) {
-    std::ifstream f(path);
-    if (!f) throw spyre::Error("cannot open '" + path + "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    const std::vector<uint8_t> bytes = spyre::read_file_bytes(path, spyre::kMaxProgramFileBytes);
+    return std::string(bytes.begin(), bytes.end());
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 //
 // The program is decoded and, unless --no-validate is given, validated
 // against the current machine description first. Errors are printed as
-// "spyre-objdump: PROGRAM: <message>" with exit status 1.
+// "spyre-objdump: PROGRAM: <message>" with exit status 1. PROGRAM must be a
+// regular file of at most 256 MiB (kMaxProgramFileBytes), checked before it
+// is read.
 #include <iostream>
 
 #include <CLI/CLI.hpp>

@@ -4,6 +4,7 @@
 #include "spyre/program_format.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -294,13 +295,28 @@ Program decode_program(const uint8_t *data, size_t size) {
     return p;
 }
 
-std::vector<uint8_t> read_file_bytes(const std::string &path) {
+std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes) {
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) throw Error("cannot open '" + path + "'");
+    if (std::filesystem::is_directory(status)) throw Error("'" + path + "' is a directory, not a file");
+    if (!std::filesystem::is_regular_file(status)) {
+        throw Error("'" + path + "' is not a regular file (a device, FIFO or socket); only regular files are read");
+    }
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) throw Error("cannot read the size of '" + path + "': " + ec.message());
+    if (size > max_bytes) {
+        throw Error("'" + path + "' is " + std::to_string(size) + " bytes; files read here are limited to " +
+                    std::to_string(max_bytes) + " bytes");
+    }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot open '" + path + "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    const std::string s = ss.str();
-    return std::vector<uint8_t>(s.begin(), s.end());
+    std::vector<uint8_t> bytes(size);
+    f.read(reinterpret_cast<char *>(bytes.data()), (std::streamsize)size);
+    if ((uint64_t)f.gcount() != size || f.peek() != std::char_traits<char>::eof()) {
+        throw Error("'" + path + "' changed size while it was read");
+    }
+    return bytes;
 }
 
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes) {

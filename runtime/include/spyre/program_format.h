@@ -28,7 +28,14 @@ std::vector<uint8_t> encode_program(const Program &p);
 Program decode_program(const uint8_t *data, size_t size);
 inline Program decode_program(const std::vector<uint8_t> &bytes) { return decode_program(bytes.data(), bytes.size()); }
 
-std::vector<uint8_t> read_file_bytes(const std::string &path);
+// The largest file read_file_bytes reads by default: 256 MiB, some 2500 times
+// the largest compiled program of this project (about 100 KB).
+constexpr uint64_t kMaxProgramFileBytes = uint64_t{256} << 20;
+
+// The whole content of the regular file `path`. Anything else (a directory, a
+// device such as /dev/zero, a FIFO) and a file larger than `max_bytes` are a
+// spyre::Error naming the path, found before anything is allocated.
+std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes = kMaxProgramFileBytes);
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes);
 
 }  // namespace spyre

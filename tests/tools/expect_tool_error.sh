@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs a command-line tool on a bad input and checks that it fails cleanly:
+# the exit status is EXPECTED_RC (1 for the tools' errors; an abort would be
+# 134, a hang is stopped after 60 s) and stderr contains EXPECTED_TEXT.
+# The tool gets at most 2 GB of address space, so reading an unbounded input
+# into memory fails the test instead of the machine.
+#
+#   expect_tool_error.sh EXPECTED_RC EXPECTED_TEXT COMMAND [ARGS...]
+set -u
+expected_rc=$1
+expected_text=$2
+shift 2
+err=$( (ulimit -v 2000000; timeout 60 "$@") 2>&1 >/dev/null)
+rc=$?
+echo "command: $*"
+echo "exit status: $rc"
+echo "stderr: $err"
+if [ "$rc" -ne "$expected_rc" ]; then
+  echo "FAIL: expected exit status $expected_rc"
+  exit 1
+fi
+case "$err" in
+  *"$expected_text"*) echo "PASS" ;;
+  *) echo "FAIL: stderr does not contain: $expected_text"; exit 1 ;;
+esac
