@@ -3,6 +3,8 @@
 //             [--param NAME=VALUE]... [--timing-only] [--sync normal|serial|random]
 //             [--report out.json] [--trace trace.json] [--svg timeline.svg]
 // Inputs not given as .npy files are random (seeded). Prints a one-screen summary.
+// Every --param must name a parameter of the program, once, with a value of its
+// type (an i32 a whole number in its range; scalar_params.h).
 // --trace writes a Chrome trace (chrome://tracing, ui.perfetto.dev) and --svg a
 // timeline picture; either one records the per-instruction trace.
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "spyre/npy.h"
 #include "spyre/program_format.h"
 #include "spyre/report.h"
+#include "spyre/scalar_params.h"
 #include "spyre/trace_output.h"
 #include "spyre/validator.h"
 
@@ -22,14 +25,44 @@ using namespace spyre;
 
 namespace {
 
+// NAME=VALUE items of one flag; a name given twice is an error, not the last one winning.
 std::map<std::string, std::string> parse_pairs(const std::vector<std::string> &items, const char *flag) {
     std::map<std::string, std::string> out;
     for (const auto &s : items) {
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0) throw Error(std::string(flag) + " expects NAME=VALUE, got '" + s + "'");
-        out[s.substr(0, eq)] = s.substr(eq + 1);
+        if (!out.emplace(s.substr(0, eq), s.substr(eq + 1)).second) {
+            throw Error(std::string(flag) + " gives '" + s.substr(0, eq) + "' twice");
+        }
     }
     return out;
+}
+
+// "k (i32), eps (f32)" or "none".
+std::string list_of_params(const Program &p) {
+    std::string out;
+    for (const auto &sp : p.params) out += (out.empty() ? "" : ", ") + sp.name + " (" + dtype_name(sp.dtype) + ")";
+    return out.empty() ? "none" : out;
+}
+
+// The --param values in program order, each parsed strictly for its type.
+std::vector<double> param_values_of(const Program &p, std::map<std::string, std::string> given) {
+    std::vector<double> values;
+    for (const auto &sp : p.params) {
+        auto it = given.find(sp.name);
+        if (it == given.end()) throw Error("missing --param " + sp.name + "=VALUE; " + describe_scalar_param(sp));
+        try {
+            values.push_back(parse_scalar_param(sp, it->second));
+        } catch (const Error &e) {
+            throw Error(std::string("--param ") + sp.name + "=" + it->second + ": " + e.what());
+        }
+        given.erase(it);
+    }
+    if (!given.empty()) {
+        throw Error("--param names '" + given.begin()->first + "', which is not a parameter of the program (its parameters: " +
+                    list_of_params(p) + ")");
+    }
+    return values;
 }
 
 // NumPy shapes are outermost first; program shapes innermost first.
@@ -103,12 +136,7 @@ int main(int argc, char **argv) {
             }
         }
         if (!in_files.empty()) throw Error("--input names '" + in_files.begin()->first + "', which is not an input of the program");
-        std::vector<double> pv;
-        for (const auto &sp : p.params) {
-            auto it = param_values.find(sp.name);
-            if (it == param_values.end()) throw Error("missing --param " + sp.name + "=VALUE");
-            pv.push_back(std::stod(it->second));
-        }
+        const std::vector<double> pv = param_values_of(p, param_values);
 
         SimulationOptions opt;
         opt.functional = !timing_only;

@@ -32,6 +32,7 @@
 #include "sim/scratchpad.h"
 #include "sim/timing_model.h"
 #include "sim/unit_semantics.h"
+#include "spyre/scalar_params.h"
 
 namespace spyre {
 
@@ -269,6 +270,7 @@ private:
             throw Error("program '" + p_.kernel_name + "' takes " + std::to_string(p_.params.size()) +
                         " scalar parameters, " + std::to_string(params_.size()) + " were passed");
         }
+        for (size_t i = 0; i < params_.size(); i++) check_scalar_param_value(p_.params[i], params_[i]);
         temps_.resize(args.size());
         for (size_t i = 0; i < args.size(); i++) {
             const ProgramArgument &a = p_.args[i];
