@@ -110,6 +110,12 @@ struct BufferUse {
     bool install_block = false;      // output: the run's block replaces the tensor's allocation afterwards
 };
 
+// The checks of a host build of the same generator, with its error codes: a
+// wrong type (bad_type) or rank (bad_dimensions); a buffer that does not cover
+// the region [0, extent) the kernel reads or writes in every dimension
+// (access_out_of_bounds); one that covers it but is not exactly the compiled
+// shape at min 0 (constraint_violated: generators fix their shapes). A
+// buffer's min is never ignored, so a shifted buffer cannot give a shifted result.
 BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b) {
     const ProgramArgument &a = p.args[arg];
     const std::string who = p.kernel_name + ": buffer '" + a.name + "'";
@@ -117,20 +123,33 @@ BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b)
         throw RunError(spyre_error_bad_argument, who + " (buffer " + std::to_string(index) + ") is a null halide_buffer_t pointer");
     }
     if (!type_matches(b->type, a.shape.dtype)) {
-        throw RunError(spyre_error_buffer_mismatch, who + " has type " + halide_type_name(b->type) +
-                                                        ", the kernel was compiled for " + dtype_name(a.shape.dtype) + " (" +
-                                                        halide_name_of(a.shape.dtype) + ")");
+        throw RunError(halide_error_code_bad_type, who + " has type " + halide_type_name(b->type) +
+                                                       ", the kernel was compiled for " + dtype_name(a.shape.dtype) + " (" +
+                                                       halide_name_of(a.shape.dtype) + ")");
     }
     const int rank = (int)a.shape.extent.size();
     if (b->dimensions != rank) {
-        throw RunError(spyre_error_buffer_mismatch, who + " has " + std::to_string(b->dimensions) +
-                                                        " dimensions, the kernel was compiled for " + std::to_string(rank));
+        throw RunError(halide_error_code_bad_dimensions, who + " has " + std::to_string(b->dimensions) +
+                                                             " dimensions, the kernel was compiled for " + std::to_string(rank));
     }
     for (int d = 0; d < rank; d++) {
-        if ((int64_t)b->dim[d].extent != a.shape.extent[d]) {
-            throw RunError(spyre_error_buffer_mismatch, who + " dimension " + std::to_string(d) + " has extent " +
-                                                            std::to_string(b->dim[d].extent) + ", the kernel was compiled for " +
-                                                            std::to_string(a.shape.extent[d]));
+        const int64_t min = b->dim[d].min, extent = b->dim[d].extent, want = a.shape.extent[d];
+        const std::string dim = who + " dimension " + std::to_string(d);
+        if (min > 0 || min + extent < want) {
+            throw RunError(halide_error_code_access_out_of_bounds,
+                           dim + " covers [" + std::to_string(min) + ", " + std::to_string(min + extent - 1) + "] (min " +
+                               std::to_string(min) + ", extent " + std::to_string(extent) + "); the kernel accesses [0, " +
+                               std::to_string(want - 1) + "]");
+        }
+        if (min != 0) {
+            throw RunError(halide_error_code_constraint_violated, dim + " has min " + std::to_string(min) + " and extent " +
+                                                            std::to_string(extent) +
+                                                            ", the kernel was compiled for min 0 and extent " +
+                                                            std::to_string(want));
+        }
+        if (extent != want) {
+            throw RunError(halide_error_code_constraint_violated, dim + " has extent " + std::to_string(extent) +
+                                                            ", the kernel was compiled for " + std::to_string(want));
         }
     }
     BufferUse u;

@@ -116,10 +116,11 @@ struct AddBuffers {
 
 // ---- results ----
 
-TEST(HalideGlue, AddsStridedCroppedAndOffsetBuffersExactly) {
+TEST(HalideGlue, AddsStridedAndCroppedBuffersExactly) {
     Blob blob(add_f16_program().p);
     // A: transposed storage (dimension 0 has stride 3). B: a crop of a larger
-    // buffer, with non-zero mins. Out: dense but translated to min (10, -2).
+    // buffer, translated back to min 0 (a kernel reads [0, extent) of each
+    // dimension, as in a host build). Out: a crop of a larger buffer too.
     Buffer<uint16_t> a_storage(3, 70);
     fill_f16(a_storage, 11);
     Buffer<uint16_t> a = a_storage.transposed(0, 1);
@@ -127,9 +128,11 @@ TEST(HalideGlue, AddsStridedCroppedAndOffsetBuffersExactly) {
     Buffer<uint16_t> b_storage(80, 5);
     fill_f16(b_storage, 12);
     Buffer<uint16_t> b = b_storage.cropped(0, 5, 70).cropped(1, 1, 3);
-    Buffer<uint16_t> out(70, 3);
-    out.fill(0xffff);
-    out.set_min(10, -2);
+    b.translate({-5, -1});
+    Buffer<uint16_t> out_storage(75, 4);
+    out_storage.fill(0xffff);
+    Buffer<uint16_t> out = out_storage.cropped(0, 2, 70).cropped(1, 1, 3);
+    out.translate({-2, -1});
     halide_buffer_t ra = as_f16(a), rb = as_f16(b), rout = as_f16(out);
 
     RunOutcome r = call(blob, {&ra, &rb, &rout});
@@ -138,12 +141,14 @@ TEST(HalideGlue, AddsStridedCroppedAndOffsetBuffersExactly) {
     int differing = 0;
     for (int y = 0; y < 3; y++) {
         for (int x = 0; x < 70; x++) {
-            const float expect = half_to_float(float_to_half(half_to_float(a(x, y)) + half_to_float(b(x + 5, y + 1))));
-            ASSERT_EQ(half_to_float(out(x + 10, y - 2)), expect) << "x " << x << " y " << y;
-            if (out(x + 10, y - 2) != out(10, -2)) differing++;
+            const float expect = half_to_float(float_to_half(half_to_float(a(x, y)) + half_to_float(b_storage(x + 5, y + 1))));
+            ASSERT_EQ(half_to_float(out_storage(x + 2, y + 1)), expect) << "x " << x << " y " << y;
+            if (out(x, y) != out(0, 0)) differing++;
         }
     }
     EXPECT_GT(differing, 0) << "output is constant: the test could pass by accident";
+    EXPECT_EQ(out_storage(0, 0), 0xffff) << "the crop's border is untouched";
+    EXPECT_EQ(out_storage(74, 3), 0xffff) << "the crop's border is untouched";
 }
 
 TEST(HalideGlue, MarksOutputsHostDirtyAndLeavesInputsAlone) {
@@ -276,14 +281,43 @@ TEST(HalideGlue, ProfileTableListsEveryKernel) {
 
 // ---- buffer errors ----
 
-TEST(HalideGlueErrors, WrongExtentNamesKernelBufferAndDimension) {
+TEST(HalideGlueErrors, AnExtentTooSmallIsOutOfBoundsLikeInAHostBuild) {
     Blob blob(add_f16_program().p);
     AddBuffers bufs;
     Buffer<uint16_t> short_b(70, 2);
     halide_buffer_t rb = as_f16(short_b);
     RunOutcome r = call(blob, {&bufs.ra, &rb, &bufs.rout});
-    EXPECT_EQ(r.code, spyre_error_buffer_mismatch);
-    EXPECT_EQ(r.message, "add_f16: buffer 'B' dimension 1 has extent 2, the kernel was compiled for 3");
+    EXPECT_EQ(r.code, halide_error_code_access_out_of_bounds);
+    EXPECT_EQ(r.message, "add_f16: buffer 'B' dimension 1 covers [0, 1] (min 0, extent 2); the kernel accesses [0, 2]");
+}
+
+TEST(HalideGlueErrors, ALargerExtentViolatesTheCompiledShapeLikeInAHostBuild) {
+    Blob blob(add_f16_program().p);
+    AddBuffers bufs;
+    Buffer<uint16_t> long_b(70, 4);
+    halide_buffer_t rb = as_f16(long_b);
+    RunOutcome r = call(blob, {&bufs.ra, &rb, &bufs.rout});
+    EXPECT_EQ(r.code, halide_error_code_constraint_violated);
+    EXPECT_EQ(r.message, "add_f16: buffer 'B' dimension 1 has extent 4, the kernel was compiled for 3");
+}
+
+TEST(HalideGlueErrors, ANonZeroMinIsNeverIgnored) {
+    Blob blob(add_f16_program().p);
+    AddBuffers bufs;
+    halide_buffer_t shifted = bufs.ra;
+    halide_dimension_t dims[2] = {bufs.ra.dim[0], bufs.ra.dim[1]};
+    shifted.dim = dims;
+    dims[1].min = 1;  // covers rows [1, 3]; the kernel reads [0, 2]
+    RunOutcome r = call(blob, {&shifted, &bufs.rb, &bufs.rout});
+    EXPECT_EQ(r.code, halide_error_code_access_out_of_bounds);
+    EXPECT_EQ(r.message, "add_f16: buffer 'A' dimension 1 covers [1, 3] (min 1, extent 3); the kernel accesses [0, 2]");
+    dims[1].min = -1;  // covers [-1, 1]: too short at the top
+    EXPECT_EQ(call(blob, {&shifted, &bufs.rb, &bufs.rout}).code, halide_error_code_access_out_of_bounds);
+    dims[1].min = -1;
+    dims[1].extent = 4;  // covers [-1, 2]: the region, but not at min 0
+    r = call(blob, {&shifted, &bufs.rb, &bufs.rout});
+    EXPECT_EQ(r.code, halide_error_code_constraint_violated);
+    EXPECT_EQ(r.message, "add_f16: buffer 'A' dimension 1 has min -1 and extent 4, the kernel was compiled for min 0 and extent 3");
 }
 
 TEST(HalideGlueErrors, WrongTypeNamesBothTypes) {
@@ -291,11 +325,11 @@ TEST(HalideGlueErrors, WrongTypeNamesBothTypes) {
     AddBuffers bufs;
     Buffer<float> f32(70, 3);
     RunOutcome r = call(blob, {f32.raw_buffer(), &bufs.rb, &bufs.rout});
-    EXPECT_EQ(r.code, spyre_error_buffer_mismatch);
+    EXPECT_EQ(r.code, halide_error_code_bad_type) << "the code a host build gives";
     EXPECT_EQ(r.message, "add_f16: buffer 'A' has type float32, the kernel was compiled for f16 (float16)");
     // Same bits, wrong type code: uint16 is not float16.
     RunOutcome u = call(blob, {bufs.a.raw_buffer(), &bufs.rb, &bufs.rout});
-    EXPECT_EQ(u.code, spyre_error_buffer_mismatch);
+    EXPECT_EQ(u.code, halide_error_code_bad_type);
     EXPECT_CONTAINS(u.message, "has type uint16");
 }
 
@@ -305,7 +339,7 @@ TEST(HalideGlueErrors, WrongDimensionCount) {
     Buffer<uint16_t> three_d(70, 3, 1);
     halide_buffer_t rout = as_f16(three_d);
     RunOutcome r = call(blob, {&bufs.ra, &bufs.rb, &rout});
-    EXPECT_EQ(r.code, spyre_error_buffer_mismatch);
+    EXPECT_EQ(r.code, halide_error_code_bad_dimensions) << "the code a host build gives";
     EXPECT_EQ(r.message, "add_f16: buffer 'Out' has 3 dimensions, the kernel was compiled for 2");
 }
 

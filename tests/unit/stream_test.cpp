@@ -373,7 +373,7 @@ TEST(StreamErrors, AFailedKernelCallReportsItsCodeAndMessage) {
     s.enqueue([&] { return add(a.raw_buffer(), wrong.raw_buffer(), out.raw_buffer()); });
     const int code = s.synchronize();
     ::testing::internal::GetCapturedStderr();
-    EXPECT_EQ(code, spyre_error_buffer_mismatch);
+    EXPECT_EQ(code, halide_error_code_constraint_violated);
     EXPECT_EQ(std::string(spyre_last_error()),
               "stream_bad_shape: buffer 'B' dimension 1 has extent 3, the kernel was compiled for 2");
 }
