@@ -14,7 +14,9 @@
 //     generated (-r without -g), which CMake's shared runtimes do.
 // -o, -f and -g are recorded in spyre::driver_options() for the lowering
 // pass; every argument is then handed unchanged to
-// Halide::Internal::generate_filter_main.
+// Halide::Internal::generate_filter_main. A failing generator (a bad
+// parameter, a schedule the backend refuses) prints one line
+// "<program>: error: <message>" and exits with status 1.
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -80,6 +82,26 @@ std::string rewrite_target_entry(const std::string &entry, bool *is_spyre_entry)
 std::string strip_namespaces(const std::string &function_name) {
     const size_t pos = function_name.rfind("::");
     return pos == std::string::npos ? function_name : function_name.substr(pos + 2);
+}
+
+// A generator's error message on one line: Halide's "Error: " prefix and
+// trailing newlines dropped, inner newlines joined with "; ".
+std::string one_line(std::string message) {
+    for (const char *prefix : {"Unhandled exception: ", "Error: "}) {
+        if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
+    }
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    for (size_t at; (at = message.find('\n')) != std::string::npos;) message.replace(at, 1, "; ");
+    return message;
+}
+
+// GenGen's error output with each "Unhandled exception: ..." turned into
+// "<program>: error: ..."; anything else (usage text) is kept as it is.
+std::string as_driver_error(const std::string &program, const std::string &gengen_output) {
+    const std::string marker = "Unhandled exception: ";
+    const size_t at = gengen_output.find(marker);
+    if (at == std::string::npos) return gengen_output;
+    return gengen_output.substr(0, at) + program + ": error: " + one_line(gengen_output.substr(at)) + "\n";
 }
 
 }  // namespace
@@ -148,11 +170,22 @@ int main(int argc, char **argv) {
     std::vector<char *> cargs;
     for (auto &a : args) cargs.push_back(a.data());
     cargs.push_back(nullptr);
+    // GenGen catches a generator's exception itself, prints "Unhandled
+    // exception: Error: <message>" and returns -1 (exit status 255); its
+    // messages are collected here and a failure becomes one clear line, exit 1.
+    std::ostringstream gengen_errors;
+    int status;
     try {
-        return Halide::Internal::generate_filter_main((int)args.size(), cargs.data(), std::cerr);
+        status = Halide::Internal::generate_filter_main((int)args.size(), cargs.data(), gengen_errors);
     } catch (const std::exception &e) {
         // Halide::CompileError, spyre::CompileError, ...: one clear line, exit 1.
-        std::cerr << argv[0] << ": error: " << e.what() << "\n";
+        std::cerr << gengen_errors.str() << argv[0] << ": error: " << one_line(e.what()) << "\n";
         return 1;
     }
+    if (status == 0) {
+        std::cerr << gengen_errors.str();
+        return 0;
+    }
+    std::cerr << as_driver_error(argv[0], gengen_errors.str());
+    return 1;
 }
