@@ -319,6 +319,8 @@ std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes
     return bytes;
 }
 
+std::vector<uint8_t> read_file_bytes(const std::string &path) { return read_file_bytes(path, kMaxProgramFileBytes); }
+
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes) {
     std::ofstream f(path, std::ios::binary);
     if (!f) throw Error("cannot write '" + path + "'");

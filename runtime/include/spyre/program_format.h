@@ -35,7 +35,8 @@ constexpr uint64_t kMaxProgramFileBytes = uint64_t{256} << 20;
 // The whole content of the regular file `path`. Anything else (a directory, a
 // device such as /dev/zero, a FIFO) and a file larger than `max_bytes` are a
 // spyre::Error naming the path, found before anything is allocated.
-std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes = kMaxProgramFileBytes);
+std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes);
+std::vector<uint8_t> read_file_bytes(const std::string &path);  // at most kMaxProgramFileBytes
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes);
 
 }  // namespace spyre
