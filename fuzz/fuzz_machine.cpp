@@ -34,7 +34,7 @@ void check_sane(const spyre::MachineDescription &m) {
     SPYRE_FUZZ_CHECK(m.max_loop_depth >= 1 && m.max_loop_depth <= 4, "max_loop_depth out of range");
     SPYRE_FUZZ_CHECK(m.max_loop_trip_count >= 1 && m.max_loop_trip_count <= 65535, "max_loop_trip_count out of range");
     SPYRE_FUZZ_CHECK(m.token_channels_per_core >= 1 && m.barrier_ids >= 1, "channels/barriers");
-    SPYRE_FUZZ_CHECK(m.clock_ghz > 0 && m.dram_bandwidth_gbps > 0 && m.dram_saturation_cores > 0, "rates");
+    SPYRE_FUZZ_CHECK(m.clock_ghz > 0 && m.dram_bandwidth_gbps > 0 && m.dram_one_core_fraction > 0, "rates");
     SPYRE_FUZZ_CHECK(m.dram_usable_bytes > 0 && m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes");
 #define SPYRE_MACHINE_PARAM(pname, type, min, max)                                   \
     SPYRE_FUZZ_CHECK(m.find(#pname) != nullptr, "missing parameter " #pname);           \

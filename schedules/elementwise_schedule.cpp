@@ -76,7 +76,6 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
     // DMA port, if few cores), plus per tile the DMA latency seen twice (load,
     // store) and the SFU time, which do not overlap with DRAM in a synchronous
     // tile loop (double buffered: about half of it is hidden behind the next tile's DMA).
-    const double bw = m.dram_bytes_per_cycle(), port = m.dma_port_bytes_per_cycle();
     const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
     const double row_sfu = sfu_passes(s, m.sfu_transcendental_cost) *
                            ((double)p.d0p * 4 / sfu_rate + m.sfu_instruction_overhead_cycles * p.d0p / p.row_vector);
@@ -99,8 +98,7 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
         const double a_bytes = (double)s.d2 * d1p * p.d0p * eb;
         const double b_bytes = b_rows ? (double)s.d2 * d1p * b_row_bytes : (double)s.d2 * (d1p / ty) * b_row_bytes;
         const double read = a_bytes + b_bytes, write = a_bytes;
-        const double dram = std::max((read + write) / bw + m.dram_turnaround_ns_per_byte * m.clock_ghz * std::min(read, write),
-                                     (read + write) / (cz * cy) / port);
+        const double dram = m.dram_cycles(read, write, cz * cy);
         const double cost = dram + tiles_per_core * (2 * m.dma_latency_cycles + ty * row_sfu) / copies;
         if (cost < best * 0.999) {
             best = cost;

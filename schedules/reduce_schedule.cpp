@@ -56,7 +56,6 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     const int n = s.reduced();
     const int du = s.extent(s.kept(0)), dv = s.extent(s.kept(1));
     const int64_t budget = m.scratchpad_bytes * 3 / 4;
-    const double bw = m.dram_bytes_per_cycle(), port = m.dma_port_bytes_per_cycle();
     const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
     const double ovh = m.sfu_instruction_overhead_cycles, lat = m.dma_latency_cycles;
     double best = std::numeric_limits<double>::max();
@@ -122,8 +121,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         const double exposed = db ? per_tile + tiles_per_core * 2 * ovh : tiles_per_core * per_tile;
         const double read = (double)n * up * dv * eb * (s.axis == 0 ? 1 : 1), write = (double)up * dv * eb;
         const double read_padded = s.axis == 0 ? (double)round_up(s.d0, p.in_lanes) * up * dv * eb : read;
-        const double dram = std::max((read_padded + write) / bw + m.dram_turnaround_ns_per_byte * m.clock_ghz * std::min(read_padded, write),
-                                     (read_padded + write) / (cu * cv) / port);
+        const double dram = m.dram_cycles(read_padded, write, cu * cv);
         const double cost = dram + exposed;
         if (cost < best * 0.999) {
             best = cost;
@@ -163,7 +161,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
                 const bool db = copies == 2 && (rows / chunk) % 2 == 0;
                 if (copies == 2 && !db) continue;
                 const double read = (double)n * up_all * dv * eb, write = (double)up_all * dv * eb;
-                const double dram = std::max((read + write) / bw, read / (c * port));
+                const double dram = m.dram_cycles(read, write, c);
                 const double sfu = (double)dv * rows * ((f16 ? 2 : 1) * ((double)up_all * 4 / sfu_rate) + ovh);
                 const double combine = (double)dv * c * ((double)up_all * 4 / sfu_rate + ovh) + c * lat;
                 const double cost = (db ? std::max(dram, sfu) : dram + sfu) + combine;

@@ -29,17 +29,32 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
         throw std::runtime_error("softmax: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
                                  std::to_string(per_row) + " bytes per row)");
     }
-    // Tiles of up to 32 rows, at least one tile per core when there are enough rows.
+    // Every core gets rows (up to max_cores of them, one row at least each), in
+    // tiles of at most 32 rows that fit the scratchpad; the tile is the one that
+    // pads a core's rows least (the largest of those), so no tile size that
+    // leaves the row count without useful divisors can strand the work on a
+    // few cores. Rows are padded to cores x tiles x tile_rows.
     const int max_cores = usable_cores(options.max_cores);
-    int tile = (int)std::min<int64_t>(32, budget / per_row);
-    tile = std::max(1, std::min(tile, (rows + max_cores - 1) / max_cores));
-    if (options.tile_rows > 0) tile = (int)std::min<int64_t>(options.tile_rows, budget / per_row);
+    const int fit = (int)std::min<int64_t>(32, budget / per_row);
+    p.cores = std::max(1, std::min(max_cores, rows));
+    const int per_core = (rows + p.cores - 1) / p.cores;
+    int tile = 1;
+    if (options.tile_rows > 0) {
+        tile = (int)std::min<int64_t>(options.tile_rows, budget / per_row);
+    } else {
+        int best_padded = 0;
+        for (int t = 1; t <= std::min(fit, per_core); t++) {
+            const int padded = (per_core + t - 1) / t * t;
+            if (best_padded == 0 || padded <= best_padded) best_padded = padded, tile = t;
+        }
+    }
     p.tile_rows = tile;
-    p.rows_padded = (rows + tile - 1) / tile * tile;
-    const int tiles = p.rows_padded / tile;
-    p.cores = 1;
-    for (int c = 1; c <= std::min<int>(tiles, max_cores); c++) {
-        if (tiles % c == 0) p.cores = c;
+    const int tiles_per_core = (per_core + tile - 1) / tile;
+    p.rows_padded = p.cores * tiles_per_core * tile;
+    // Fewer cores while the last one would hold only padding rows.
+    while (p.cores > 1 && (int64_t)(p.cores - 1) * tiles_per_core * tile >= rows) {
+        p.cores--;
+        p.rows_padded = p.cores * tiles_per_core * tile;
     }
     p.footprint_bytes = per_row * tile;
     p.row_vectors = options.row_vectors;

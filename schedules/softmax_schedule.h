@@ -1,6 +1,7 @@
 // Schedules of softmax over the innermost dimension (generators/softmax_generator.cpp).
 //
-// Spyre: rows are split across the cores (even divisors of the row tiles);
+// Spyre: rows are split evenly across the cores (padded to whole tiles on
+// every core, with the tile that pads least);
 // per core, for each tile of `tile_rows` rows: stage the input tile in
 // scratchpad (DMA), row max (sfu.rowmax), exp(x - max) (SFU), row sum
 // (sfu.rowsum), divide and cast (SFU), store the tile (DMA).
@@ -20,8 +21,8 @@ struct SoftmaxSpyrePlan {
     int cols = 0, rows = 0;
     int cols_padded = 0;   // whole sticks of the input type
     int tile_rows = 1;     // rows per scratchpad tile
-    int rows_padded = 0;   // multiple of tile_rows
-    int cores = 1;         // cores used (divides the row tiles)
+    int rows_padded = 0;   // cores x (tiles per core) x tile_rows
+    int cores = 1;         // cores used, each with the same number of row tiles
     int in_lanes = 0, f32_lanes = 0;
     int64_t footprint_bytes = 0;
     bool row_vectors = true;

@@ -86,7 +86,7 @@ bool sfu_layout(isa::Opcode op, SfuLayout *l) {
         }
         return -1;
     };
-    if (spec.cost == isa::CostClass::SfuReduce) return false;
+    if (isa::is_reduction(spec.cost)) return false;
     l->operands.clear();
     l->operands.push_back({idx("dst"), idx("dst_stride"), -1});
     for (const char *s : {"a", "b", "c"}) {

@@ -28,7 +28,7 @@ struct SfuOperands {
 // Fills `out` for an elementwise SFU instruction; false for other units and for reductions.
 inline bool sfu_operands(const SymInstruction &in, SfuOperands *out) {
     const isa::OpcodeSpec &spec = isa::opcode_spec(in.op);
-    if (spec.unit != isa::Unit::Sfu || spec.cost == isa::CostClass::SfuReduce) return false;
+    if (spec.unit != isa::Unit::Sfu || isa::is_reduction(spec.cost)) return false;
     auto idx = [&](const std::string &name) {
         for (int i = 0; i < spec.num_fields; i++) {
             if (name == spec.fields[i].name) return i;

@@ -87,7 +87,7 @@ std::vector<ScratchpadAccess> accesses_of(const SymInstruction &in, const std::v
         const int64_t n = f[idx("n")].base, rows = f[idx("rows")].base;
         const int ti = idx("type");
         const int64_t eb = dtype_bytes((DType)f[ti].base);
-        const bool reduce = spec.cost == isa::CostClass::SfuReduce;
+        const bool reduce = isa::is_reduction(spec.cost);
         for (const char *name : {"dst", "a", "b", "c"}) {
             const int fi = idx(name);
             if (fi < 0) continue;

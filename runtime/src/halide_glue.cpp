@@ -231,6 +231,10 @@ double pt_utilization_of(double macs, double cycles, const MachineDescription &m
     return cycles > 0 ? macs / (cycles * m.pt_peak_macs_per_cycle_fp16 * m.cores) : 0.0;
 }
 
+double pt_sustained_utilization_of(double macs, double cycles, const MachineDescription &m) {
+    return cycles > 0 ? macs / (cycles * m.pt_macs_per_cycle(1.0) * m.cores) : 0.0;
+}
+
 void record_run(const SimulationResult &r, const MachineDescription &m) {
     const PerformanceFigures f = performance_figures(r, m);
     spyre_kernel_stats s{};
@@ -240,6 +244,7 @@ void record_run(const SimulationResult &r, const MachineDescription &m) {
     s.simulated_us = r.simulated_us;
     s.roofline_bound_us = f.roofline_bound_us;
     s.pt_utilization = f.pt_utilization;
+    s.pt_sustained_utilization = f.pt_sustained_utilization;
     s.macs = r.macs;
     s.dram_read_bytes = r.dram_read_bytes;
     s.dram_write_bytes = r.dram_write_bytes;
@@ -260,6 +265,7 @@ void record_run(const SimulationResult &r, const MachineDescription &m) {
     sum.dram_read_bytes += s.dram_read_bytes;
     sum.dram_write_bytes += s.dram_write_bytes;
     sum.pt_utilization = pt_utilization_of((double)sum.macs, sum.cycles, m);
+    sum.pt_sustained_utilization = pt_sustained_utilization_of((double)sum.macs, sum.cycles, m);
     t.us_by_bottleneck[f.bottleneck] += s.simulated_us;
     auto top = std::max_element(t.us_by_bottleneck.begin(), t.us_by_bottleneck.end(),
                                 [](const auto &x, const auto &y) { return x.second < y.second; });

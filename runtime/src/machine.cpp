@@ -79,6 +79,15 @@ void check_sanity(const MachineDescription &m, const std::string &where) {
                 std::to_string(m.stick_bytes));
     require(m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes = " + std::to_string(m.dram_usable_bytes) +
                                                      " must not exceed dram_bytes = " + std::to_string(m.dram_bytes));
+    // The bound stays a bound: no simulated rate may exceed the one the roofline bound charges.
+    require(m.dram_bound_turnaround_ns_per_byte <= m.dram_turnaround_ns_per_byte,
+            "dram_bound_turnaround_ns_per_byte = " + std::to_string(m.dram_bound_turnaround_ns_per_byte) +
+                " must not exceed dram_turnaround_ns_per_byte = " + std::to_string(m.dram_turnaround_ns_per_byte) +
+                " (the roofline bound charges the smallest turnaround)");
+    require(m.pt_sustained_macs_per_ns <= m.pt_peak_macs_per_cycle_fp16 * m.clock_ghz,
+            "pt_sustained_macs_per_ns = " + std::to_string(m.pt_sustained_macs_per_ns) +
+                " must not exceed the datasheet peak pt_peak_macs_per_cycle_fp16 x clock_ghz = " +
+                std::to_string(m.pt_peak_macs_per_cycle_fp16 * m.clock_ghz));
 }
 
 // The string member `key` of object `j`, or `fallback` when absent; a value of
@@ -165,6 +174,15 @@ void apply_machine_overrides(MachineDescription &target, const std::string &over
     }
     check_sanity(m, source);
     target = std::move(m);
+}
+
+double MachineDescription::dram_cycles(double read, double write, double cores) const {
+    const double turnaround = dram_turnaround_ns_per_byte * clock_ghz * std::min(read, write);
+    return ((read + write) / dram_bytes_per_cycle() + turnaround) / dram_concurrency_efficiency(cores);
+}
+
+double MachineDescription::dram_bound_ns(double read, double write) const {
+    return (read + write) / dram_bandwidth_gbps + dram_bound_turnaround_ns_per_byte * std::min(read, write);
 }
 
 uint64_t MachineDescription::structural_fingerprint() const {

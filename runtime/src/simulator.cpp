@@ -536,13 +536,13 @@ private:
         }
         if (opt_.sync == SyncMode::ForcedSerial) {
             // One transfer at a time: alone on the card, at its port limit, latency included.
-            dram_.start(start, read, write);
+            dram_.start(start, u.core, read, write);
             const double done = dram_.next_completion();
             dram_.complete_until(done);
             finish_transfer(id, start, done + fill + latency, 0.0, op, transfer_occupancies_);
             return;
         }
-        const int tid = dram_.start(start, read, write);
+        const int tid = dram_.start(start, u.core, read, write);
         if ((size_t)tid >= pending_.size()) pending_.resize(tid + 1);
         pending_[tid] = {id, start, fill, latency, op, transfer_occupancies_};
         u.status = UnitStatus::BlockedOnDram;

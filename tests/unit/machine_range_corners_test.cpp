@@ -111,11 +111,13 @@ std::vector<Corner> corners() {
                    "ring_hop_latency_ns=1e5,ring_bytes_per_cycle=1,sfu_bytes_per_cycle_per_corelet=1,"
                    "sfu_instruction_overhead_cycles=1e6,sfu_transcendental_cost=1000,pt_peak_macs_per_cycle_fp16=1,"
                    "pt_fp32_rate_factor=0.015625,pt_pass_fill_cycles=1e6,kernel_launch_cycles=1e8,corelets_per_core=1,"
-                   "dram_saturation_cores=1024,host_link_gbps=0.1,restickify_gbps=0.1"});
+                   "dram_one_core_fraction=0.01,host_link_gbps=0.1,restickify_gbps=0.1,pt_sustained_macs_per_ns=1,"
+                   "sfu_row_reduce_cost=1000,sfu_row_reduce_row_cycles=1e6"});
     out.push_back({"clock_ghz=0.1,dram_bandwidth_gbps=1e5,dram_turnaround_ns_per_byte=0,dma_latency_cycles=0,"
                    "ring_hop_latency_ns=0,ring_bytes_per_cycle=1e6,sfu_bytes_per_cycle_per_corelet=1e6,"
                    "sfu_instruction_overhead_cycles=0,pt_peak_macs_per_cycle_fp16=1e6,pt_pass_fill_cycles=0,"
-                   "kernel_launch_cycles=0,corelets_per_core=8,dram_saturation_cores=1"});
+                   "kernel_launch_cycles=0,corelets_per_core=8,dram_one_core_fraction=1,dram_bound_turnaround_ns_per_byte=0,"
+                   "sfu_row_reduce_cost=1,sfu_row_reduce_row_cycles=0"});
     return out;
 }
 

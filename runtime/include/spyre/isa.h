@@ -20,7 +20,9 @@ enum class Unit : uint8_t { Any = 255, Dma = 0, Pt = 1, Sfu = 2 };
 constexpr int kNumUnits = 3;
 const char *unit_name(Unit u);
 
-enum class CostClass : uint8_t { Control, Dma, Ring, Matmul, SfuSimple, SfuTranscendental, SfuReduce };
+enum class CostClass : uint8_t { Control, Dma, Ring, Matmul, SfuSimple, SfuTranscendental, SfuReduce, SfuRowReduce };
+// A reduction (accumulates into its destination): column-wise or row-wise.
+inline bool is_reduction(CostClass c) { return c == CostClass::SfuReduce || c == CostClass::SfuRowReduce; }
 
 enum OpcodeFlags : uint32_t { FloatOnly = 1 };
 

@@ -35,9 +35,27 @@ struct MachineDescription {
     // Lanes of a stick for an element size in bytes.
     int64_t stick_lanes(int64_t element_bytes) const { return stick_bytes / element_bytes; }
     double cycles_per_ns() const { return clock_ghz; }
-    // DRAM bytes per cycle for the whole card, and the per-core DMA port limit.
+    // The card's peak DRAM bytes per cycle (read-only or write-only traffic, many cores).
     double dram_bytes_per_cycle() const { return dram_bandwidth_gbps / clock_ghz; }
-    double dma_port_bytes_per_cycle() const { return dram_bytes_per_cycle() / dram_saturation_cores; }
+    // The fraction of that peak the card serves while `cores` cores move data at
+    // once: dram_one_core_fraction for one core, rising linearly to 1 when every
+    // core does (DRAM throughput grows with the number of concurrent streams).
+    double dram_concurrency_efficiency(double cores) const {
+        if (cores <= 0) return 0.0;
+        if (cores >= (double)this->cores || this->cores <= 1) return 1.0;
+        return dram_one_core_fraction + (1.0 - dram_one_core_fraction) * (cores - 1.0) / ((double)this->cores - 1.0);
+    }
+    double dram_bytes_per_cycle(double cores) const { return dram_bytes_per_cycle() * dram_concurrency_efficiency(cores); }
+    // DRAM time in cycles for R bytes read and W written by `cores` cores at once,
+    // with the read/write turnaround (MACHINE.md's formula at that concurrency).
+    double dram_cycles(double read, double write, double cores) const;
+    // The DRAM roofline bound in ns: bytes at the peak rate plus the smallest
+    // turnaround the hardware measurements allow (dram_bound_turnaround_ns_per_byte),
+    // so no run, simulated or measured, is faster.
+    double dram_bound_ns(double read, double write) const;
+    // PT MACs per cycle per core that a full pass sustains, for an input type
+    // factor (1 fp16, pt_fp32_rate_factor, pt_int8_rate_factor).
+    double pt_macs_per_cycle(double type_factor) const { return pt_sustained_macs_per_ns / clock_ghz * type_factor; }
 
     // Fingerprint of the parameters a program's legality depends on (structure,
     // not rates): a program is valid on any machine with the same fingerprint,

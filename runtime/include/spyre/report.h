@@ -11,10 +11,11 @@
 namespace spyre {
 
 struct PerformanceFigures {
-    double roofline_bound_us = 0;   // max(MACs / peak, DRAM bytes / bandwidth)
-    double compute_bound_us = 0;
-    double dram_bound_us = 0;
-    double pt_utilization = 0;      // MACs / (cycles x peak MAC per cycle x cores)
+    double roofline_bound_us = 0;   // max(compute_bound_us, dram_bound_us)
+    double compute_bound_us = 0;    // MACs at the datasheet PT peak on every core
+    double dram_bound_us = 0;       // MachineDescription::dram_bound_ns of the bytes moved
+    double pt_utilization = 0;      // MACs / (cycles x datasheet peak MAC per cycle x cores)
+    double pt_sustained_utilization = 0;  // MACs / (cycles x calibrated sustained MAC per cycle x cores)
     double achieved_dram_gbps = 0;
     double unit_utilization[isa::kNumUnits] = {0, 0, 0};  // mean over cores of busy / cycles
     int active_cores = 0;           // cores that executed at least one timed instruction
@@ -23,7 +24,7 @@ struct PerformanceFigures {
 
 PerformanceFigures performance_figures(const SimulationResult &r, const MachineDescription &m);
 
-// DRAM time in ns for R bytes read and W written, per MACHINE.md.
+// The DRAM roofline bound in ns for R bytes read and W written (MachineDescription::dram_bound_ns).
 double dram_time_ns(double read_bytes, double write_bytes, const MachineDescription &m);
 
 std::string format_summary(const SimulationResult &r, const MachineDescription &m);

@@ -55,6 +55,7 @@ typedef struct spyre_kernel_stats {
     uint64_t dram_read_bytes;
     uint64_t dram_write_bytes;
     char bottleneck[16];
+    double pt_sustained_utilization; /* MACs / (cycles x calibrated sustained MAC rate x cores); pt_utilization is against the datasheet peak */
 } spyre_kernel_stats;
 
 /* The most recent run in this process. Returns 0, or -1 if nothing ran yet. */

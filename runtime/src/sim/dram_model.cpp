@@ -1,4 +1,4 @@
-// The fluid, fairly shared DRAM model (see dram_model.h).
+// The fluid DRAM model with concurrency-dependent throughput (see dram_model.h).
 #include "sim/dram_model.h"
 
 #include <algorithm>
@@ -8,12 +8,16 @@ namespace spyre {
 namespace sim {
 
 namespace {
-constexpr double kEpsilon = 1e-6;  // card-cycles; far above the rounding of the sums involved
+// A transfer is done when its remaining work is below the rounding of the
+// times involved: an absolute floor, and a relative part so that runs of
+// 1e10 cycles and more still finish (doubles hold about 16 digits).
+constexpr double kEpsilon = 1e-6;            // card-cycles
+constexpr double kRelativeEpsilon = 1e-12;   // of the current time
 }
 
-DramModel::DramModel(const MachineDescription &m) : m_(m) {}
+DramModel::DramModel(const MachineDescription &m) : m_(m), per_core_((size_t)std::max<int64_t>(m.cores, 1), 0) {}
 
-int DramModel::start(double now, int64_t read_bytes, int64_t write_bytes) {
+int DramModel::start(double now, int core, int64_t read_bytes, int64_t write_bytes) {
     advance(now);
     const double bytes = (double)read_bytes + (double)write_bytes;
     const double before = std::min(total_read_, total_write_);
@@ -22,9 +26,8 @@ int DramModel::start(double now, int64_t read_bytes, int64_t write_bytes) {
     const double turnaround = (std::min(total_read_, total_write_) - before) * m_.dram_turnaround_ns_per_byte * m_.clock_ghz;
     Transfer t;
     t.id = next_id_++;
+    t.core = std::clamp<int>(core, 0, (int)per_core_.size() - 1);
     t.work = bytes / m_.dram_bytes_per_cycle() + turnaround;
-    // The port moves at most dma_port_bytes_per_cycle real bytes per cycle.
-    t.cap = bytes > 0 ? m_.dma_port_bytes_per_cycle() * t.work / bytes : 1.0;
     active_.push_back(t);
     recompute_rates();
     return t.id;
@@ -39,28 +42,16 @@ void DramModel::advance(double now) {
 }
 
 void DramModel::recompute_rates() {
-    // Common case: nobody is held by its port at an equal share.
     if (active_.empty()) return;
-    const double equal = 1.0 / (double)active_.size();
-    bool all_above = true;
-    for (const Transfer &t : active_) all_above = all_above && t.cap >= equal;
-    if (all_above) {
-        for (Transfer &t : active_) t.rate = equal;
-        return;
+    std::fill(per_core_.begin(), per_core_.end(), 0);
+    int cores = 0;
+    for (const Transfer &t : active_) {
+        if (per_core_[t.core]++ == 0) cores++;
     }
-    // Water-filling: the card serves one card-cycle per cycle, split equally,
-    // each transfer at most its cap; what a capped transfer leaves goes to the others.
-    order_.clear();
-    for (Transfer &t : active_) order_.push_back(&t);
-    std::sort(order_.begin(), order_.end(), [](const Transfer *a, const Transfer *b) { return a->cap < b->cap; });
-    double capacity = 1.0;
-    size_t left = order_.size();
-    for (Transfer *t : order_) {
-        const double share = capacity / (double)left;
-        t->rate = std::min(t->cap, share);
-        capacity -= t->rate;
-        left--;
-    }
+    // The card's work per cycle at this concurrency, shared equally by the
+    // active cores, each core's share equally by its transfers.
+    const double per_core = m_.dram_concurrency_efficiency(cores) / cores;
+    for (Transfer &t : active_) t.rate = per_core / per_core_[t.core];
 }
 
 double DramModel::next_completion() const {
@@ -74,8 +65,9 @@ double DramModel::next_completion() const {
 std::vector<int> DramModel::complete_until(double now) {
     advance(now);
     std::vector<int> done;
+    const double epsilon = std::max(kEpsilon, kRelativeEpsilon * now_);
     for (auto it = active_.begin(); it != active_.end();) {
-        if (it->work <= kEpsilon) {
+        if (it->work <= epsilon) {
             done.push_back(it->id);
             it = active_.erase(it);
         } else {

@@ -1,12 +1,18 @@
-// Device DRAM as one shared resource for the card, in a fluid model: every
-// active transfer is served at an equal share of the card's bandwidth
-// (water-filling), capped by its core's DMA port (bandwidth / saturation
-// cores), so one core cannot take the whole card and two saturate it.
-// Mixed read/write traffic pays the turnaround of MACHINE.md: each transfer
-// carries, besides bytes / bandwidth, its increment of
-// turnaround_ns x min(total read, total written), so the card's total busy
-// time is exactly the DRAM roofline formula of the kernel and a kernel can
-// never finish below it.
+// Device DRAM as one shared resource for the card, in a fluid model.
+//
+// Every active transfer carries *card work*: bytes / peak bandwidth plus its
+// share of the read/write turnaround, turnaround_ns x (min(R', W') - min(R, W))
+// where R, W are the card's total bytes read and written before it and R', W'
+// after it (MACHINE.md's formula, so a kernel's total work is its DRAM time at
+// the peak rate). While n cores have transfers in flight the card performs
+// dram_concurrency_efficiency(n) units of work per cycle: dram_one_core_fraction
+// for one core, rising linearly to 1 at all cores (DRAM throughput grows with
+// the number of concurrent DMA streams; measured: an elementwise add keeps
+// speeding up from 4 to 32 cores). That work is shared equally
+// by the active cores, and a core's share equally by its transfers.
+//
+// Since the efficiency is at most 1, no kernel finishes below
+// MachineDescription::dram_bound_ns of its bytes.
 //
 // The scheduler starts transfers at their issue time and asks for the next
 // completion; rates change only when a transfer starts or ends.
@@ -24,8 +30,8 @@ class DramModel {
 public:
     explicit DramModel(const MachineDescription &m);
 
-    // Starts a transfer at `now` (>= every earlier call's time). Returns its id.
-    int start(double now, int64_t read_bytes, int64_t write_bytes);
+    // Starts a transfer of `core` at `now` (>= every earlier call's time). Returns its id.
+    int start(double now, int core, int64_t read_bytes, int64_t write_bytes);
 
     // Earliest completion among active transfers (infinity if none).
     double next_completion() const;
@@ -38,16 +44,16 @@ public:
 private:
     struct Transfer {
         int id;
-        double work;       // remaining card-cycles
-        double cap;        // max card-cycles per cycle (port limit)
-        double rate = 0;   // current card-cycles per cycle
+        int core;
+        double work;      // remaining card-cycles
+        double rate = 0;  // current card-cycles per cycle
     };
     void advance(double now);
     void recompute_rates();
 
     const MachineDescription &m_;
     std::vector<Transfer> active_;
-    std::vector<Transfer *> order_;  // scratch for recompute_rates
+    std::vector<int> per_core_;  // active transfers per core (scratch for recompute_rates)
     double now_ = 0;
     double total_read_ = 0, total_write_ = 0;
     int next_id_ = 0;

@@ -21,9 +21,9 @@ double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
     if (op == isa::Opcode::Matmul) {
         namespace F = isa::field::Matmul;
         const DType t = (DType)f[F::in_type];
-        double rate = m_.pt_peak_macs_per_cycle_fp16;
-        if (t == DType::F32) rate *= m_.pt_fp32_rate_factor;
-        if (t == DType::I8) rate *= m_.pt_int8_rate_factor;
+        const double rate = m_.pt_macs_per_cycle(t == DType::F32 ? m_.pt_fp32_rate_factor
+                                                 : t == DType::I8 ? m_.pt_int8_rate_factor
+                                                                  : 1.0);
         const int64_t passes = (f[F::m] + m_.pt_pass_rows - 1) / m_.pt_pass_rows;
         const double per_pass = (double)m_.pt_pass_rows * f[F::n] * f[F::k] / rate + m_.pt_pass_fill_cycles;
         return passes * per_pass;
@@ -60,23 +60,10 @@ double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
     const double bytes_per_cycle = m_.sfu_bytes_per_cycle_per_corelet * m_.corelets_per_core;
     double cycles = std::ceil((double)n * rows * eb / bytes_per_cycle);
     if (spec.cost == isa::CostClass::SfuTranscendental) cycles *= m_.sfu_transcendental_cost;
+    if (spec.cost == isa::CostClass::SfuRowReduce) {
+        cycles = cycles * m_.sfu_row_reduce_cost + (double)rows * m_.sfu_row_reduce_row_cycles;
+    }
     return cycles + m_.sfu_instruction_overhead_cycles;
-}
-
-double TimingModel::dram_transfer(double start, int64_t read_bytes, int64_t write_bytes, int64_t local_bytes) {
-    const double bytes = (double)read_bytes + (double)write_bytes;
-    // Zero padding is written locally at one stick per cycle.
-    const double local = (double)local_bytes / m_.stick_bytes;
-    if (bytes == 0) return start + local;
-    double card = bytes / m_.dram_bytes_per_cycle();
-    const double before = std::min(total_read_, total_write_);
-    total_read_ += read_bytes;
-    total_write_ += write_bytes;
-    card += (std::min(total_read_, total_write_) - before) * m_.dram_turnaround_ns_per_byte * m_.clock_ghz;
-    const double reserved_start = std::max(start, dram_free_at_);
-    dram_free_at_ = reserved_start + card;
-    const double port_end = start + bytes / m_.dma_port_bytes_per_cycle() + local;
-    return std::max(port_end, dram_free_at_) + m_.dma_latency_cycles;
 }
 
 }  // namespace sim
