@@ -120,6 +120,21 @@ private:
                   << "\n";
     }
 
+    // When the failing access is inside an rfactor intermediate (Halide names it
+    // "<acc>_intm"), what to change in its schedule; "" elsewhere.
+    std::string rfactor_hint() const {
+        for (const std::string &loop : env_.loop_names()) {
+            const size_t at = loop.find("_intm.s");
+            if (at == std::string::npos) continue;
+            const std::string intm = display(loop.substr(0, at + 5)), acc = display(loop.substr(0, at));
+            return "; this runs inside '" + intm + "', the rfactor intermediate of '" + acc +
+                   "', whose update keeps its reduction loop innermost unless reordered: reorder that update with "
+                   "the vectorized stick dimension innermost (e.g. part.update().reorder(u, rr, c).vectorize(u, ...)) "
+                   "and stage its inputs at one of its loops outside the vectorized one (its core loop c, or rr)";
+        }
+        return "";
+    }
+
     // ------------------------------------------------------------- statements
     void walk(const Stmt &s, std::vector<ProgramNode> &out);
 

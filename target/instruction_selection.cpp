@@ -288,11 +288,11 @@ SymOperand CoreSelector::dense_base(const Expr &index, const std::string &buffer
         if (stride != 1) {
             fail("the access to '" + buffer + "' at " + to_text(index) +
                  " is not a dense vector along its stick dimension (element stride " + std::to_string(stride) +
-                 "); vectorize the tensor's stick dimension so each vector is whole sticks");
+                 "); vectorize the tensor's stick dimension so each vector is whole sticks" + rfactor_hint());
         }
         fail("the access to '" + buffer + "' at " + to_text(index) +
              " is not a dense vector; vectorize the stick dimension (dimension 0; for a scratchpad Func, its "
-             "innermost storage dimension) so each vector is whole sticks");
+             "innermost storage dimension) so each vector is whole sticks" + rfactor_hint());
     }
     auto a = env_.affine_in_loops(r->base);
     if (!a) {
@@ -331,7 +331,7 @@ void CoreSelector::check_stick_aligned(const SymOperand &bytes_offset, const std
         fail("DMA of '" + what + "' is not aligned to whole sticks (offset " + start + "; a stick is " +
              std::to_string(m_.stick_bytes) + " bytes); tiles along the stick dimension must start on stick boundaries: "
              "make every tile along it (a split factor, a K chunk, a per-core share) a whole number of sticks, and read "
-             "staged inputs at offsets of whole sticks");
+             "staged inputs at offsets of whole sticks" + rfactor_hint());
     }
 }
 

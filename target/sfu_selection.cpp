@@ -276,7 +276,11 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
         fail("vector_reduce (a vectorized reduction variable) is not supported; vectorize a pure dimension and "
              "keep the reduction serial");
     }
-    if (e.as<Shuffle>()) fail("shuffles (vector permutations) are not supported on the SFU");
+    if (e.as<Shuffle>()) {
+        fail("shuffles (vector permutations: " + to_text(e) + ") are not supported on the SFU; vectorize the stick "
+             "dimension of every Func this definition reads (dimension 0, innermost in storage) so each vector is "
+             "dense" + rfactor_hint());
+    }
     fail("the expression " + to_text(e) + " has no SFU mapping");
 }
 

@@ -477,5 +477,68 @@ TEST(SpyreCompile, ReadsOfAStagedTileAtElementOffsetsMatchTheAlgorithm) {
         for (int i = 0; i < 64; i++) ASSERT_EQ(r(i, j), a(i, j) + a(i + 1, j) + a(i + 32, j)) << i << "," << j;
 }
 
+// A column sum of an f16 input split across 32 cores with rfactor (docs/compiler.md,
+// distributed regions), the input staged at the intermediate's core loop c. With the
+// intermediate's update left in Halide's order the staged tile is not dense; reordered
+// with u innermost it compiles and matches the algorithm.
+struct RfactorColumnSum {
+    ImageParam in;
+    Func acc, res, out, wide, part, gathered;
+    Var u{"u"}, c{"c"}, uo{"uo"}, ui{"ui"}, x{"x"}, y{"y"};
+    RfactorColumnSum(const std::string &n, bool reorder_intermediate)
+        : in(Float(16), 2, n + "_in"), acc(n + "_acc"), res(n + "_res"), out(n + "_out"), wide(n + "_wide") {
+        set_compiling_for_spyre(true);
+        RDom r(0, 1024, "r");
+        RVar rc("rc"), rr("rr");
+        Func staged = in.in();
+        wide(x, y) = cast<float>(staged(x, y));
+        acc(u) = 0.0f;
+        acc(u) += wide(u, r);
+        res(u) = cast<float16_t>(acc(u));
+        out(u) = res(u);
+        constrain_tensor(in, {128, 1024});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {128});
+        out.split(u, uo, ui, 128, TailStrategy::RoundUp).vectorize(ui, 64);
+        res.compute_at(out, uo).store_in(MemoryType::VTCM).vectorize(u, 64, TailStrategy::RoundUp);
+        acc.compute_at(out, uo).store_in(MemoryType::VTCM).vectorize(u, 32);
+        acc.update().split(r.x, rc, rr, 32);
+        part = acc.update().rfactor(rc, c);
+        acc.update().reorder(u, rc).vectorize(u, 32);
+        gathered = part.in(acc);
+        gathered.compute_root().store_in(MemoryType::VTCM).reorder(u, c).parallel(c).vectorize(u, 32);
+        part.compute_at(gathered, c).store_in(MemoryType::VTCM).vectorize(u, 32);
+        if (reorder_intermediate) part.update().reorder(u, rr, c).vectorize(u, 32);
+        else part.update().vectorize(u, 32);
+        stage_in_scratchpad(staged, part, c);
+        stage_in_scratchpad(wide, part, c);
+    }
+};
+
+TEST(SpyreCompileErrors, StagingInAnRfactorIntermediateNamesItAndTheReorder) {
+    RfactorColumnSum k("rfx", /*reorder_intermediate=*/false);
+    const std::string msg = spyre_compile_error_of(k.out, "rfx");
+    EXPECT_NE(msg.find("in Func 'rfx_in.in()'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("this runs inside 'rfx_acc_intm', the rfactor intermediate of 'rfx_acc'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("part.update().reorder(u, rr, c)"), std::string::npos) << msg;
+}
+
+TEST(SpyreCompile, StagingInAReorderedRfactorIntermediateMatchesTheAlgorithm) {
+    RfactorColumnSum k("rfo", /*reorder_intermediate=*/true);
+    Buffer<float16_t> a(128, 1024, k.in.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = float16_t((float)((i * 5 + j * 3) % 9) / 8.0f - 0.5f); });
+    k.in.set(a);
+    SpyreLoweringOptions o;
+    o.kernel_name = "rfo";
+    attach_spyre_lowering(k.out, o);
+    Buffer<float16_t> r(128);
+    realize_for_spyre(k.out, r);
+    for (int i = 0; i < 128; i++) {
+        double expected = 0;
+        for (int j = 0; j < 1024; j++) expected += (float)a(i, j);
+        ASSERT_NEAR((float)r(i), expected, 0.01 * std::max(1.0, std::fabs(expected))) << i;
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing
