@@ -5,11 +5,13 @@
 // ...); b is read at index 0 along them. gelu is the tanh approximation
 //   gelu(v) = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
 // (the SFU has tanh and no erf); silu(v) = v / (1 + exp(-v)).
-// The unary ops are written as a few Funcs in which every definition reads
-// each value once (gelu: wide = v, sq = v * v, result; silu: den = 1 + exp(-v),
-// result). The host inlines them; the Spyre schedule computes them row by row
-// in scratchpad. The reason: a value read twice in one definition is CSE'd by
-// Halide into a vector LetStmt, which the Spyre backend does not compile yet.
+// The unary ops are written as a few Funcs (gelu: wide = v, sq = v * v,
+// result; silu: den = 1 + exp(-v), result). The host inlines them; the Spyre
+// schedule computes them row by row in scratchpad. A value read twice in one
+// definition would compile too (Halide CSEs it into a vector let, which the
+// backend computes once into a scratchpad temporary; compile_errors_test.cpp,
+// AValueReadTwiceInOneDefinitionMatchesTheAlgorithm): the split predates that
+// and is kept so that the generated programs stay the same.
 // Shapes and dtype (float16 or float32) are static GeneratorParams; float16
 // computes in float32 and rounds once. The schedules are in
 // schedules/elementwise_schedule.cpp.

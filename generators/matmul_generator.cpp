@@ -6,8 +6,9 @@
 // the accumulator's initial value. For Spyre builds K is padded to whole
 // sticks identically in A and B and the reduction runs over the padded K (the
 // padding holds zeros). The activations are written as chains of updates that
-// read each value once: a value used twice in one expression becomes a vector
-// LetStmt after CSE, which the Spyre backend does not compile.
+// read each value once. A value used twice in one expression would compile too
+// (the vector let Halide's CSE makes of it is computed once into a scratchpad
+// temporary); the chains predate that and are kept so the programs stay the same.
 // The schedules are in schedules/matmul_schedule.cpp.
 #include <algorithm>
 #include <sstream>

@@ -94,8 +94,10 @@ public:
             centered_(x_, y_) = value - mean_(y_);
             value = centered_(x_, y_);
         }
-        // Squared as an update (copy, then multiply by itself): `value * value` would become
-        // a vector LetStmt after CSE, which the Spyre backend does not compile.
+        // Squared in its own Func (copy, then multiply by itself), so the reduction below sums a
+        // staged row: one sfu.rowsum per row. Reducing `value * value` inside sumsq's update
+        // would be a scalar loop per element (the compiler warns). `value * value` as sq_'s
+        // definition would compile as well; the update form predates vector lets.
         sq_(x_, y_) = value;
         sq_(x_, y_) *= value;
         sumsq_(y_) = 0.0f;

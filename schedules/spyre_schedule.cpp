@@ -177,7 +177,10 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     if (f.dimensions() < 1) fail(what, "a zero-dimensional Func has no stick dimension to vectorize");
     require_loop_of(what, consumer, at);
     compute_at(f, consumer, at);
-    f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes);
+    // RoundUp: a region that is not whole sticks is computed over whole sticks from its
+    // min. The default (ShiftInwards) would move the last vector below the region's min,
+    // off the stick grid and, for a region narrower than a stick, before the tensor.
+    f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes, TailStrategy::RoundUp);
 }
 
 void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {
@@ -191,7 +194,7 @@ void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {
     if (acc.dimensions() < 1) fail(what, "a zero-dimensional Func has no stick dimension to vectorize");
     require_loop_of(what, consumer, at);
     compute_at(acc, consumer, at);
-    acc.store_in(MemoryType::VTCM).vectorize(acc.args()[0], lanes);
+    acc.store_in(MemoryType::VTCM).vectorize(acc.args()[0], lanes, TailStrategy::RoundUp);  // as stage_in_scratchpad
 }
 
 // ---- cores --------------------------------------------------------------
@@ -400,6 +403,23 @@ const StickLayout *recorded_device_layout(const std::string &tensor_name) {
 
 // ---- PT -----------------------------------------------------------------
 
+// Stick lanes of the matmul operands of `a + b` (the product's side, widening casts
+// stripped), or 0 when they cannot be told.
+namespace {
+int operand_stick_lanes(const Expr &a, const Expr &b) {
+    for (const Expr &e : {a, b}) {
+        Expr factor;
+        if (const Internal::Mul *mul = e.as<Internal::Mul>()) factor = mul->a;
+        const Internal::Call *c = e.as<Internal::Call>();
+        if (c && c->is_intrinsic(Internal::Call::widening_mul)) factor = c->args[0];
+        if (!factor.defined()) continue;
+        if (const Internal::Cast *cast = factor.as<Internal::Cast>()) factor = cast->value;
+        if (has_sticks(factor.type())) return stick_lanes(factor.type());
+    }
+    return 0;
+}
+}  // namespace
+
 PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
     const std::string what =
         describe("matmul_on_pt", acc, "k " + quoted(k.name()) + ", n " + quoted(n.name()) + ", m " + quoted(m.name()));
@@ -460,11 +480,32 @@ PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
     const int acc_lanes = stick_lanes(Float(32));
     const int64_t *k_extent = Internal::as_const_int(k.extent());
     if (k_chunk < 0) fail(what, "k_chunk " + std::to_string(k_chunk) + " is negative");
-    if (k_chunk > 0 && !(k_extent && *k_extent == k_chunk)) {
+    if (k_chunk > 0 && k_extent && *k_extent == k_chunk) {
+        fail(what, "k_chunk " + std::to_string(k_chunk) + " equals the reduction extent, so there is one chunk, which is "
+                   "the unchunked matmul: pt.k_outer would be the reduction loop itself, where no operand can be staged; "
+                   "pass k_chunk = 0 and stage the operands at the consumer's tile loop, or a k_chunk smaller than " +
+                       std::to_string(k_chunk) + " that divides it");
+    }
+    if (k_chunk > 0) {
         if (!k_extent) fail(what, "K chunks need a constant reduction extent, and " + quoted(k.name()) + "'s is not");
         if (*k_extent % k_chunk != 0) {
             fail(what, "k_chunk " + std::to_string(k_chunk) + " does not divide the reduction extent " +
                            std::to_string(*k_extent) + " (RVars cannot be rounded up)");
+        }
+        const int in_lanes = operand_stick_lanes(add->a, add->b);
+        if (in_lanes > 0 && k_chunk % in_lanes != 0) {
+            std::ostringstream os;
+            os << "k_chunk " << k_chunk << " is not a whole number of sticks (" << k_chunk << " / " << in_lanes
+               << " = " << (double)k_chunk / in_lanes << "; a stick of the operands is " << in_lanes
+               << " elements): every K chunk of A(k, m) starts at a multiple of k_chunk along A's stick dimension, "
+                  "and DMA moves whole sticks; use a multiple of "
+               << in_lanes << " that divides " << *k_extent;
+            int suggestion = 0;
+            for (int c = in_lanes; c < *k_extent; c += in_lanes) {
+                if (*k_extent % c == 0 && c <= k_chunk) suggestion = c;
+            }
+            if (suggestion > 0) os << ", e.g. " << suggestion;
+            fail(what, os.str());
         }
         const std::vector<std::string> loops = loops_of(us);
         out.k_outer = RVar(fresh(loops, "ko"));

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <iostream>
 #include <sstream>
 
 #include "index_evaluation.h"
@@ -84,7 +85,8 @@ public:
 
 private:
     // ---------------------------------------------------------------- errors
-    // Halide makes Func names unique per process (stage$2); users wrote "stage".
+    // Halide makes Func names unique per process (stage$2); users wrote "stage". The
+    // wrapper of an input `in.in()` is named in_im_global_wrapper; users wrote "in.in()".
     static std::string display(const std::string &name) {
         std::string out;
         for (size_t i = 0; i < name.size(); i++) {
@@ -93,6 +95,10 @@ private:
                 continue;
             }
             out += name[i];
+        }
+        const std::string wrapper = "_im_global_wrapper";
+        for (size_t at = out.find(wrapper); at != std::string::npos; at = out.find(wrapper, at)) {
+            out.replace(at, wrapper.size(), ".in()");
         }
         return out;
     }
@@ -104,6 +110,29 @@ private:
         else os << ", loop '" << display(core_loop_) << "'";
         os << ": " << rule;
         throw CompileError(display(os.str()));
+    }
+
+    // A schedule that compiles but runs far below what the same algorithm staged
+    // differently would: said once per Func and kernel, on stderr.
+    void warn_once(const std::string &loop, const std::string &rule) const {
+        if (!iface_.warned.insert(display(func_)).second) return;
+        std::cerr << "Spyre: warning: in Func '" << display(func_) << "', loop '" << display(loop) << "': " << display(rule)
+                  << "\n";
+    }
+
+    // When the failing access is inside an rfactor intermediate (Halide names it
+    // "<acc>_intm"), what to change in its schedule; "" elsewhere.
+    std::string rfactor_hint() const {
+        for (const std::string &loop : env_.loop_names()) {
+            const size_t at = loop.find("_intm.s");
+            if (at == std::string::npos) continue;
+            const std::string intm = display(loop.substr(0, at + 5)), acc = display(loop.substr(0, at));
+            return "; this runs inside '" + intm + "', the rfactor intermediate of '" + acc +
+                   "', whose update keeps its reduction loop innermost unless reordered: reorder that update with "
+                   "the vectorized stick dimension innermost (e.g. part.update().reorder(u, rr, c).vectorize(u, ...)) "
+                   "and stage its inputs at one of its loops outside the vectorized one (its core loop c, or rr)";
+        }
+        return "";
     }
 
     // ------------------------------------------------------------- statements
@@ -187,6 +216,10 @@ private:
     // `for r: acc[i] = acc[i] + src[j + r]` (or max) with a scalar accumulator whose
     // index does not move with r: one sfu.rowsum / sfu.rowmax over the row. A
     // float16 source summed into float32 is widened into a temporary row first.
+    void refuse_unsupported_widening(const Call *widening, const Type &user_type) const;
+    // A reduction update whose term is an expression, not a staged row: warns (once per Func).
+    void warn_if_unstaged_row_term(const For *loop, const std::vector<const LetStmt *> &lets, const Store *st,
+                                   int64_t trip) const;
     bool try_row_reduction(const For *loop, int64_t min, int64_t trip, std::vector<ProgramNode> &out);
 
     // ----------------------------------------------------------------- matmul

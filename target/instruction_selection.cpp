@@ -288,11 +288,11 @@ SymOperand CoreSelector::dense_base(const Expr &index, const std::string &buffer
         if (stride != 1) {
             fail("the access to '" + buffer + "' at " + to_text(index) +
                  " is not a dense vector along its stick dimension (element stride " + std::to_string(stride) +
-                 "); vectorize the tensor's stick dimension so each vector is whole sticks");
+                 "); vectorize the tensor's stick dimension so each vector is whole sticks" + rfactor_hint());
         }
         fail("the access to '" + buffer + "' at " + to_text(index) +
              " is not a dense vector; vectorize the stick dimension (dimension 0; for a scratchpad Func, its "
-             "innermost storage dimension) so each vector is whole sticks");
+             "innermost storage dimension) so each vector is whole sticks" + rfactor_hint());
     }
     auto a = env_.affine_in_loops(r->base);
     if (!a) {
@@ -320,8 +320,18 @@ void CoreSelector::check_stick_aligned(const SymOperand &bytes_offset, const std
     bool ok = bytes_offset.base % m_.stick_bytes == 0;
     for (int64_t c : bytes_offset.coef) ok = ok && c % m_.stick_bytes == 0;
     if (!ok) {
-        fail("DMA of '" + what + "' is not aligned to whole sticks (offset " + std::to_string(bytes_offset.base) +
-             " bytes); tiles along the stick dimension must start on stick boundaries");
+        // Where the tiles start: the constant offset, plus a step per loop that moves it.
+        std::string start = std::to_string(bytes_offset.base) + " bytes";
+        const std::vector<std::string> &loops = env_.loop_names();
+        for (size_t l = 0; l < bytes_offset.coef.size(); l++) {
+            if (bytes_offset.coef[l] == 0) continue;
+            start += " + " + std::to_string(bytes_offset.coef[l]) + " per iteration of '" +
+                     (l < loops.size() ? loops[l] : "level " + std::to_string(l)) + "'";
+        }
+        fail("DMA of '" + what + "' is not aligned to whole sticks (offset " + start + "; a stick is " +
+             std::to_string(m_.stick_bytes) + " bytes); tiles along the stick dimension must start on stick boundaries: "
+             "make every tile along it (a split factor, a K chunk, a per-core share) a whole number of sticks, and read "
+             "staged inputs at offsets of whole sticks" + rfactor_hint());
     }
 }
 

@@ -42,6 +42,7 @@ struct KernelInterface {
     std::map<std::string, Halide::Type> param_types;
     std::map<std::string, Halide::Internal::Parameter> param_objects;
     std::set<std::string> double_buffered;  // Funcs to stage in two copies (double_buffering.h)
+    std::set<std::string> warned;           // Funcs already warned about (once per Func and kernel)
 };
 
 // A part of a distributed scratchpad buffer that a core wrote in the core loop (its bytes [lo, hi)).

@@ -18,6 +18,7 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     if (!st || st->value.type().lanes() != 1) return false;
     const BufferInfo *accb = scratchpad_buffer(st->name);
     if (!accb) return false;
+    warn_if_unstaged_row_term(loop, lets, st, trip);
     isa::Opcode op;
     Expr a, b;
     if (const Add *o = st->value.as<Add>()) op = isa::Opcode::RowSum, a = o->a, b = o->b;
@@ -69,6 +70,39 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     }
     emit(out, op, {dst, constant(0), row, constant(0), constant(trip), constant(1), constant((int)acc_dt), constant(1)});
     return true;
+}
+
+void CoreSelector::warn_if_unstaged_row_term(const For *loop, const std::vector<const LetStmt *> &lets, const Store *st,
+                                             int64_t trip) const {
+    Expr v = st->value;
+    std::vector<const Let *> inner;
+    while (const Let *l = v.as<Let>()) {  // CSE: h(r, y) * h(r, y) is let t = h(r, y) in t * t
+        inner.push_back(l);
+        v = l->body;
+    }
+    const bool sum = v.as<Add>() != nullptr;
+    Expr a, b;
+    if (const Add *o = v.as<Add>()) a = o->a, b = o->b;
+    else if (const Max *o = v.as<Max>()) a = o->a, b = o->b;
+    else return;
+    auto self = [&](const Expr &e) {
+        const Load *l = e.as<Load>();
+        return l && l->name == st->name && equal(l->index, st->index);
+    };
+    Expr term = self(a) ? b : self(b) ? a : Expr();
+    if (!term.defined()) return;
+    if (const Cast *c = term.as<Cast>()) term = c->value;
+    if (term.as<Load>() || is_const(term) || !term.type().is_scalar()) return;
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it) term = substitute((*it)->name, (*it)->value, term);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) term = substitute((*it)->name, (*it)->value, term);
+    const std::string row_op = sum ? "sfu.rowsum" : "sfu.rowmax";
+    warn_once(loop->name,
+              std::string("the update ") + (sum ? "adds " : "takes the max of ") + to_text(term) +
+                  " one element at a time, a loop of " + std::to_string(trip) +
+                  " scalar SFU steps per row, because a row reduction (" + row_op +
+                  ") reads a row already staged in scratchpad and this term is computed inside the update; "
+                  "compute the term in its own Func first (e.g. sq(r, y) = h(r, y) * h(r, y), staged with "
+                  "stage_in_scratchpad at the reduction's loop) and reduce that Func: one " + row_op + " per row");
 }
 
 Expr CoreSelector::strip_widening_cast(const Expr &e, Type *narrow) {

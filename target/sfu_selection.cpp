@@ -211,6 +211,7 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     if (const Max *o = e.as<Max>()) return binary(isa::Opcode::Max, o->a, o->b);
     if (const Cast *o = e.as<Cast>()) {
         if (o->value.type().element_of() == t.element_of()) return compile_into(o->value, dst, out);
+        if (const Call *w = o->value.as<Call>()) refuse_unsupported_widening(w, t);
         SfuSource sa = operand(o->value, lanes, out);
         DType from, to;
         if (!spyre_dtype(o->value.type().element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
@@ -256,6 +257,7 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     if (const Call *c = e.as<Call>()) {
         if (c->is_intrinsic(Call::widening_mul) || c->is_intrinsic(Call::widening_add) ||
             c->is_intrinsic(Call::widening_sub)) {
+            refuse_unsupported_widening(c, t);
             Expr a = Cast::make(t, c->args[0]), b = Cast::make(t, c->args[1]);
             if (c->is_intrinsic(Call::widening_mul)) return compile_into(Mul::make(a, b), dst, out);
             if (c->is_intrinsic(Call::widening_add)) return compile_into(Add::make(a, b), dst, out);
@@ -274,8 +276,37 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
         fail("vector_reduce (a vectorized reduction variable) is not supported; vectorize a pure dimension and "
              "keep the reduction serial");
     }
-    if (e.as<Shuffle>()) fail("shuffles (vector permutations) are not supported on the SFU");
+    if (e.as<Shuffle>()) {
+        fail("shuffles (vector permutations: " + to_text(e) + ") are not supported on the SFU; vectorize the stick "
+             "dimension of every Func this definition reads (dimension 0, innermost in storage) so each vector is "
+             "dense" + rfactor_hint());
+    }
     fail("the expression " + to_text(e) + " has no SFU mapping");
+}
+
+// Halide rewrites i32(a) * i32(b) of int8 a, b into i32(widening_mul(a, b)), whose
+// int16 middle type has no Spyre dtype. Name what the user wrote, not the int16.
+void CoreSelector::refuse_unsupported_widening(const Call *w, const Type &user_type) const {
+    const char *op = w->is_intrinsic(Call::widening_mul)   ? "*"
+                     : w->is_intrinsic(Call::widening_add) ? "+"
+                     : w->is_intrinsic(Call::widening_sub) ? "-"
+                                                           : nullptr;
+    DType dt;
+    if (!op || spyre_dtype(w->type.element_of(), &dt)) return;
+    auto operand_name = [](const Expr &e) {
+        if (const Load *l = e.as<Load>()) return display(l->name);
+        return to_text(e);
+    };
+    const std::string narrow = type_text(w->args[0].type().element_of());
+    const std::string wide = type_text(user_type.element_of());
+    const std::string cast = wide == "int32" ? "i32" : wide == "float32" ? "f32" : wide == "float16" ? "f16" : wide;
+    const std::string a = operand_name(w->args[0]), b = operand_name(w->args[1]);
+    fail(cast + "(" + a + ") " + op + " " + cast + "(" + b + ") of " + narrow + " values is evaluated by Halide as " +
+         narrow + " " + op + " " + narrow + " -> " + type_text(w->type.element_of()) + " (a widening " + op +
+         ") before the cast to " + wide + ", and " + type_text(w->type.element_of()) +
+         " has no sticks on Spyre (float32, float16, int32, int8); widen the inputs in staged Funcs first, "
+         "e.g. a_wide(x, y) = " + cast + "(" + a + "(x, y)) and b_wide likewise, each with stage_in_scratchpad, and "
+         "compute a_wide(x, y) " + op + " b_wide(x, y)");
 }
 
 SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {

@@ -4,8 +4,13 @@
 // the negative tests differ from a working kernel in one respect each.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
 #include "jit_helpers.h"
 #include "spyre_lowering.h"
+#include "spyre_schedule.h"
 
 namespace spyre::testing {
 namespace {
@@ -209,6 +214,330 @@ TEST(SpyreCompileErrors, AReductionSplitAcrossCoresIsRefused) {
     EXPECT_NE(msg.find("in Func 'xr_acc'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("splits its reduction across the cores with atomic()"), std::string::npos) << msg;
     EXPECT_NE(msg.find("Use rfactor instead"), std::string::npos) << msg;
+}
+
+// out(x, y) = in(x, y) * scale(y), the per-row scale staged per core: `rows` rows of the
+// 64-wide input on each core, so scale's tile is `rows` elements of one dimension.
+struct RowScale {
+    ImageParam in, scale;
+    Func res, out;
+    Var x{"x"}, y{"y"}, core{"core"}, yi{"yi"};
+    int rows_total;
+    RowScale(const std::string &n, int rows_total, int rows_per_core)
+        : in(Float(32), 2, n + "_in"), scale(Float(32), 1, n + "_scale"), res(n + "_res"), out(n + "_out"),
+          rows_total(rows_total) {
+        set_compiling_for_spyre(true);
+        Func in_s = in.in(), scale_s = scale.in();
+        res(x, y) = in_s(x, y) * scale_s(y);
+        out(x, y) = res(x, y);
+        constrain_tensor(in, {64, rows_total});
+        constrain_tensor(scale, {rows_total});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {64, rows_total});
+        out.split(y, core, yi, rows_per_core).parallel(core);
+        stick_vectorize(out, x);
+        stage_in_scratchpad(in_s, out, core);
+        stage_in_scratchpad(scale_s, out, core);
+        stage_in_scratchpad(res, out, core);
+    }
+};
+
+// 48 rows on one core: scale's tile is 1.5 sticks. stage_in_scratchpad rounds it up to two
+// whole sticks (TailStrategy::RoundUp) instead of shifting the last vector below the tile,
+// which failed with "index expression uses 'scale.min.0', which is not a compile-time constant".
+TEST(SpyreCompile, AStageOfPartialSticksIsRoundedUpToWholeSticks) {
+    RowScale k("rs48", 48, 48);
+    Buffer<float> a(64, 48, k.in.name()), s(48, k.scale.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = (float)((i * 5 + j * 3) % 17) / 8.0f - 1.0f; });
+    s.for_each_element([&](int j) { s(j) = 0.25f + (float)(j % 7); });
+    k.in.set(padded_copy(a, {64, 48}));
+    k.scale.set(padded_copy(s, {64}));
+    SpyreLoweringOptions o;
+    o.kernel_name = "rs48";
+    attach_spyre_lowering(k.out, o);
+    Buffer<float> r(64, 48);
+    realize_for_spyre(k.out, r);
+    for (int j = 0; j < 48; j++)
+        for (int i = 0; i < 64; i++) ASSERT_EQ(r(i, j), a(i, j) * s(j)) << i << "," << j;
+}
+
+// 16 rows per core: core 1's tile of scale starts 16 floats (64 bytes) into a stick. The error
+// names the staged Func, the core loop and where the tiles start, not an unconstrained tensor.
+TEST(SpyreCompileErrors, AStageNarrowerThanAStickOffTheStickGridNamesWhereItsTilesStart) {
+    RowScale k("rs16", 64, 16);
+    const std::string msg = spyre_compile_error_of(k.out, "rs16");
+    EXPECT_NE(msg.find("in Func 'rs16_scale.in()', loop 'rs16_out.s0.y.core'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("DMA of 'rs16_scale' is not aligned to whole sticks (offset 64 bytes; a stick is 128 bytes)"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("a whole number of sticks"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("constrain_tensor"), std::string::npos) << msg;
+}
+
+// i32(A) * i32(B) of int8 A, B: Halide makes it i32(widening_mul(A, B)), an int16 product. The
+// error names the user's cast, not the int16 cast from int8 that Halide wrote.
+struct Int8Product {
+    ImageParam A, B;
+    Func aw, bw, prod, out;
+    Var x{"x"}, y{"y"}, core{"core"}, yi{"yi"};
+    Int8Product(const std::string &n, bool widen_first)
+        : A(Int(8), 2, n + "_A"), B(Int(8), 2, n + "_B"), aw(n + "_aw"), bw(n + "_bw"), prod(n + "_prod"), out(n + "_out") {
+        set_compiling_for_spyre(true);
+        Func as = A.in(), bs = B.in();
+        if (widen_first) {
+            aw(x, y) = ConciseCasts::i32(as(x, y));
+            bw(x, y) = ConciseCasts::i32(bs(x, y));
+            prod(x, y) = aw(x, y) * bw(x, y);
+        } else {
+            prod(x, y) = ConciseCasts::i32(as(x, y)) * ConciseCasts::i32(bs(x, y));
+        }
+        out(x, y) = prod(x, y);
+        constrain_tensor(A, {128, 32});
+        constrain_tensor(B, {128, 32});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {128, 32});
+        out.split(y, core, yi, 1).parallel(core);
+        stick_vectorize(out, x);
+        stage_in_scratchpad(as, out, core);
+        stage_in_scratchpad(bs, out, core);
+        if (widen_first) {
+            stage_in_scratchpad(aw, out, core);
+            stage_in_scratchpad(bw, out, core);
+        }
+        stage_in_scratchpad(prod, out, core);
+    }
+};
+
+TEST(SpyreCompileErrors, AnInt8ProductWidenedToInt32NamesTheUsersCastAndTheFix) {
+    Int8Product k("i8p", /*widen_first=*/false);
+    const std::string msg = spyre_compile_error_of(k.out, "i8p");
+    EXPECT_NE(msg.find("in Func 'i8p_prod'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("i32(i8p_A.in()) * i32(i8p_B.in()) of int8 values"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("widen the inputs in staged Funcs first"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("cast from int8 to int16"), std::string::npos) << msg;
+}
+
+TEST(SpyreCompile, AnInt8ProductWidenedInStagedFuncsFirstMatchesTheAlgorithm) {
+    Int8Product k("i8w", /*widen_first=*/true);
+    Buffer<int8_t> a(128, 32, k.A.name()), b(128, 32, k.B.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = (int8_t)((i * 7 + j * 13) % 255 - 127); });
+    b.for_each_element([&](int i, int j) { b(i, j) = (int8_t)((i * 11 + j * 5) % 251 - 125); });
+    k.A.set(a);
+    k.B.set(b);
+    SpyreLoweringOptions o;
+    o.kernel_name = "i8w";
+    attach_spyre_lowering(k.out, o);
+    Buffer<int32_t> r(128, 32);
+    realize_for_spyre(k.out, r);
+    int distinct_extremes = 0;
+    for (int j = 0; j < 32; j++)
+        for (int i = 0; i < 128; i++) {
+            ASSERT_EQ(r(i, j), (int32_t)a(i, j) * (int32_t)b(i, j)) << i << "," << j;
+            distinct_extremes += std::abs(r(i, j)) > 10000;
+        }
+    EXPECT_GT(distinct_extremes, 0) << "no product outside int8 x int8 -> small range; the test could pass by accident";
+}
+
+// sumsq(y) += h(r, y) * h(r, y): a scalar SFU loop per element (no row sum), said once on
+// stderr. Staging sq = h * h first makes it one sfu.rowsum per row, with no warning.
+struct SumOfSquares {
+    ImageParam in;
+    Func sq, sumsq, res, out;
+    Var x{"x"}, y{"y"}, core{"core"}, yi{"yi"};
+    SumOfSquares(const std::string &n, bool stage_square)
+        : in(Float(32), 2, n + "_in"), sq(n + "_sq"), sumsq(n + "_sumsq"), res(n + "_res"), out(n + "_out") {
+        set_compiling_for_spyre(true);
+        RDom r(0, 64, "r");
+        Func h = in.in();
+        sq(x, y) = h(x, y) * h(x, y);
+        sumsq(y) = 0.0f;
+        if (stage_square) sumsq(y) += sq(r, y);
+        else sumsq(y) += h(r, y) * h(r, y);
+        res(x, y) = h(x, y) * sumsq(y);
+        out(x, y) = res(x, y);
+        constrain_tensor(in, {64, 32});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {64, 32});
+        out.split(y, core, yi, 1).parallel(core);
+        stick_vectorize(out, x);
+        stage_in_scratchpad(h, out, core);
+        if (stage_square) stage_in_scratchpad(sq, out, core);
+        sumsq.compute_at(out, core).store_in(MemoryType::VTCM);
+        stage_in_scratchpad(res, out, core);
+    }
+    // Compiles and runs; returns what the compiler printed on stderr.
+    std::string run_and_check(const std::string &kernel) {
+        Buffer<float> a(64, 32, in.name());
+        a.for_each_element([&](int i, int j) { a(i, j) = (float)((i * 3 + j * 7) % 13) / 8.0f - 0.75f; });
+        in.set(a);
+        SpyreLoweringOptions o;
+        o.kernel_name = kernel;
+        o.output_dir = ::testing::TempDir();
+        attach_spyre_lowering(out, o);
+        Buffer<float> r(64, 32);
+        ::testing::internal::CaptureStderr();
+        realize_for_spyre(out, r);
+        const std::string err = ::testing::internal::GetCapturedStderr();
+        for (int j = 0; j < 32; j++) {
+            double ss = 0;
+            for (int i = 0; i < 64; i++) ss += (double)a(i, j) * a(i, j);
+            for (int i = 0; i < 64; i++) {
+                EXPECT_NEAR(r(i, j), a(i, j) * ss, 1e-4 * (1 + std::fabs(a(i, j) * ss))) << i << "," << j;
+            }
+        }
+        return err;
+    }
+};
+
+std::string program_text(const std::string &kernel) {
+    std::ifstream f(::testing::TempDir() + "/" + kernel + ".spyre.txt");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int occurrences(const std::string &text, const std::string &what) {
+    int n = 0;
+    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) n++;
+    return n;
+}
+
+TEST(SpyreCompileWarnings, AReductionOfAnUnstagedTermWarnsOnceNamingTheFuncAndTheFix) {
+    SumOfSquares k("ssw", /*stage_square=*/false);
+    const std::string err = k.run_and_check("ssw");
+    EXPECT_EQ(occurrences(err, "Spyre: warning:"), 1) << err;  // once, not once per core
+    EXPECT_NE(err.find("in Func 'ssw_sumsq', loop 'ssw_sumsq.s1.r$x'"), std::string::npos) << err;
+    EXPECT_NE(err.find("one element at a time, a loop of 64 scalar SFU steps per row"), std::string::npos) << err;
+    EXPECT_NE(err.find("compute the term in its own Func first"), std::string::npos) << err;
+    EXPECT_EQ(occurrences(program_text("ssw"), "sfu.rowsum"), 0);
+}
+
+TEST(SpyreCompileWarnings, AReductionOfAStagedTermIsOneRowSumAndNoWarning) {
+    SumOfSquares k("sss", /*stage_square=*/true);
+    const std::string err = k.run_and_check("sss");
+    EXPECT_EQ(err.find("Spyre: warning:"), std::string::npos) << err;
+    const std::string text = program_text("sss");
+    EXPECT_EQ(occurrences(text, "sfu.rowsum"), 32) << text;  // one per core: its one row
+}
+
+// A value read twice in one definition (Halide CSEs it into a vector let) compiles.
+TEST(SpyreCompile, AValueReadTwiceInOneDefinitionMatchesTheAlgorithm) {
+    set_compiling_for_spyre(true);
+    ImageParam in(Float(32), 2, "twice_in");
+    Func compute("twice_compute"), out("twice_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func st = in.in();
+    compute(x, y) = st(x, y) * st(x, y) + st(x, y);
+    out(x, y) = compute(x, y);
+    constrain_tensor(in, {64, 32});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 32});
+    out.split(y, core, yi, 1).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(st, out, core);
+    stage_in_scratchpad(compute, out, core);
+    Buffer<float> a(64, 32, in.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = (float)((i * 7 + j * 13) % 11) / 4.0f - 1.5f; });
+    in.set(a);
+    SpyreLoweringOptions o;
+    o.kernel_name = "twice";
+    attach_spyre_lowering(out, o);
+    Buffer<float> r(64, 32);
+    realize_for_spyre(out, r);
+    for (int j = 0; j < 32; j++)
+        for (int i = 0; i < 64; i++) ASSERT_EQ(r(i, j), a(i, j) * a(i, j) + a(i, j)) << i << "," << j;
+}
+
+// Reads at element offsets: out(x, y) = st(x, y) + st(x + 1, y) + st(x + 32, y). The staged
+// tile [0, 97) starts on a stick and is rounded up to whole sticks; the SFU reads the
+// shifted vectors inside the scratchpad.
+TEST(SpyreCompile, ReadsOfAStagedTileAtElementOffsetsMatchTheAlgorithm) {
+    set_compiling_for_spyre(true);
+    ImageParam in(Float(32), 2, "offs_in");
+    Func sum("offs_sum"), out("offs_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func st = in.in();
+    sum(x, y) = st(x, y) + st(x + 1, y) + st(x + 32, y);
+    out(x, y) = sum(x, y);
+    constrain_tensor(in, {128, 32});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 32});
+    out.split(y, core, yi, 1).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(st, out, core);
+    stage_in_scratchpad(sum, out, core);
+    Buffer<float> a(128, 32, in.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = (float)((i * 7 + j * 3) % 19) - 9.0f; });
+    in.set(a);
+    SpyreLoweringOptions o;
+    o.kernel_name = "offs";
+    attach_spyre_lowering(out, o);
+    Buffer<float> r(64, 32);
+    realize_for_spyre(out, r);
+    for (int j = 0; j < 32; j++)
+        for (int i = 0; i < 64; i++) ASSERT_EQ(r(i, j), a(i, j) + a(i + 1, j) + a(i + 32, j)) << i << "," << j;
+}
+
+// A column sum of an f16 input split across 32 cores with rfactor (docs/compiler.md,
+// distributed regions), the input staged at the intermediate's core loop c. With the
+// intermediate's update left in Halide's order the staged tile is not dense; reordered
+// with u innermost it compiles and matches the algorithm.
+struct RfactorColumnSum {
+    ImageParam in;
+    Func acc, res, out, wide, part, gathered;
+    Var u{"u"}, c{"c"}, uo{"uo"}, ui{"ui"}, x{"x"}, y{"y"};
+    RfactorColumnSum(const std::string &n, bool reorder_intermediate)
+        : in(Float(16), 2, n + "_in"), acc(n + "_acc"), res(n + "_res"), out(n + "_out"), wide(n + "_wide") {
+        set_compiling_for_spyre(true);
+        RDom r(0, 1024, "r");
+        RVar rc("rc"), rr("rr");
+        Func staged = in.in();
+        wide(x, y) = cast<float>(staged(x, y));
+        acc(u) = 0.0f;
+        acc(u) += wide(u, r);
+        res(u) = cast<float16_t>(acc(u));
+        out(u) = res(u);
+        constrain_tensor(in, {128, 1024});
+        OutputImageParam ob = out.output_buffer();
+        constrain_tensor(ob, {128});
+        out.split(u, uo, ui, 128, TailStrategy::RoundUp).vectorize(ui, 64);
+        res.compute_at(out, uo).store_in(MemoryType::VTCM).vectorize(u, 64, TailStrategy::RoundUp);
+        acc.compute_at(out, uo).store_in(MemoryType::VTCM).vectorize(u, 32);
+        acc.update().split(r.x, rc, rr, 32);
+        part = acc.update().rfactor(rc, c);
+        acc.update().reorder(u, rc).vectorize(u, 32);
+        gathered = part.in(acc);
+        gathered.compute_root().store_in(MemoryType::VTCM).reorder(u, c).parallel(c).vectorize(u, 32);
+        part.compute_at(gathered, c).store_in(MemoryType::VTCM).vectorize(u, 32);
+        if (reorder_intermediate) part.update().reorder(u, rr, c).vectorize(u, 32);
+        else part.update().vectorize(u, 32);
+        stage_in_scratchpad(staged, part, c);
+        stage_in_scratchpad(wide, part, c);
+    }
+};
+
+TEST(SpyreCompileErrors, StagingInAnRfactorIntermediateNamesItAndTheReorder) {
+    RfactorColumnSum k("rfx", /*reorder_intermediate=*/false);
+    const std::string msg = spyre_compile_error_of(k.out, "rfx");
+    EXPECT_NE(msg.find("in Func 'rfx_in.in()'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("this runs inside 'rfx_acc_intm', the rfactor intermediate of 'rfx_acc'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("part.update().reorder(u, rr, c)"), std::string::npos) << msg;
+}
+
+TEST(SpyreCompile, StagingInAReorderedRfactorIntermediateMatchesTheAlgorithm) {
+    RfactorColumnSum k("rfo", /*reorder_intermediate=*/true);
+    Buffer<float16_t> a(128, 1024, k.in.name());
+    a.for_each_element([&](int i, int j) { a(i, j) = float16_t((float)((i * 5 + j * 3) % 9) / 8.0f - 0.5f); });
+    k.in.set(a);
+    SpyreLoweringOptions o;
+    o.kernel_name = "rfo";
+    attach_spyre_lowering(k.out, o);
+    Buffer<float16_t> r(128);
+    realize_for_spyre(k.out, r);
+    for (int i = 0; i < 128; i++) {
+        double expected = 0;
+        for (int j = 0; j < 1024; j++) expected += (float)a(i, j);
+        ASSERT_NEAR((float)r(i), expected, 0.01 * std::max(1.0, std::fabs(expected))) << i;
+    }
 }
 
 }  // namespace

@@ -497,6 +497,24 @@ TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsAKChunkThatDoesNotDivideK) {
     EXPECT_NE(msg.find("k_chunk 48 does not divide the reduction extent 64"), std::string::npos) << msg;
 }
 
+// 16 divides K = 64 but is half a stick of float32: the second chunk would start mid-stick.
+TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsAKChunkThatIsNotWholeSticks) {
+    Matmul mm("e12s");
+    const std::string msg = error_of([&] { matmul_on_pt(mm.acc, mm.k, mm.n, mm.m, 16); });
+    EXPECT_NE(msg.find("matmul_on_pt(Func '" + mm.acc.name() + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("k_chunk 16 is not a whole number of sticks (16 / 32 = 0.5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("use a multiple of 32 that divides 64"), std::string::npos) << msg;
+}
+
+// One chunk of all of K is the unchunked matmul; pt.k_outer would be k itself.
+TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsAKChunkEqualToK) {
+    Matmul mm("e12k");
+    const std::string msg = error_of([&] { matmul_on_pt(mm.acc, mm.k, mm.n, mm.m, 64); });
+    EXPECT_NE(msg.find("matmul_on_pt(Func '" + mm.acc.name() + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("k_chunk 64 equals the reduction extent"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("pass k_chunk = 0"), std::string::npos) << msg;
+}
+
 
 }  // namespace
 }  // namespace spyre::testing
