@@ -34,6 +34,7 @@
 #include <unordered_map>
 
 #include "sim/dram_model.h"
+#include "sim/dram_write_tracker.h"
 #include "sim/functional_replay.h"
 #include "sim/ring_model.h"
 #include "sim/scratchpad.h"
@@ -202,7 +203,7 @@ class Device {
 public:
     Device(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
            const std::vector<double> &params, const SimulationOptions &o)
-        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed) {
+        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed), dram_writes_(p.args.size()) {
         bind_arguments(args);
         const int cores = (int)p.cores.size();
         for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
@@ -418,6 +419,7 @@ private:
         if (++recorded_ >= kReplayChunk) replay_recorded();
     }
     void new_epoch() {
+        dram_writes_.next_epoch();
         if (opt_.functional) record_.epochs++;
     }
 
@@ -537,6 +539,10 @@ private:
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
+                dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
+                                   {f[F::dram], f[F::row_bytes], f[F::rows], f[F::dram_row_stride], f[F::planes],
+                                    f[F::dram_plane_stride]},
+                                   p_.args[f[F::arg]].name.c_str());
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
                 record(u, op, f);
@@ -678,6 +684,7 @@ private:
     sim::DramModel dram_;
     sim::RingModel ring_;
     std::mt19937_64 rng_;
+    sim::DramWriteTracker dram_writes_;  // cross-core DRAM write races in the current epoch
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data

@@ -6,8 +6,10 @@
 // Rule violations stop the run with a SimulationError naming the core, unit,
 // instruction and what was violated: compute touching memory outside its own
 // scratchpad, scratchpad out of bounds, DMA not in whole sticks, reads of
-// scratchpad bytes never written, DRAM access outside an allocation, and
-// deadlock (every unfinished unit waiting). A run that exceeds its budget of
+// scratchpad bytes never written, DRAM access outside an allocation, two
+// cores storing into the same DRAM bytes with no ring transfer or barrier
+// between them (sim/dram_write_tracker.h), and deadlock (every unfinished unit
+// waiting). A run that exceeds its budget of
 // dynamic instructions or simulated cycles (when one is set) stops with a
 // BudgetExceeded naming it.
 #pragma once
