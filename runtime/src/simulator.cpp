@@ -539,7 +539,8 @@ private:
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
-                dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
+                // Functional runs only (like poison tracking): it costs a map update per row written.
+                if (opt_.functional) dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
                                    {f[F::dram], f[F::row_bytes], f[F::rows], f[F::dram_row_stride], f[F::planes],
                                     f[F::dram_plane_stride]},
                                    p_.args[f[F::arg]].name.c_str());
@@ -684,7 +685,7 @@ private:
     sim::DramModel dram_;
     sim::RingModel ring_;
     std::mt19937_64 rng_;
-    sim::DramWriteTracker dram_writes_;  // cross-core DRAM write races in the current epoch
+    sim::DramWriteTracker dram_writes_;  // functional runs: cross-core DRAM write races in the current epoch
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data

@@ -35,8 +35,16 @@ void DramWriteTracker::store(int arg, int core, int64_t pc, const ByteBox &box, 
 
 void DramWriteTracker::store_run(std::map<int64_t, Run> &runs, int64_t begin, int64_t end, int core, int64_t pc,
                                  const char *arg_name) {
-    // The runs (disjoint, ordered) overlapping [begin, end).
     auto it = runs.upper_bound(begin);
+    // Fast path: the run before extends this core's writes of the same instruction and meets no other.
+    if (it != runs.begin()) {
+        Run &prev = std::prev(it)->second;
+        if (prev.core == core && prev.pc == pc && prev.end >= begin && (it == runs.end() || it->first > end)) {
+            prev.end = std::max(prev.end, end);
+            return;
+        }
+    }
+    // The runs (disjoint, ordered) overlapping [begin, end).
     if (it != runs.begin() && std::prev(it)->second.end > begin) --it;
     for (auto j = it; j != runs.end() && j->first < end; ++j) {
         if (j->second.core == core) continue;

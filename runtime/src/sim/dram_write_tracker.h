@@ -4,7 +4,9 @@
 // DMA after another's, so two cores storing into the same DRAM bytes in one
 // epoch is a race: which bytes win depends on timing, and the parallel replay
 // would give either. The first store that writes bytes another core already
-// wrote in the epoch is a rule violation naming both.
+// wrote in the epoch is a rule violation naming both. Checked in functional
+// runs (a map update per row stored, too slow for timing-only runs, which are
+// ~300x faster), like the poison tracking of the replay.
 //
 // An epoch boundary anywhere on the card counts as an order here, so a race
 // across an unrelated core pair's ring transfer is not seen (no false alarms;
