@@ -31,7 +31,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-#include <unordered_map>
 
 #include "sim/dram_model.h"
 #include "sim/dram_write_tracker.h"
@@ -124,6 +123,7 @@ struct BarrierState {
 };
 
 struct PendingTransfer {
+    int dram_id;  // DramModel transfer id
     int unit_id;
     double start;
     double fill;     // zero-fill cycles after the DRAM part
@@ -612,7 +612,7 @@ private:
             return;
         }
         const int tid = dram_.start(start, u.core, read, write);
-        pending_[tid] = {id, start, fill, latency, op, transfer_occupancies_};
+        pending_.push_back({tid, id, start, fill, latency, op, transfer_occupancies_});
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
         schedule_dram_event();
@@ -640,9 +640,10 @@ private:
         if (now != dram_event_time_) return;  // superseded
         dram_event_time_ = -1;
         for (int tid : dram_.complete_until(now)) {
-            auto it = pending_.find(tid);
-            const PendingTransfer t = std::move(it->second);
-            pending_.erase(it);
+            auto it = std::find_if(pending_.begin(), pending_.end(), [tid](const PendingTransfer &p) { return p.dram_id == tid; });
+            const PendingTransfer t = std::move(*it);
+            *it = std::move(pending_.back());
+            pending_.pop_back();
             finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op, t.occupancies);
         }
         schedule_dram_event();
@@ -696,7 +697,7 @@ private:
     std::vector<BarrierState> barriers_;
     std::vector<CompactStream> compact_;  // one per unit, same order as units_
     std::vector<UnitState> units_;
-    std::unordered_map<int, PendingTransfer> pending_;  // by DRAM transfer id; at most one per DMA unit
+    std::vector<PendingTransfer> pending_;  // in flight: at most one per DMA unit, so a short list
     std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
     uint64_t instruction_limit_ = UINT64_MAX;  // SimulationOptions budgets, or no limit
     double cycle_limit_ = std::numeric_limits<double>::infinity();
