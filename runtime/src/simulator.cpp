@@ -327,14 +327,14 @@ private:
            << " instruction " << pc << " (" << isa::opcode_spec(inst.op).mnemonic << "): " << msg;
         throw BudgetExceeded(os.str(), budget, u.core, u.unit, (int64_t)pc, inst.file_offset);
     }
-    [[noreturn]] void exceeded_cycles(const UnitState &u, double at) {
+    [[noreturn]] __attribute__((noinline, cold)) void exceeded_cycles(const UnitState &u, double at) {
         std::ostringstream os;
         os.precision(0);
         os << std::fixed << "simulated time budget exceeded: the run reached cycle " << at << ", past the budget of "
            << cycle_limit_ << " cycles (max_cycles), after " << result_.dynamic_instructions << " dynamic instructions";
         exceeded(u, BudgetExceeded::Budget::Cycles, os.str());
     }
-    [[noreturn]] void exceeded_instructions(const UnitState &u) {
+    [[noreturn]] __attribute__((noinline, cold)) void exceeded_instructions(const UnitState &u) {
         std::ostringstream os;
         os.precision(0);
         os << std::fixed << "instruction budget exceeded: more than " << instruction_limit_
