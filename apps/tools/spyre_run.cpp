@@ -9,8 +9,8 @@
 // --trace writes a Chrome trace (chrome://tracing, ui.perfetto.dev) and --svg a
 // timeline picture; either one records the per-instruction trace.
 // A run stops with an error naming the budget once it executes more than
-// --max-instructions dynamic instructions (default 1e9: minutes of simulation,
-// hundreds of times what a compiled kernel executes) or its
+// --max-instructions dynamic instructions (default 1e9: minutes of simulation;
+// the example kernels execute about 1e4) or its
 // simulated time passes --max-cycles (default 1e12, over 10 minutes of device
 // time; compiled kernels take milliseconds). 0 lifts a budget.
 #include <cstdio>
