@@ -2,11 +2,17 @@
 //   spyre-run PROGRAM [--seed N] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
 //             [--param NAME=VALUE]... [--timing-only] [--sync normal|serial|random]
 //             [--report out.json] [--trace trace.json] [--svg timeline.svg]
+//             [--max-instructions N] [--max-cycles N]
 // Inputs not given as .npy files are random (seeded). Prints a one-screen summary.
 // Every --param must name a parameter of the program, once, with a value of its
 // type (an i32 a whole number in its range; scalar_params.h).
 // --trace writes a Chrome trace (chrome://tracing, ui.perfetto.dev) and --svg a
 // timeline picture; either one records the per-instruction trace.
+// A run stops with an error naming the budget once it executes more than
+// --max-instructions dynamic instructions (default 1e9: minutes of simulation;
+// the example kernels execute about 1e4) or its
+// simulated time passes --max-cycles (default 1e12, over 10 minutes of device
+// time; compiled kernels take milliseconds). 0 lifts a budget.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -24,6 +30,9 @@
 using namespace spyre;
 
 namespace {
+
+constexpr uint64_t kDefaultMaxInstructions = 1000000000;
+constexpr double kDefaultMaxCycles = 1e12;
 
 // NAME=VALUE items of one flag; a name given twice is an error, not the last one winning.
 std::map<std::string, std::string> parse_pairs(const std::vector<std::string> &items, const char *flag) {
@@ -98,6 +107,8 @@ int main(int argc, char **argv) {
     std::string program_path, report_path, trace_path, svg_path, sync = "normal";
     uint64_t seed = 1;
     bool timing_only = false;
+    uint64_t max_instructions = kDefaultMaxInstructions;
+    double max_cycles = kDefaultMaxCycles;
     std::vector<std::string> inputs, outputs, params;
     app.add_option("program", program_path, "program file (.spyre)")->required();
     app.add_option("--seed", seed, "seed of the random inputs");
@@ -110,6 +121,12 @@ int main(int argc, char **argv) {
     app.add_option("--report", report_path, "write the JSON report here");
     app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, Perfetto) of every instruction here");
     app.add_option("--svg", svg_path, "write an SVG timeline of the cores' units here");
+    app.add_option("--max-instructions", max_instructions,
+                   "stop once more dynamic instructions than this have run (0: no limit)")
+        ->capture_default_str();
+    app.add_option("--max-cycles", max_cycles, "stop once simulated time passes this many cycles (0: no limit)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -143,8 +160,17 @@ int main(int argc, char **argv) {
         opt.sync = sync == "serial" ? SyncMode::ForcedSerial : sync == "random" ? SyncMode::RandomLatency : SyncMode::Normal;
         opt.seed = seed;
         opt.record_trace = !trace_path.empty() || !svg_path.empty();
+        opt.max_instructions = max_instructions;
+        opt.max_cycles = max_cycles;
         DeviceMemory memory(m.dram_usable_bytes);
-        HostRunResult r = run_on_host_tensors(p, m, memory, host_inputs, pv, opt);
+        HostRunResult r;
+        try {
+            r = run_on_host_tensors(p, m, memory, host_inputs, pv, opt);
+        } catch (const BudgetExceeded &e) {
+            const bool instructions = e.budget == BudgetExceeded::Budget::Instructions;
+            throw Error(std::string(e.what()) + "; raise it with " + (instructions ? "--max-instructions" : "--max-cycles") +
+                        " N (0: no limit)");
+        }
 
         std::printf("%s", format_summary(r.sim, m).c_str());
         for (const auto &t : r.outputs) {

@@ -12,12 +12,18 @@
 // cycles. In functional mode every timed instruction is recorded with its
 // evaluated fields and epoch (see sim/functional_replay.h).
 //
-// Functional (unless timing-only): the record is replayed on all host threads.
+// Functional (unless timing-only): the record is replayed on all host threads,
+// a chunk at a time while the timing phase goes on (kReplayChunk instructions),
+// so neither phase holds state that grows with the dynamic instruction count.
+// A functional failure found in a chunk is kept and reported after the timing
+// phase has finished, so a timing error still wins as if the replay came after.
 #include "spyre/simulator.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +33,7 @@
 #include <thread>
 
 #include "sim/dram_model.h"
+#include "sim/dram_write_tracker.h"
 #include "sim/functional_replay.h"
 #include "sim/ring_model.h"
 #include "sim/scratchpad.h"
@@ -116,6 +123,7 @@ struct BarrierState {
 };
 
 struct PendingTransfer {
+    int dram_id;  // DramModel transfer id
     int unit_id;
     double start;
     double fill;     // zero-fill cycles after the DRAM part
@@ -195,7 +203,7 @@ class Device {
 public:
     Device(const Program &p, const MachineDescription &m, const std::vector<ArgumentBinding> &args,
            const std::vector<double> &params, const SimulationOptions &o)
-        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed) {
+        : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed), dram_writes_(p.args.size()) {
         bind_arguments(args);
         const int cores = (int)p.cores.size();
         for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
@@ -217,25 +225,30 @@ public:
             }
         }
         if (opt_.functional) record_.per_core.resize(cores);
+        if (opt_.max_instructions > 0) instruction_limit_ = opt_.max_instructions;
+        if (opt_.max_cycles > 0) cycle_limit_ = opt_.max_cycles;
         result_.kernel = p.kernel_name;
         result_.cores.resize(cores);
     }
 
     SimulationResult run() {
+        struct ReturnScratchpads {
+            std::vector<std::unique_ptr<sim::Scratchpad>> &sps;
+            ~ReturnScratchpads() {
+                if (!sps.empty()) scratchpad_pool().give_back(sps);
+            }
+        } return_scratchpads{functional_sps_};
+        if (opt_.functional) functional_sps_ = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes, opt_.check_uninitialized);
         simulate_time();
         if (opt_.functional) {
-            auto sps = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes, opt_.check_uninitialized);
-            const unsigned hw = std::thread::hardware_concurrency();
-            try {
-                sim::replay_functional(p_, m_, record_, sps, bindings_, params_, hw == 0 ? 1 : (int)hw);
-            } catch (...) {
-                scratchpad_pool().give_back(sps);
-                throw;
-            }
-            scratchpad_pool().give_back(sps);
+            replay_recorded();
+            if (functional_failure_) std::rethrow_exception(functional_failure_);
         }
         return std::move(result_);
     }
+
+    // Replayed functionally at a time: bounds the record (~130 bytes an instruction) to a few MiB.
+    static constexpr size_t kReplayChunk = 1 << 16;
 
 private:
     // ------------------------------------------------------------ timing phase
@@ -256,7 +269,12 @@ private:
         }
         report_deadlock_if_any();
         double end = 0;
-        for (const auto &u : units_) end = std::max({end, u.time, u.landed});
+        const UnitState *last = &units_[0];
+        for (const auto &u : units_) {
+            if (std::max(u.time, u.landed) > end) last = &u;
+            end = std::max({end, u.time, u.landed});
+        }
+        if (end > cycle_limit_) exceeded_cycles(*last, end);
         result_.cycles = end;
         result_.simulated_us = end / (m_.clock_ghz * 1000.0);
     }
@@ -299,6 +317,30 @@ private:
         if (inst.file_offset) os << " at offset " << inst.file_offset;
         os << "): " << msg;
         throw SimulationError(os.str(), u.core, u.unit, (int64_t)u.pc, inst.file_offset);
+    }
+
+    [[noreturn]] void exceeded(const UnitState &u, BudgetExceeded::Budget budget, const std::string &msg) {
+        const size_t pc = std::min(u.pc, u.stream->size() - 1);
+        const isa::Instruction &inst = (*u.stream)[pc];
+        std::ostringstream os;
+        os << "'" << p_.kernel_name << "' stopped at core " << u.core << ", " << isa::unit_name((isa::Unit)u.unit)
+           << " instruction " << pc << " (" << isa::opcode_spec(inst.op).mnemonic << "): " << msg;
+        throw BudgetExceeded(os.str(), budget, u.core, u.unit, (int64_t)pc, inst.file_offset);
+    }
+    [[noreturn]] __attribute__((noinline, cold)) void exceeded_cycles(const UnitState &u, double at) {
+        std::ostringstream os;
+        os.precision(0);
+        os << std::fixed << "simulated time budget exceeded: the run reached cycle " << at << ", past the budget of "
+           << cycle_limit_ << " cycles (max_cycles), after " << result_.dynamic_instructions << " dynamic instructions";
+        exceeded(u, BudgetExceeded::Budget::Cycles, os.str());
+    }
+    [[noreturn]] __attribute__((noinline, cold)) void exceeded_instructions(const UnitState &u) {
+        std::ostringstream os;
+        os.precision(0);
+        os << std::fixed << "instruction budget exceeded: more than " << instruction_limit_
+           << " dynamic instructions executed (max_instructions) by simulated cycle " << u.time
+           << ", and the program is not finished";
+        exceeded(u, BudgetExceeded::Budget::Instructions, os.str());
     }
 
     double scaled(double cycles) {
@@ -345,8 +387,25 @@ private:
         tokens_[key].push_back(when);
     }
 
+    // Replays what is recorded so far and forgets it. Inside an epoch the cores are independent,
+    // so cutting an epoch between two chunks gives the replay the same results; the record's
+    // sequence numbers still order failures across chunks.
+    void replay_recorded() {
+        if (!functional_failure_ && recorded_ > 0) {
+            const unsigned hw = std::thread::hardware_concurrency();
+            try {
+                sim::replay_functional(p_, m_, record_, functional_sps_, bindings_, params_, hw == 0 ? 1 : (int)hw);
+            } catch (const SimulationError &) {
+                functional_failure_ = std::current_exception();  // the earliest; nothing after it is replayed
+            }
+        }
+        for (auto &list : record_.per_core) list.clear();
+        record_.epochs = 1;
+        recorded_ = 0;
+    }
+
     void record(const UnitState &u, isa::Opcode op, const int64_t *f) {
-        if (!opt_.functional) return;
+        if (!opt_.functional || functional_failure_) return;
         sim::RecordedInstruction r;
         r.sequence = sequence_++;
         r.epoch = record_.epochs - 1;
@@ -357,8 +416,10 @@ private:
         std::copy(f, f + nf, r.f);
         std::fill(r.f + nf, r.f + isa::kMaxFields, 0);
         record_.per_core[u.core].push_back(r);
+        if (++recorded_ >= kReplayChunk) replay_recorded();
     }
     void new_epoch() {
+        dram_writes_.next_epoch();
         if (opt_.functional) record_.epochs++;
     }
 
@@ -370,7 +431,10 @@ private:
             int64_t f[isa::kMaxFields];  // only the op's fields are set and read
             u.compact->evaluate(u.pc, u.index, f);
             result_.cores[u.core].unit[u.unit].instructions++;
-            result_.dynamic_instructions++;
+            if (++result_.dynamic_instructions > instruction_limit_ || u.time > cycle_limit_) {
+                if (u.time > cycle_limit_) exceeded_cycles(u, u.time);
+                exceeded_instructions(u);
+            }
             switch (op) {
             case isa::Opcode::Loop:
                 u.trip[u.depth] = f[0];
@@ -475,6 +539,11 @@ private:
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
+                // Functional runs only (like poison tracking): it costs a map update per row written.
+                if (opt_.functional) dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
+                                   {f[F::dram], f[F::row_bytes], f[F::rows], f[F::dram_row_stride], f[F::planes],
+                                    f[F::dram_plane_stride]},
+                                   p_.args[f[F::arg]].name.c_str());
                 const int64_t bytes = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 result_.dram_write_bytes += bytes;
                 record(u, op, f);
@@ -543,8 +612,7 @@ private:
             return;
         }
         const int tid = dram_.start(start, u.core, read, write);
-        if ((size_t)tid >= pending_.size()) pending_.resize(tid + 1);
-        pending_[tid] = {id, start, fill, latency, op, transfer_occupancies_};
+        pending_.push_back({tid, id, start, fill, latency, op, transfer_occupancies_});
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
         schedule_dram_event();
@@ -572,7 +640,10 @@ private:
         if (now != dram_event_time_) return;  // superseded
         dram_event_time_ = -1;
         for (int tid : dram_.complete_until(now)) {
-            const PendingTransfer t = pending_[tid];
+            auto it = std::find_if(pending_.begin(), pending_.end(), [tid](const PendingTransfer &p) { return p.dram_id == tid; });
+            const PendingTransfer t = std::move(*it);
+            *it = std::move(pending_.back());
+            pending_.pop_back();
             finish_transfer(t.unit_id, t.start, now + t.fill, t.latency, t.op, t.occupancies);
         }
         schedule_dram_event();
@@ -615,6 +686,7 @@ private:
     sim::DramModel dram_;
     sim::RingModel ring_;
     std::mt19937_64 rng_;
+    sim::DramWriteTracker dram_writes_;  // functional runs: cross-core DRAM write races in the current epoch
     std::vector<ArgumentBinding> bindings_;
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
@@ -625,12 +697,17 @@ private:
     std::vector<BarrierState> barriers_;
     std::vector<CompactStream> compact_;  // one per unit, same order as units_
     std::vector<UnitState> units_;
-    std::vector<PendingTransfer> pending_;  // by DRAM transfer id
+    std::vector<PendingTransfer> pending_;  // in flight: at most one per DMA unit, so a short list
     std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+    uint64_t instruction_limit_ = UINT64_MAX;  // SimulationOptions budgets, or no limit
+    double cycle_limit_ = std::numeric_limits<double>::infinity();
     double serial_free_ = 0;
     double dram_event_time_ = -1;
     uint64_t sequence_ = 0;
-    sim::ExecutionRecord record_;
+    sim::ExecutionRecord record_;                 // functional: what is not replayed yet
+    size_t recorded_ = 0;                         // instructions in record_
+    std::vector<std::unique_ptr<sim::Scratchpad>> functional_sps_;
+    std::exception_ptr functional_failure_;       // the replay's first violation, reported after the timing phase
     SimulationResult result_;
 };
 

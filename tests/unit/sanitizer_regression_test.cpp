@@ -51,5 +51,35 @@ TEST(SanitizerRegression, MatmulI8AccumulatorWrapsAroundInsteadOfOverflowing) {
     }
 }
 
+// A ring.put from core 0 into core 1's scratchpad and core 1's own dma.loads land in the same
+// replay epoch, so the parallel functional replay runs them on two host threads at once. Both
+// raise core 1's scratchpad high-water mark (what reset() clears before the pooled scratchpad is
+// reused); it used to be a plain int64_t, a data race ThreadSanitizer reports
+// (scripts/run-sanitizers.sh tsan; only TSan sees it reliably: a lost update would leave stale
+// bytes in a pooled scratchpad, which no result shows). The rounds reuse pooled scratchpads.
+TEST(SanitizerRegression, RingPutIntoACoreWhileItLoadsRaisesItsHighWaterMarkWithoutARace) {
+    // Long lists on both cores, so that the replay's two threads take one core each.
+    constexpr int64_t kRingBytes = 64 * 1024, kRingDst = 1024 * 1024, kLoads = 4000;
+    ProgramBuilder b("ring_while_loading");
+    const int X = b.arg("X", ArgKind::Input, DType::F16, {kRingBytes / 2});
+    const int Y = b.arg("Y", ArgKind::Output, DType::F16, {kRingBytes / 2});
+    const int Z = b.arg("Z", ArgKind::Input, DType::F16, {64});
+    b.load(0, X, 0, 0, kRingBytes);
+    for (int core = 0; core < 2; core++) {
+        b.emit(core, Unit::Dma, Opcode::Loop, {kLoads});
+        b.load(core, Z, 0, kRingBytes + 128 * core, 128);
+        b.emit(core, Unit::Dma, Opcode::EndLoop, {});
+    }
+    b.emit(0, Unit::Dma, Opcode::RingPut, {1, 0, kRingDst, kRingBytes, 9});
+    b.wait(1, Unit::Dma, 9);
+    b.store(1, Y, 0, kRingDst, kRingBytes);
+    const HostTensor x = random_tensor("X", DType::F16, {kRingBytes / 2}, 5);
+    const HostTensor z = random_tensor("Z", DType::F16, {64}, 6);
+    for (int round = 0; round < 4; round++) {
+        const HostRunResult r = run(b, {x, z});
+        ASSERT_EQ(r.outputs.at(0).data, x.data) << "round " << round;
+    }
+}
+
 }  // namespace
 }  // namespace spyre

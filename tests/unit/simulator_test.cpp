@@ -534,6 +534,70 @@ TEST(SimulatorRules, BarrierWithMissingParticipantDeadlocks) {
     EXPECT_NE(msg.find("barrier 1 with 2 of 3 participants arrived"), std::string::npos) << msg;
 }
 
+// Two cores storing into the same DRAM bytes with nothing ordering the two stores (race2.s of the
+// reliability reproducers): which core's bytes win depends on timing. Refused, naming both.
+TEST(SimulatorRules, TwoCoresStoringTheSameDramBytesUnorderedIsARace) {
+    auto program = [](const char *order) {
+        ProgramBuilder b(order);
+        const int A = b.arg("A", ArgKind::Input, DType::F32, {32, 4});
+        const int Out = b.arg("Out", ArgKind::Output, DType::F32, {32, 6});
+        b.load(0, A, 0, 0, 128, 3);
+        b.load(1, A, 3 * 128, 0, 128);
+        // Core 0 writes rows 0, 2 and 4 of Out in one strided store; core 1 writes row 2, with
+        // nothing between, after a barrier, or after core 0's ring.put into it (or row 1 instead).
+        b.store(0, Out, 0, 0, 128, 3, 256);
+        if (std::string(order) == "barrier") {
+            b.emit(0, Unit::Dma, Opcode::Barrier, {2, 2});
+            b.emit(1, Unit::Dma, Opcode::Barrier, {2, 2});
+        } else if (std::string(order) == "ring") {
+            b.emit(0, Unit::Dma, Opcode::RingPut, {1, 0, 4096, 128, 9});
+            b.wait(1, Unit::Dma, 9);
+        } else if (std::string(order) == "disjoint") {
+            b.store(1, Out, 128, 0, 128);
+            return b;
+        }
+        b.store(1, Out, 2 * 128, 0, 128);
+        return b;
+    };
+    const HostTensor a = random_tensor("A", DType::F32, {32, 4}, 7);
+    std::string msg;
+    try {
+        run(program("unordered"), {a});
+    } catch (const SimulationError &e) {
+        msg = e.what();
+    }
+    // Core 1 (one row to load) stores first; core 0's store is the one that races it.
+    EXPECT_NE(msg.find("core 0, dma instruction 1 (dma.store"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dma.store writes bytes [256, 384) of 'Out' in DRAM that core 1 (dma instruction 1) also writes, "
+                       "with no ring transfer or barrier between the two: a race between two cores"),
+              std::string::npos)
+        << msg;
+    // Checked in functional runs only (like poison tracking): a timing-only run gives its cycles.
+    SimulationOptions timing_only;
+    timing_only.functional = false;
+    EXPECT_GT(run(program("unordered"), {a}, {}, timing_only).sim.cycles, 0);
+    // Ordered by a barrier or a ring transfer, or writing other bytes: no race.
+    const HostRunResult barrier = run(program("barrier"), {a});
+    EXPECT_EQ(std::vector<uint8_t>(barrier.outputs[0].data.begin() + 256, barrier.outputs[0].data.begin() + 384),
+              std::vector<uint8_t>(a.data.begin() + 384, a.data.begin() + 512));
+    run(program("ring"), {a});
+    run(program("disjoint"), {a});
+}
+
+// One core may store into the same DRAM bytes again (its DMA unit runs in order); a store of
+// another core into bytes next to them is no race either.
+TEST(SimulatorRules, OneCoreRewritingItsDramBytesAndNeighboursTouchingThemAreNoRace) {
+    ProgramBuilder b("rewrite");
+    const int A = b.arg("A", ArgKind::Input, DType::F32, {32, 4});
+    const int Out = b.arg("Out", ArgKind::Output, DType::F32, {32, 4});
+    b.load(0, A, 0, 0, 128, 4);
+    b.load(1, A, 0, 0, 128, 4);
+    for (int i = 0; i < 3; i++) b.store(0, Out, 0, 0, 128, 2);  // rows 0-1, three times
+    b.store(0, Out, 128, 0, 128);                                // row 1 again, another instruction
+    b.store(1, Out, 2 * 128, 0, 128, 2);                         // rows 2-3: touching, not overlapping
+    run(b, {random_tensor("A", DType::F32, {32, 4}, 8)});
+}
+
 // ---- timing and synchronization modes ----
 
 ProgramBuilder pipelined_scale_program() {

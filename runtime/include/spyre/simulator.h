@@ -6,8 +6,12 @@
 // Rule violations stop the run with a SimulationError naming the core, unit,
 // instruction and what was violated: compute touching memory outside its own
 // scratchpad, scratchpad out of bounds, DMA not in whole sticks, reads of
-// scratchpad bytes never written, DRAM access outside an allocation, and
-// deadlock (every unfinished unit waiting).
+// scratchpad bytes never written, DRAM access outside an allocation, two
+// cores storing into the same DRAM bytes with no ring transfer or barrier
+// between them (sim/dram_write_tracker.h), and deadlock (every unfinished unit
+// waiting). A run that exceeds its budget of
+// dynamic instructions or simulated cycles (when one is set) stops with a
+// BudgetExceeded naming it.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,10 @@ struct SimulationOptions {
     uint64_t seed = 1;               // for RandomLatency
     bool check_uninitialized = true; // poison tracking of scratchpad reads
     bool record_trace = false;       // keep one event per executed instruction
+    // Budgets (0: none). A run that executes more dynamic instructions (control included), or whose
+    // simulated time passes max_cycles, stops with BudgetExceeded as soon as it does.
+    uint64_t max_instructions = 0;
+    double max_cycles = 0;
 };
 
 // A rule violation or deadlock found while running a program.
@@ -43,6 +51,15 @@ public:
     int unit;                 // isa::Unit value, -1 if not tied to one unit
     int64_t instruction_index;
     uint64_t file_offset;
+};
+
+// A run stopped because it went past SimulationOptions::max_instructions or max_cycles.
+class BudgetExceeded : public SimulationError {
+public:
+    enum class Budget { Instructions, Cycles };
+    BudgetExceeded(const std::string &what, Budget budget, int core, int unit, int64_t index, uint64_t offset)
+        : SimulationError(what, core, unit, index, offset), budget(budget) {}
+    Budget budget;
 };
 
 struct UnitStats {

@@ -2,11 +2,15 @@
 // never needs data: timing does not depend on values) and records, per core,
 // every timed instruction it executed with its evaluated fields and the
 // "epoch" it ran in. Epochs end at every cross-core event (ring transfer,
-// barrier release); inside an epoch cores share no scratchpad and, in a
-// correctly synchronized program, no DRAM bytes they both write. The replay
+// barrier release); inside an epoch cores share no scratchpad bytes (a ring.put
+// writes into another core's scratchpad while that core works on other bytes:
+// the scratchpad's shared state is atomic, scratchpad.h) and no DRAM bytes
+// they both write (the timing phase refuses that: dram_write_tracker.h). The replay
 // therefore runs the cores of an epoch on all host threads at once, each core
 // in its recorded order, and epochs one after another: the same results as a
-// serial execution in simulated-time order.
+// serial execution in simulated-time order. The simulator replays the record
+// a chunk at a time and drops it (simulator.cpp, kReplayChunk): an epoch cut
+// between two chunks gives the same results, since its cores are independent.
 //
 // Poison tracking (reads of scratchpad never written) happens here, in that
 // same order. Errors carry the core, unit and instruction; when several

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,9 @@ public:
         if (track_poison_) written_.reset(static_cast<uint8_t *>(std::calloc(bytes, 1)));
         if ((functional && !data_) || (track_poison_ && !written_)) throw Error("out of host memory for a simulated scratchpad");
     }
+    Scratchpad(Scratchpad &&o) noexcept
+        : size_(o.size_), track_poison_(o.track_poison_), high_water_(o.high_water_.load(std::memory_order_relaxed)),
+          hazard_(o.hazard_), data_(std::move(o.data_)), written_(std::move(o.written_)) {}
 
     int64_t size() const { return size_; }
     uint8_t *data() { return data_.get(); }
@@ -88,15 +92,16 @@ public:
     void check_write(int64_t addr, int64_t len, const char *what) {
         check_bounds(addr, len, what);
         if (track_poison_ && len > 0) std::memset(written_.get() + addr, 1, len);
-        high_water_ = std::max(high_water_, addr + len);
+        raise_high_water(addr + len);
     }
 
     // Back to the state of a fresh scratchpad (all zero, nothing written), touching
     // only the bytes a run wrote, so a pooled scratchpad is cheap to reuse.
     void reset() {
-        if (data_) std::memset(data_.get(), 0, high_water_);
-        if (written_) std::memset(written_.get(), 0, high_water_);
-        high_water_ = 0;
+        const int64_t end = high_water_.load(std::memory_order_relaxed);
+        if (data_) std::memset(data_.get(), 0, end);
+        if (written_) std::memset(written_.get(), 0, end);
+        high_water_.store(0, std::memory_order_relaxed);
     }
     bool tracks_poison() const { return track_poison_; }
 
@@ -104,9 +109,16 @@ private:
     struct FreeDeleter {
         void operator()(uint8_t *p) const { std::free(p); }
     };
+    // Two writers can raise it at once: in the parallel replay a ring.put from another core
+    // writes this scratchpad while this core's own instructions do (disjoint bytes, same epoch).
+    void raise_high_water(int64_t end) {
+        int64_t seen = high_water_.load(std::memory_order_relaxed);
+        while (seen < end && !high_water_.compare_exchange_weak(seen, end, std::memory_order_relaxed)) {
+        }
+    }
     int64_t size_;
     bool track_poison_;
-    int64_t high_water_ = 0;  // end of the highest byte ever written
+    std::atomic<int64_t> high_water_{0};  // end of the highest byte ever written (reset() reads it after the replay joined)
     const HazardContext *hazard_ = nullptr;
     std::unique_ptr<uint8_t, FreeDeleter> data_;
     std::unique_ptr<uint8_t, FreeDeleter> written_;
