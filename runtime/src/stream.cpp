@@ -243,8 +243,10 @@ spyre_stream_t *spyre_stream_create(void) {
         StreamState *raw = state.get();
         {
             // The worker is started under the state's lock, so it never runs before `worker` is set.
+            // It holds the state itself: a stream destroyed from its own operation detaches the worker,
+            // which still touches the state after that operation returns.
             std::lock_guard<std::mutex> lock(raw->mutex);
-            raw->worker = std::thread([raw] { raw->run(); });
+            raw->worker = std::thread([state] { state->run(); });
         }
         HandleRegistry &r = handles();
         std::lock_guard<std::mutex> lock(r.mutex);
