@@ -139,23 +139,25 @@ TEST(TimingModel, ThinMatmulTilesWasteThePass) {
     EXPECT_NEAR(rows64 / rows8, 8.0, 0.5);
 }
 
-TEST(TimingModel, TranscendentalsCostMoreThanAdds) {
-    // Cycles of 200 instructions of `op` on a 32 x 64 f32 tile (the difference of 400 and 200, so
-    // the tile's load cancels).
-    auto sfu = [](Opcode op) {
-        auto run_n = [op](int n) {
-            ProgramBuilder b("sfu_cost");
-            int X = b.arg("X", ArgKind::Input, DType::F32, {32, 64});
-            b.load(0, X, 0, 0, 128, 64);
-            b.signal(0, Unit::Dma, 0);
-            b.wait(0, Unit::Sfu, 0);
-            b.emit(0, Unit::Sfu, Opcode::Loop, {n});
-            b.emit(0, Unit::Sfu, op, {8192, 128, 0, 128, 0, 32, 64, (int)DType::F32, 0});
-            b.emit(0, Unit::Sfu, Opcode::EndLoop, {});
-            return timing_cycles(b);
-        };
-        return run_n(400) - run_n(200);
+// Cycles of 200 SFU instructions (`op` with `fields`) on a 32 x 64 f32 tile: the difference of runs
+// of 400 and 200, so the tile's load cancels.
+double marginal_sfu_cycles(Opcode op, std::initializer_list<int64_t> fields) {
+    auto run_n = [&](int n) {
+        ProgramBuilder b("sfu_cost");
+        int X = b.arg("X", ArgKind::Input, DType::F32, {32, 64});
+        b.load(0, X, 0, 0, 128, 64);
+        b.signal(0, Unit::Dma, 0);
+        b.wait(0, Unit::Sfu, 0);
+        b.emit(0, Unit::Sfu, Opcode::Loop, {n});
+        b.emit(0, Unit::Sfu, op, fields);
+        b.emit(0, Unit::Sfu, Opcode::EndLoop, {});
+        return timing_cycles(b);
     };
+    return run_n(400) - run_n(200);
+}
+
+TEST(TimingModel, TranscendentalsCostMoreThanAdds) {
+    auto sfu = [](Opcode op) { return marginal_sfu_cycles(op, {8192, 128, 0, 128, 0, 32, 64, (int)DType::F32, 0}); };
     const MachineDescription m = builtin_machine();
     // 32 x 64 f32 elements: 8 KiB through both corelets, then the issue overhead.
     const double vector = std::ceil(32.0 * 64 * 4 / (m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core));
@@ -168,20 +170,7 @@ TEST(TimingModel, TranscendentalsCostMoreThanAdds) {
 
 TEST(TimingModel, RowReductionsCostMoreThanColumnReductions) {
     // The same 32 x 64 f32 tile summed across the lanes of each row and down each column.
-    auto reduce = [](Opcode op) {
-        auto run_n = [op](int n) {
-            ProgramBuilder b("reduce_cost");
-            int X = b.arg("X", ArgKind::Input, DType::F32, {32, 64});
-            b.load(0, X, 0, 0, 128, 64);
-            b.signal(0, Unit::Dma, 0);
-            b.wait(0, Unit::Sfu, 0);
-            b.emit(0, Unit::Sfu, Opcode::Loop, {n});
-            b.emit(0, Unit::Sfu, op, {16384, 128, 0, 128, 32, 64, (int)DType::F32, 0});
-            b.emit(0, Unit::Sfu, Opcode::EndLoop, {});
-            return timing_cycles(b);
-        };
-        return run_n(400) - run_n(200);
-    };
+    auto reduce = [](Opcode op) { return marginal_sfu_cycles(op, {16384, 128, 0, 128, 32, 64, (int)DType::F32, 0}); };
     const MachineDescription m = builtin_machine();
     const double row = reduce(Opcode::RowSum), col = reduce(Opcode::ColSum);
     const double vector = std::ceil(32.0 * 64 * 4 / (m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core));
