@@ -48,8 +48,6 @@ fi
 
 if [ "$MODE" = tsan ] || [ "$MODE" = all ]; then
   echo "== ThreadSanitizer (build-tsan/)"
-  # The tools.* tests run each tool under `ulimit -v 2000000` (expect_tool_error.sh), which leaves
-  # ThreadSanitizer no room for its shadow memory (it aborts at start); the tools are single-threaded.
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-    configure_and_test build-tsan "thread" -E '^tools\.' "$@"
+    configure_and_test build-tsan "thread" "$@"
 fi
