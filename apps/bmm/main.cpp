@@ -161,9 +161,11 @@ int main() {
 
     spyre_kernel_stats st;
     if (spyre_get_last_run_stats(&st) == 0) {
-        std::printf("spyre: kernel %s: %.0f cycles, %.2f us simulated (roofline bound %.2f us), PT utilization %.1f%%, "
+        std::printf("spyre: kernel %s: %.0f cycles, %.2f us simulated (roofline bound %.2f us), PT utilization %.1f%% "
+                    "of the datasheet peak (%.1f%% of the sustained rate), "
                     "%llu MACs, DRAM read %llu B write %llu B, bottleneck %s\n",
                     st.kernel, st.cycles, st.simulated_us, st.roofline_bound_us, 100.0 * st.pt_utilization,
+                    100.0 * st.pt_sustained_utilization,
                     (unsigned long long)st.macs, (unsigned long long)st.dram_read_bytes,
                     (unsigned long long)st.dram_write_bytes, st.bottleneck);
     } else {
