@@ -88,10 +88,8 @@ class Evaluator:
         self.args = args
         self.rows, self.mappings = rows, mappings
         self.best = fidelity.best_of_groups(rows, mappings)
-        self.cache = {}
 
     def results(self, overrides, selected):
-        key = json.dumps(sorted(overrides.items()))
         h = argparse.Namespace(build=self.args.build, out=self.args.out, machine_set=",".join(
             "%s=%.10g" % kv for kv in sorted(overrides.items())))
         harness = fidelity.Harness(h)

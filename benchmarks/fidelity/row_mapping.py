@@ -115,6 +115,17 @@ def dtype_of(row, mapping):
     return "float16", 2
 
 
+
+def tensor_and_dtype(row, m):
+    """The row's tensor dims (outermost first), dtype and element size; dims is empty, with the
+    row marked unmapped, when the shape does not parse."""
+    dims = tensor_dims(row["shape"])
+    if not dims:
+        m.unmapped = "shape '%s' not parsed" % row["shape"]
+        return [], None, 0
+    dt, size = dtype_of(row, m)
+    return dims, dt, size
+
 def set_cores(row, mapping):
     """max_cores from the row's core count."""
     cores = parse_int(row["cores"])
@@ -192,11 +203,9 @@ def innermost_first(dims):
 
 
 def map_elementwise(row, m):
-    dims = tensor_dims(row["shape"])
+    dims, dt, size = tensor_and_dtype(row, m)
     if not dims:
-        m.unmapped = "shape '%s' not parsed" % row["shape"]
         return
-    dt, size = dtype_of(row, m)
     d0, d1, d2 = innermost_first(dims)
     v = row["variant"]
     unary = re.search(r"\b(gelu|silu|neg)\(x\)", v) or re.search(r":(gelu|silu|neg)$", row["op"])
@@ -252,11 +261,9 @@ def map_elementwise(row, m):
 
 
 def map_reduce(row, m):
-    dims = tensor_dims(row["shape"])
+    dims, dt, size = tensor_and_dtype(row, m)
     if not dims:
-        m.unmapped = "shape '%s' not parsed" % row["shape"]
         return
-    dt, size = dtype_of(row, m)
     v = row["variant"]
     call = re.search(r"\b(sum|mean|amax|max)\(dim=(-?\d+)\)", v + " " + row["shape"])
     if call:
@@ -286,11 +293,9 @@ def map_reduce(row, m):
 
 
 def map_softmax(row, m):
-    dims = tensor_dims(row["shape"])
+    dims, dt, size = tensor_and_dtype(row, m)
     if not dims:
-        m.unmapped = "shape '%s' not parsed" % row["shape"]
         return
-    dt, size = dtype_of(row, m)
     dim = note_int(row["variant"], r"dim=(\d+)")
     if dim is not None and dim != len(dims) - 1:
         m.unmapped = "softmax over a dim other than the last: gen_softmax reduces the innermost dim"
@@ -304,11 +309,9 @@ def map_softmax(row, m):
 
 
 def map_norm(row, m):
-    dims = tensor_dims(row["shape"])
+    dims, dt, size = tensor_and_dtype(row, m)
     if not dims:
-        m.unmapped = "shape '%s' not parsed" % row["shape"]
         return
-    dt, size = dtype_of(row, m)
     cols, rows, outer = innermost_first(dims)
     rms = bool(re.search(r"rms", row["op"], re.I))
     m.generator = m.op_class = "rmsnorm" if rms else "layernorm"

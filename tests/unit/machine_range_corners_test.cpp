@@ -19,24 +19,12 @@
 #include <vector>
 
 #include "program_builder.h"
+#include "declared_machine_ranges.h"
 #include "spyre/simulator.h"
 
 namespace spyre::testing {
 namespace {
 
-struct DeclaredRange {
-    std::string name;
-    bool integral;
-    double min, max;
-};
-
-std::vector<DeclaredRange> declared_ranges() {
-    return {
-#define SPYRE_MACHINE_PARAM(pname, type, min, max) {#pname, std::is_integral_v<type>, (double)(min), (double)(max)},
-#include "spyre/machine_params.def"
-#undef SPYRE_MACHINE_PARAM
-    };
-}
 
 // `name=value` if it keeps the program legal on the machine (same structural
 // fingerprint, the rules between parameters hold) and the DRAM size the test

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "spyre/error.h"
+#include "declared_machine_ranges.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -347,19 +348,9 @@ TEST(MachineErrors, IllTypedTextFieldsGiveASpyreError) {
 
 // ---- allowed ranges (machine_params.def) ----
 
-struct DeclaredRange {
-    std::string name;
-    bool integral;
-    double min, max;
-};
+using spyre::testing::declared_ranges;
+using spyre::testing::DeclaredRange;
 
-std::vector<DeclaredRange> declared_ranges() {
-    return {
-#define SPYRE_MACHINE_PARAM(pname, type, min, max) {#pname, std::is_integral_v<type>, (double)(min), (double)(max)},
-#include "spyre/machine_params.def"
-#undef SPYRE_MACHINE_PARAM
-    };
-}
 
 TEST(MachineRanges, EveryBuiltInValueLiesInsideItsRange) {
     const MachineDescription m = builtin();
