@@ -79,24 +79,51 @@ def groups_of(rows, mappings):
     return list(groups.values())
 
 
+# The findings a losing shape's figures can show: (name, predicate, text of the shape's figures).
+FINDINGS = [
+    ("fewer cores used than given", lambda r: r["active_cores"] < r["cores"],
+     lambda r: "uses %d of %d cores" % (r["active_cores"], r["cores"])),
+    ("more than %.2fx the minimal bytes" % EXTRA_BYTES, lambda r: r["bytes_over_min"] > EXTRA_BYTES,
+     lambda r: "moves %.2fx the minimal bytes" % r["bytes_over_min"]),
+    ("a unit busy >= %.0f%% (bound by it)" % (100 * BUSY_UNIT), lambda r: r["busy"][busiest(r)] >= BUSY_UNIT,
+     lambda r: "%s-bound (%s busy %.0f%% on the busiest core)" % (busiest(r).upper(), busiest(r).upper(),
+                                                                   100 * r["busy"][busiest(r)])),
+    ("within %.2fx of our roofline bound" % NEAR_BOUND, lambda r: r["ours_over_bound"] <= NEAR_BOUND,
+     lambda r: "at %.2fx our roofline bound: the card runs faster than the calibrated model's bound of the bytes "
+               "we move" % r["ours_over_bound"]),
+]
+WAITING = "none of these: units wait on each other"
+
+
+def busiest(r):
+    return max(UNITS, key=lambda u: r["busy"][u])
+
+
+def findings_of(r):
+    return [name for name, pred, _ in FINDINGS if pred(r)] or [WAITING]
+
+
 def reading(r):
     """What the figures say about a losing shape, from thresholds on them (never from the kernel's name)."""
-    why = []
-    if r["active_cores"] < r["cores"]:
-        why.append("uses %d of %d cores" % (r["active_cores"], r["cores"]))
-    if r["bytes_over_min"] > EXTRA_BYTES:
-        why.append("moves %.2fx the minimal bytes" % r["bytes_over_min"])
-    busy = max(UNITS, key=lambda u: r["busy"][u])
-    if r["busy"][busy] >= BUSY_UNIT:
-        why.append("%s-bound (%s busy %.0f%% on the busiest core)" % (busy.upper(), busy.upper(),
-                                                                      100 * r["busy"][busy]))
-    if r["ours_over_bound"] <= NEAR_BOUND:
-        why.append("at %.2fx our roofline bound: the card runs faster than the calibrated model's bound of the "
-                   "bytes we move" % r["ours_over_bound"])
+    why = [text(r) for _, pred, text in FINDINGS if pred(r)]
     if not why:
+        b = busiest(r)
         why.append("no unit busy %.0f%% or more (busiest: %s %.0f%%) and %.2fx our bound: units wait on each other"
-                   % (100 * BUSY_UNIT, busy.upper(), 100 * r["busy"][busy], r["ours_over_bound"]))
+                   % (100 * BUSY_UNIT, b.upper(), 100 * r["busy"][b], r["ours_over_bound"]))
     return "; ".join(why)
+
+
+def findings_table(results):
+    """How many losing shapes show each finding (a shape may show several), and in which classes."""
+    losers = [r for r in results if r["status"] == "ok" and r["ratio"] > WITHIN]
+    table = [["finding", "losing shapes", "classes"]]
+    for name in [f[0] for f in FINDINGS] + [WAITING]:
+        rs = [r for r in losers if name in findings_of(r)]
+        classes = {}
+        for r in rs:
+            classes[r["op_class"]] = classes.get(r["op_class"], 0) + 1
+        table.append([name, str(len(rs)), ", ".join("%s %d" % kv for kv in sorted(classes.items()))])
+    return table
 
 
 def shape_results(groups, sims, machine_set):
@@ -214,7 +241,7 @@ def summary_text(results):
     losers = loser_table(results)
     parts += ["", "Shapes where we are slower than %.2fx the card: %d" % (WITHIN, len(losers) - 1)]
     if len(losers) > 1:
-        parts.append(fidelity.render_text(losers))
+        parts += [fidelity.render_text(findings_table(results)), "", fidelity.render_text(losers)]
     failures = failure_table(results)
     if len(failures) > 1:
         parts += ["", "Shapes that did not compile or run: %d" % (len(failures) - 1), fidelity.render_text(failures)]
@@ -240,7 +267,8 @@ def markdown(results, command, csv_name):
               "the busiest core, the cores with work, the simulator's bottleneck, and the card's time against the "
               "bound of the minimal bytes (below 1.0 would mean the card beats it). *reading* states what those "
               "figures show (thresholds: within %.2fx of the bound, more than %.2fx the bytes, a unit %.0f%% busy)."
-              % (NEAR_BOUND, EXTRA_BYTES, 100 * BUSY_UNIT), "", fidelity.render_md(losers)]
+              % (NEAR_BOUND, EXTRA_BYTES, 100 * BUSY_UNIT), "", "What they show (a shape may show several):", "",
+              fidelity.render_md(findings_table(results)), "", fidelity.render_md(losers)]
     else:
         o += ["None."]
     failures = failure_table(results)
