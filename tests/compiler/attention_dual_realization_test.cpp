@@ -1,7 +1,8 @@
 // gen_attention built for Spyre against its host build on random data, with
 // and without the causal mask, both dtypes, over head dims and sequence
 // lengths that are not multiples of a stick or a tile; the host build is
-// itself checked against a direct double-precision attention.
+// itself checked against a direct double-precision attention. Cases with q != s
+// are decode shapes: q query rows (the last q positions) over s keys.
 #include <gtest/gtest.h>
 
 #include "attention_schedule.h"
@@ -15,17 +16,20 @@ struct AttentionCase {
     const char *dtype;
     bool causal;
     int kv_tile = 0;  // 0: the planner's; else keys per KV tile (the online softmax's steps)
+    int q = 0;        // query rows (0: s)
+    int rows() const { return q == 0 ? s : q; }
 };
 
-// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [j <= i]) V(d, j, h), in double.
+// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [j <= s - q + i]) V(d, j, h), in double:
+// query row i stands at position s - q + i.
 std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Buffer<> &Kt, const Halide::Buffer<> &V,
                                      const AttentionCase &c) {
-    std::vector<double> out((size_t)c.d * c.s * c.heads);
+    std::vector<double> out((size_t)c.d * c.rows() * c.heads);
     const double scale = 1.0 / std::sqrt((double)(float)c.d);
     std::vector<double> p(c.s);
     for (int h = 0; h < c.heads; h++)
-        for (int i = 0; i < c.s; i++) {
-            const int keys = c.causal ? i + 1 : c.s;
+        for (int i = 0; i < c.rows(); i++) {
+            const int keys = c.causal ? c.s - c.rows() + i + 1 : c.s;
             double m = -1e300, l = 0;
             for (int j = 0; j < keys; j++) {
                 double acc = 0;
@@ -37,7 +41,7 @@ std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Bu
             for (int e = 0; e < c.d; e++) {
                 double o = 0;
                 for (int j = 0; j < keys; j++) o += p[j] * value_at(V, e, j, h);
-                out[((size_t)h * c.s + i) * c.d + e] = o / l;
+                out[((size_t)h * c.rows() + i) * c.d + e] = o / l;
             }
         }
     return out;
@@ -56,11 +60,12 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     const AttentionCase c = GetParam();
     const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
     // Q and K in [-2, 2): scores of a few units, so the softmax is far from uniform.
-    Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.s, c.heads}, 21, 2.0f);
+    Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.rows(), c.heads}, 21, 2.0f);
     Halide::Buffer<> Kt = scaled_random("Kt", t, {c.s, c.d, c.heads}, 22, 2.0f);
     Halide::Buffer<> V = random_buffer("V", t, {c.d, c.s, c.heads}, 23);
     const std::map<std::string, std::string> params = {{"d", std::to_string(c.d)},
                                                        {"s", std::to_string(c.s)},
+                                                       {"q", std::to_string(c.q)},
                                                        {"heads", std::to_string(c.heads)},
                                                        {"dtype", c.dtype},
                                                        {"causal", c.causal ? "true" : "false"},
@@ -68,12 +73,12 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = c.kv_tile;
-    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, t, options);
+    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, c.q, t, options);
     set_compiling_for_spyre(false);
-    Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.sp, c.heads});
+    Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.qp, c.heads});
     Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.heads});
     Halide::Buffer<> Vp = padded_copy(V, {plan.dp, plan.sp, c.heads});
-    const std::vector<int> out_ext = {c.d, c.s, c.heads};
+    const std::vector<int> out_ext = {c.d, c.rows(), c.heads};
     Halide::Buffer<> spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp);
     Halide::Buffer<> host = run_generator("attention", params, false, t, out_ext, Q, Kt, V);
     const std::vector<double> direct = direct_attention(Q, Kt, V, c);
@@ -89,11 +94,11 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     int distinct = 0;
     const double first = value_at(host, 0, 0, 0);
     for (int h = 0; h < c.heads; h++)
-        for (int i = 0; i < c.s; i++)
+        for (int i = 0; i < c.rows(); i++)
             for (int e = 0; e < c.d; e++) {
                 const double hv = value_at(host, e, i, h), sv = value_at(spyre, e, i, h);
                 max_err = std::max(max_err, std::fabs(hv - sv));
-                max_err_direct = std::max(max_err_direct, std::fabs(hv - direct[((size_t)h * c.s + i) * c.d + e]));
+                max_err_direct = std::max(max_err_direct, std::fabs(hv - direct[((size_t)h * c.rows() + i) * c.d + e]));
                 max_ref = std::max(max_ref, std::fabs(hv));
                 if (hv != first) distinct++;
             }
@@ -112,12 +117,23 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            AttentionCase{80, 200, 1, "float16", true, 64},  // ragged, four KV tiles
                                            AttentionCase{64, 512, 2, "float16", false, 64},  // eight KV tiles: the running max moves
                                            AttentionCase{32, 384, 2, "float32", false},  // three KV tiles
-                                           AttentionCase{17, 33, 2, "float16", false}),  // d below a stick
+                                           AttentionCase{17, 33, 2, "float16", false},  // d below a stick
+                                           // Decode shapes, q query rows over s keys: GQA at batch 1 (4 query heads per KV head)
+                                           AttentionCase{128, 512, 8, "float16", false, 0, 4},
+                                           AttentionCase{128, 512, 8, "float16", true, 0, 4},  // rows see keys <= 508..511
+                                           AttentionCase{64, 300, 2, "float16", false, 0, 32},  // ragged keys, batch 8
+                                           AttentionCase{64, 300, 2, "float32", true, 0, 32},
+                                           AttentionCase{40, 300, 2, "float32", true, 64, 32},  // three KV tiles, causal offset moves
+                                           AttentionCase{128, 512, 2, "float16", false, 0, 1},  // one query row
+                                           AttentionCase{64, 200, 1, "float16", true, 0, 1},
+                                           AttentionCase{64, 256, 2, "float16", true, 0, 200},  // more than one query tile
+                                           AttentionCase{32, 40, 2, "float32", false, 0, 100}),  // more queries than keys
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
                                     "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "") +
-                                    (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "");
+                                    (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "") +
+                                    (c.q ? "_q" + std::to_string(c.q) : "");
                          });
 
 }  // namespace
