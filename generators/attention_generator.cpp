@@ -12,7 +12,7 @@
 // to Kt with the transpose generator.)
 //
 // GeneratorParams: d, s, q, heads, dtype (float16/float32; computes in float32),
-// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)),
+// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)), key_mask (below),
 // kv_tile (keys per KV tile, the online softmax's step; 0: planned, 128 or the
 // stick-rounded sequence when shorter). The Spyre schedule's knobs are
 // max_cores, double_buffer and tile (queries per query tile).
@@ -29,6 +29,13 @@
 // since every stacked row is the newest token and sees all s cached keys.
 // (B sequences share one cache only when they share its length and contents;
 // per-sequence caches are B calls, or heads = B * KV heads with q = g.)
+//
+// key_mask=true adds an input key_mask(j) (s values, dtype) to the scaled
+// scores of key j, for every query row and head: 0 attends key j, a large
+// negative value (e.g. -30000, finite in fp16) drops it, so a cache compiled
+// for a bucket length s attends only its first L valid positions. It is added
+// after the causal mask (when every key a row sees is dropped, the common
+// shift cancels and the row attends them as if none were).
 //
 // Formulation: flash-style, one pass over the keys and values. Per query tile
 // the KV tiles stream through the scratchpad; per KV tile t:
@@ -85,6 +92,7 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
+    GeneratorParam<bool> key_mask{"key_mask", false};  // an additive mask input over the keys
     // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
@@ -95,6 +103,7 @@ public:
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
     Input<Buffer<>> *Kt = nullptr;    // Kt(j, d, h)
     Input<Buffer<>> *V = nullptr;     // V(d, j, h)
+    Input<Buffer<>> *KM = nullptr;    // key_mask(j), with key_mask=true
     Output<Buffer<>> *O = nullptr;    // O(d, i, h)
 
     void configure() {
@@ -112,6 +121,7 @@ public:
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
+        if (key_mask) KM = add_input<Buffer<>>("key_mask", t, 1);
         O = add_output<Buffer<>>("O", t, 3);
     }
 
@@ -164,6 +174,12 @@ public:
         }
         const Expr key = f.t * T + f.j;
         if (has_mask_) bias = substitute(f.j.name(), key, bias);
+        if (KM) {
+            // The host build reads the padded keys' mask as zeros (the keys themselves are masked).
+            Func km_src = *KM;
+            if (!spyre && sp > s) km_src = BoundaryConditions::constant_exterior(*KM, Expr(cast(t, 0.0f)), {{0, s}});
+            bias = bias + cast<float>(km_src(key));
+        }
 
         // Scores of one KV tile: S(j, t, i) = sum_d Kt(key, d) Q(d, i), s = S * scale + mask.
         f.rd = RDom(0, dp, "rd");
@@ -207,6 +223,7 @@ public:
         spyre::constrain_tensor(*Kt, {s, d, hs}, {T, plan_.lanes, 1});  // d padded like Q's
         spyre::constrain_tensor(*V, {d, s, hs}, {1, T, 1});
         spyre::constrain_tensor(*O, {d, q, hs}, {1, plan_.qp, 1});
+        if (KM) spyre::constrain_tensor(*KM, {s}, {T});
     }
 
     // `scale` as the shortest decimal that reads back as the same float.
@@ -237,6 +254,7 @@ public:
                    {"heads", std::to_string(hs)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
                    {"causal", causal ? "true" : "false"},
+                   {"key_mask", key_mask ? "true" : "false"},
                    {"scale", float_string(scale)},
                    {"kv_tile", std::to_string((int)kv_tile)}};
         auto options_of = [kv = (int)kv_tile](const spyre::KnobValues &v) {
@@ -269,6 +287,7 @@ public:
             f_.q_in = Q->in();
             f_.kt_in = Kt->in(f_.scores);
             f_.v_in = V->in(f_.vx);
+            if (KM) f_.key_mask_in = KM->in();
             spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
@@ -290,6 +309,7 @@ public:
                << "f_.q_in = Q->in();\n"
                << "f_.kt_in = Kt->in(f_.scores);\n"
                << "f_.v_in = V->in(f_.vx);\n"
+               << "if (KM) f_.key_mask_in = KM->in();\n"
                << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, q, dtype, options), "
                   "has_mask_);\n";
             return os.str();
@@ -356,6 +376,7 @@ public:
                 f_.q_in = Q->in();
                 f_.kt_in = Kt->in(f_.scores);
                 f_.v_in = V->in(f_.vx);
+                if (KM) f_.key_mask_in = KM->in();
                 spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             } else {
                 register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it

@@ -158,6 +158,9 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
         }
     }
 
+    // The key mask: once per core (sp values).
+    if (f.key_mask_in.defined()) stage_in_scratchpad(f.key_mask_in, f.out, cores.core);
+
     // The running state (O, m) of the query tile, updated once per KV tile (rt).
     f.state.bound(f.n, 0, p.nx_acc);
     accumulate_in_scratchpad(f.state, f.out, qo);

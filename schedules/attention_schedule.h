@@ -35,6 +35,7 @@ struct AttentionFuncs {
     Halide::RDom rv;         // VX update: the first Dp columns
     Halide::RDom rmask;      // the mask table's -inf fill (undefined when none)
     Halide::Var d, i, h, j, t, n, z;  // j: key within a KV tile, t: KV tile
+    Halide::Func key_mask_in;  // the key_mask input's wrapper (undefined without key_mask): staged once per core
 };
 
 struct AttentionSpyrePlan {

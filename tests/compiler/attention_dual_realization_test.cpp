@@ -2,7 +2,8 @@
 // and without the causal mask, both dtypes, over head dims and sequence
 // lengths that are not multiples of a stick or a tile; the host build is
 // itself checked against a direct double-precision attention. Cases with q != s
-// are decode shapes: q query rows (the last q positions) over s keys.
+// are decode shapes: q query rows (the last q positions) over s keys; cases
+// with `valid` pass an additive key mask that drops the keys after it.
 #include <gtest/gtest.h>
 
 #include "attention_schedule.h"
@@ -17,13 +18,19 @@ struct AttentionCase {
     bool causal;
     int kv_tile = 0;  // 0: the planner's; else keys per KV tile (the online softmax's steps)
     int q = 0;        // query rows (0: s)
+    int valid = 0;    // > 0: key_mask=true, the first `valid` keys get random additive values, the others -30000
     int rows() const { return q == 0 ? s : q; }
 };
 
-// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [j <= s - q + i]) V(d, j, h), in double:
-// query row i stands at position s - q + i.
+double mask_at(const Halide::Buffer<> &mask, int j) {
+    if (mask.type() == Halide::Float(32)) return mask.as<float>()(j);
+    return (double)(float)mask.as<Halide::float16_t>()(j);
+}
+
+// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [+ mask(j)] [j <= s - q + i]) V(d, j, h), in
+// double: query row i stands at position s - q + i.
 std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Buffer<> &Kt, const Halide::Buffer<> &V,
-                                     const AttentionCase &c) {
+                                     const Halide::Buffer<> &mask, const AttentionCase &c) {
     std::vector<double> out((size_t)c.d * c.rows() * c.heads);
     const double scale = 1.0 / std::sqrt((double)(float)c.d);
     std::vector<double> p(c.s);
@@ -34,7 +41,7 @@ std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Bu
             for (int j = 0; j < keys; j++) {
                 double acc = 0;
                 for (int e = 0; e < c.d; e++) acc += value_at(Q, e, i, h) * value_at(Kt, j, e, h);
-                p[j] = acc * scale;
+                p[j] = acc * scale + (c.valid ? mask_at(mask, j) : 0.0);
                 m = std::max(m, p[j]);
             }
             for (int j = 0; j < keys; j++) l += (p[j] = std::exp(p[j] - m));
@@ -63,13 +70,19 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.rows(), c.heads}, 21, 2.0f);
     Halide::Buffer<> Kt = scaled_random("Kt", t, {c.s, c.d, c.heads}, 22, 2.0f);
     Halide::Buffer<> V = random_buffer("V", t, {c.d, c.s, c.heads}, 23);
+    Halide::Buffer<> mask = random_buffer("key_mask", t, {c.s}, 24);
+    for (int j = c.valid; j < c.s; j++) {
+        if (t == Halide::Float(32)) mask.as<float>()(j) = -30000.0f;
+        else mask.as<Halide::float16_t>()(j) = Halide::float16_t(-30000.0f);
+    }
     const std::map<std::string, std::string> params = {{"d", std::to_string(c.d)},
                                                        {"s", std::to_string(c.s)},
                                                        {"q", std::to_string(c.q)},
                                                        {"heads", std::to_string(c.heads)},
                                                        {"dtype", c.dtype},
                                                        {"causal", c.causal ? "true" : "false"},
-                                                       {"kv_tile", std::to_string(c.kv_tile)}};
+                                                       {"kv_tile", std::to_string(c.kv_tile)},
+                                                       {"key_mask", c.valid ? "true" : "false"}};
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = c.kv_tile;
@@ -79,9 +92,15 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.heads});
     Halide::Buffer<> Vp = padded_copy(V, {plan.dp, plan.sp, c.heads});
     const std::vector<int> out_ext = {c.d, c.rows(), c.heads};
-    Halide::Buffer<> spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp);
-    Halide::Buffer<> host = run_generator("attention", params, false, t, out_ext, Q, Kt, V);
-    const std::vector<double> direct = direct_attention(Q, Kt, V, c);
+    Halide::Buffer<> spyre, host;
+    if (c.valid) {
+        spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp, padded_copy(mask, {plan.sp}));
+        host = run_generator("attention", params, false, t, out_ext, Q, Kt, V, mask);
+    } else {
+        spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp);
+        host = run_generator("attention", params, false, t, out_ext, Q, Kt, V);
+    }
+    const std::vector<double> direct = direct_attention(Q, Kt, V, mask, c);
 
     // Outputs are convex combinations of V (|V| < 1). fp32: rounding of the two
     // reductions (over d and over s) and of exp on each side. fp16: P is rounded
@@ -127,13 +146,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            AttentionCase{128, 512, 2, "float16", false, 0, 1},  // one query row
                                            AttentionCase{64, 200, 1, "float16", true, 0, 1},
                                            AttentionCase{64, 256, 2, "float16", true, 0, 200},  // more than one query tile
-                                           AttentionCase{32, 40, 2, "float32", false, 0, 100}),  // more queries than keys
+                                           AttentionCase{32, 40, 2, "float32", false, 0, 100},  // more queries than keys
+                                           // An additive key mask: a cache of 512 (or 300) positions, the first ones valid
+                                           AttentionCase{128, 512, 8, "float16", false, 0, 4, 200},
+                                           AttentionCase{64, 300, 2, "float32", false, 64, 32, 77},
+                                           AttentionCase{64, 256, 2, "float16", true, 0, 0, 130}),  // with the causal mask
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
                                     "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "") +
                                     (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "") +
-                                    (c.q ? "_q" + std::to_string(c.q) : "");
+                                    (c.q ? "_q" + std::to_string(c.q) : "") +
+                                    (c.valid ? "_valid" + std::to_string(c.valid) : "");
                          });
 
 }  // namespace
