@@ -160,5 +160,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                     (c.valid ? "_valid" + std::to_string(c.valid) : "");
                          });
 
+// causal puts the q queries at the last q of the s positions: more queries than keys is refused, naming q and s.
+TEST(AttentionParams, CausalWithMoreQueriesThanKeysIsRefused) {
+    std::string msg;
+    try {
+        build_generator("attention", {{"d", "64"}, {"s", "64"}, {"q", "128"}, {"heads", "1"}, {"causal", "true"}}, true);
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("q=128"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("s=64"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace spyre::testing
