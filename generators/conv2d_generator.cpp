@@ -14,6 +14,8 @@
 // the weights, and the reduction runs over the padded ci (the padding holds
 // zeros); every tap is one PT matmul (n = co, m = output pixels, k = ci) on
 // the staged input rows, see schedules/conv2d_schedule.h.
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "Halide.h"
@@ -45,6 +47,8 @@ public:
     GeneratorParam<int> tile_co{"tile_co", 0};
     GeneratorParam<int> tile_x{"tile_x", 0};
     GeneratorParam<int> tile_y{"tile_y", 0};
+    GeneratorParam<bool> share_input{"share_input", true};
+    GeneratorParam<bool> share_weights{"share_weights", true};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *input = nullptr;    // input(ci, width, height, batch)
@@ -75,7 +79,19 @@ public:
         options.tile_co = tile_co;
         options.tile_x = tile_x;
         options.tile_y = tile_y;
+        options.share_input = share_input;
+        options.share_weights = share_weights;
         plan_ = spyre::plan_conv2d_spyre(shape_, options);
+        if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
+            const spyre::Conv2dSpyrePlan &p = plan_;
+            std::fprintf(stderr,
+                         "conv2d plan: tiles %d co x %d px x %d rows, cores %d x %d x %d (batch x co x rows), padded co %d "
+                         "x %d x %d, %s-buffered input%s%s, %lld scratchpad bytes per core, estimate %.1f us\n",
+                         p.tn, p.tx, p.ty, p.cb, p.cn, p.cy, p.cop, p.xp, p.yp, p.double_buffer ? "double" : "single",
+                         p.input_shared ? ", input shared over the ring" : "",
+                         p.weights_shared ? ", weights shared over the ring" : "", (long long)p.footprint_bytes,
+                         p.estimated_us);
+        }
         const Type t = shape_.dtype;
 
         // Reduce over the padded ci (== ci for host builds) and the taps.

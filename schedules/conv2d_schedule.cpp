@@ -68,7 +68,8 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     const int xo_extent = shape.out_width(), yo_extent = shape.out_height();
     const int taps = shape.kw * shape.kh;
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    const double pt_rate = machine.pt_peak_macs_per_cycle_fp16 * (shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
+    // The sustained PT rate (the timing model's), not the datasheet peak.
+    const double pt_rate = machine.pt_macs_per_cycle(shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
     const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
     const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
     const int pass = machine.pt_pass_rows;
@@ -123,13 +124,27 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                             const int cores = cb * cn * cy;
                             const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
                             const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;
-                            const double in_read = (double)cores * tiles * in_tile;
-                            const double w_read = (double)cores * bs * nt * w_tile;
+                            // The cn cores of one row range share each input tile, the cb * cy cores of one
+                            // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
+                            const bool share_in = options.share_input && cn > 1;
+                            const bool share_w = options.share_weights && cb * cy > 1;
+                            const double in_read = (double)cores * tiles * in_tile / (share_in ? cn : 1);
+                            const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
                             const double write = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
-                            const double dram_ns = (in_read + write) / dram_bytes_per_ns +
-                                                   machine.dram_turnaround_ns_per_byte * std::min(in_read, write);
-                            // The weights of each co tile arrive before its first matmul.
-                            const double w_ns = w_read / dram_bytes_per_ns;
+                            const double ring_ns = ((share_in ? (double)tiles * in_tile : 0.0) +
+                                                    (share_w ? (double)bs * nt * w_tile : 0.0)) /
+                                                   machine.ring_bytes_per_cycle / machine.clock_ghz;
+                            const double dram_ns = std::max((in_read + write) / dram_bytes_per_ns +
+                                                                machine.dram_turnaround_ns_per_byte * std::min(in_read, write),
+                                                            ring_ns);
+                            // Start-up, exposed: the last core of a chain gets its first tiles after every hop
+                            // before it (a hop forwards a whole tile); the weights of every co tile come from DRAM
+                            // at once. A hop takes about twice its ring time: each core's DMA unit also forwards
+                            // the other chain's tiles and loads its own (measured on the simulated device).
+                            const double hop_ns = 2.0 / machine.ring_bytes_per_cycle / machine.clock_ghz;
+                            const double w_ns = w_read / dram_bytes_per_ns +
+                                                (share_w ? (double)(cb * cy - 1) * w_tile * hop_ns : 0.0) +
+                                                (share_in ? (double)(cn - 1) * in_tile * hop_ns : 0.0);
                             const double pt_cycles = (double)taps * ty * std::ceil((double)tx / pass) *
                                                      ((double)pass * tn * cip / pt_rate + machine.pt_pass_fill_cycles);
                             const double sfu_cycles = (double)sfu_stages * tx * ty * tn * 4 / sfu_bytes_per_cycle;
@@ -154,6 +169,8 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                                 best.footprint_bytes = conv2d_footprint(shape, cip, tn, tx, ty, db ? 2 : 1);
                                 best.dram_bytes = (int64_t)(in_read + w_read + write);
                                 best.estimated_us = us;
+                                best.input_shared = share_in;
+                                best.weights_shared = share_w;
                             }
                         }
                     }
@@ -191,6 +208,8 @@ void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, c
         << p.yp << ")";
 
     // Cores over (batch, co tiles, row tiles); per core for bs, no, yo, xo { one tn x tx x ty tile }.
+    // Core index: row ranges fastest, so the cores that share weights are ring neighbours.
+    f.out.reorder(y, co, x, b);
     const CoreSplit cores =
         split_across_cores(f.out, {{b, shape.batch, 1, p.cb}, {co, p.cop, p.tn, p.cn}, {y, p.yp, p.ty, p.cy}});
     const Var bs = cores.serial_of(b), cs = cores.serial_of(co), ys = cores.serial_of(y);
@@ -214,6 +233,11 @@ void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, c
     // The input rows of the tile, staged once for every tap, at the innermost tile loop that iterates.
     const bool x_tiled = p.x_tiles() > 1;
     stage_in_scratchpad(in_in, f.out, x_tiled ? xo : yo, p.double_buffer);
+
+    // The cores of one row range (split along co) load the same input tiles, and the cores of
+    // one co range (split along batch and rows) the same weights: once per chain, then along the ring.
+    if (p.input_shared) share_over_ring(in_in);
+    if (p.weights_shared) share_over_ring(w_in);
 
     // Activation and cast on the SFU at the tile (vectors of the whole tile width); out stores the tile.
     f.result.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(co, p.tn, TailStrategy::RoundUp);

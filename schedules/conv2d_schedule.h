@@ -58,6 +58,8 @@ struct Conv2dSpyrePlan {
     int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
     double estimated_us = 0;     // the planner's estimate
     bool double_buffer = false;  // the staged input tile in two copies
+    bool input_shared = false;   // the cn cores of one row range pass input tiles along the ring (cn > 1)
+    bool weights_shared = false; // the cb * cy cores of one co range pass weight tiles along the ring
 
     int cores() const { return cb * cn * cy; }
     int batch_per_core(int batch) const { return batch / cb; }
@@ -73,6 +75,8 @@ struct Conv2dSpyreOptions {
     int tile_co = 0;            // output channels per tile (0: automatic; rounded up to whole sticks)
     int tile_x = 0;             // output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)
     int tile_y = 0;             // output rows per tile (0: automatic)
+    bool share_input = true;    // cores along co share input tiles over the ring (share_over_ring)
+    bool share_weights = true;  // cores along batch and rows share weight tiles over the ring
 };
 
 // Checks the shape (throws Halide::CompileError naming the parameter and the rule).

@@ -6,6 +6,8 @@
 // parameters are refused with errors that name them.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "conv2d_schedule.h"
 #include "jit_helpers.h"
 
@@ -16,13 +18,14 @@ struct Conv2dCase {
     int ci, co, width, height, kw, kh, batch;
     const char *dtype;
     const char *activation;
+    const char *knobs = "";  // schedule knobs, "name=value ..." (the planner's choice when empty)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Conv2dCase> &info) {
     const Conv2dCase &c = info.param;
     return std::string(c.dtype) + "_" + c.activation + "_ci" + std::to_string(c.ci) + "_co" + std::to_string(c.co) + "_" +
            std::to_string(c.width) + "x" + std::to_string(c.height) + "_k" + std::to_string(c.kw) + "x" +
-           std::to_string(c.kh) + "_b" + std::to_string(c.batch);
+           std::to_string(c.kh) + "_b" + std::to_string(c.batch) + (c.knobs[0] ? "_knobs" + std::to_string(info.index) : "");
 }
 
 double value4(const Halide::Buffer<> &b, int i, int j, int k, int l) {
@@ -31,9 +34,27 @@ double value4(const Halide::Buffer<> &b, int i, int j, int k, int l) {
 }
 
 std::map<std::string, std::string> params_of(const Conv2dCase &c) {
-    return {{"ci", std::to_string(c.ci)},     {"co", std::to_string(c.co)},       {"width", std::to_string(c.width)},
+    std::map<std::string, std::string> p = {{"ci", std::to_string(c.ci)},     {"co", std::to_string(c.co)},       {"width", std::to_string(c.width)},
             {"height", std::to_string(c.height)}, {"kw", std::to_string(c.kw)},    {"kh", std::to_string(c.kh)},
             {"batch", std::to_string(c.batch)}, {"dtype", c.dtype},               {"activation", c.activation}};
+    std::istringstream knobs(c.knobs);
+    for (std::string kv; knobs >> kv;) p[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    return p;
+}
+
+Conv2dSpyreOptions options_of(const Conv2dCase &c) {
+    const std::map<std::string, std::string> p = params_of(c);
+    auto num = [&](const char *k) { return p.count(k) ? std::stoi(p.at(k)) : 0; };
+    auto flag = [&](const char *k) { return !p.count(k) || p.at(k) == "true"; };
+    Conv2dSpyreOptions o;
+    o.max_cores = num("max_cores");
+    o.tile_co = num("tile_co");
+    o.tile_x = num("tile_x");
+    o.tile_y = num("tile_y");
+    o.double_buffer = flag("double_buffer");
+    o.share_input = flag("share_input");
+    o.share_weights = flag("share_weights");
+    return o;
 }
 
 class Conv2dDualRealization : public ::testing::TestWithParam<Conv2dCase> {};
@@ -49,7 +70,7 @@ TEST_P(Conv2dDualRealization, SpyreMatchesHost) {
     const Conv2dShape shape{c.ci, c.co, c.width, c.height, c.kw, c.kh, c.batch, t,
                             relu ? Activation::Relu : Activation::None};
     set_compiling_for_spyre(true);
-    const Conv2dSpyrePlan plan = plan_conv2d_spyre(shape);
+    const Conv2dSpyrePlan plan = plan_conv2d_spyre(shape, options_of(c));
     set_compiling_for_spyre(false);
     Halide::Buffer<> in_p = padded_copy(in, {plan.cip, plan.in_xp, plan.in_yp, c.batch});
     Halide::Buffer<> w_p = padded_copy(w, {plan.cop, plan.cip, c.kw, c.kh});
@@ -110,7 +131,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Conv2dCase{24, 64, 9, 16, 1, 4, 1, "float16", "none"},    // kw = 1, kh = 4
                       Conv2dCase{32, 64, 14, 10, 3, 3, 2, "float16", "relu"},   // batch 2
                       Conv2dCase{16, 32, 11, 7, 3, 2, 2, "float32", "none"},
-                      Conv2dCase{64, 200, 70, 6, 3, 3, 1, "float16", "none"}),  // several co tiles, long rows
+                      Conv2dCase{64, 200, 70, 6, 3, 3, 1, "float16", "none"},   // several co tiles, long rows
+                      // Knobs: several co tiles, row tiles and images per core, nothing shared,
+                      // single-buffered, x tiles of one PT pass.
+                      Conv2dCase{32, 192, 12, 12, 3, 3, 2, "float16", "relu", "max_cores=2 tile_co=64 tile_y=2"},
+                      Conv2dCase{40, 96, 20, 9, 3, 2, 1, "float32", "none",
+                                 "max_cores=4 tile_x=8 double_buffer=false share_input=false share_weights=false"},
+                      Conv2dCase{64, 128, 18, 10, 3, 3, 2, "float16", "none", "tile_co=64 tile_y=1 share_weights=false"}),
     case_name);
 
 // A filter larger than the input is refused, naming the parameter and the rule.
