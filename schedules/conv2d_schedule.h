@@ -18,6 +18,8 @@
 //         acc = bias (SFU), for each output row and tap: acc += A_tap * B_tap (PT),
 //         activation and cast (SFU), store the tile (DMA).
 //   The input tile is double-buffered when it fits and its loop has an even trip count.
+//   The cores of one row range (split along co) share input tiles over the ring, the
+//   cores of one co range (split along rows and batch, ring neighbours) weight tiles.
 #pragma once
 
 #include <string>
