@@ -183,7 +183,9 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
         << " output channels x " << (options.tile_x > 0 ? "tile_x=" + std::to_string(txs.front()) : "any") << " pixels x "
         << (options.tile_y > 0 ? "tile_y=" + std::to_string(tys.front()) : "any") << " rows fits in the scratchpad ("
         << budget << " bytes) with the whole weight tile (tile_co x ci=" << shape.ci << " x kw=" << shape.kw << " x kh="
-        << shape.kh << ") and a per-core loop nest of at most " << machine.max_loop_depth << " levels";
+        << shape.kh << ") and a per-core loop nest of at most " << machine.max_loop_depth
+        << " levels; the weight tile of one stick of output channels alone is "
+        << (int64_t)lanes * cip * taps * bytes << " bytes, and ci is not split into chunks yet";
     return best;
 }
 

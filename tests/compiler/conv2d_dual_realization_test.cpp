@@ -153,6 +153,19 @@ TEST(Conv2dParams, AFilterWiderThanTheInputIsRefusedNamingKw) {
     set_compiling_for_spyre(false);
 }
 
+// Weights of one stick of output channels that do not fit the scratchpad are refused, saying so.
+TEST(Conv2dParams, AWeightTileOverTheScratchpadIsRefusedNamingCi) {
+    set_compiling_for_spyre(true);
+    try {
+        plan_conv2d_spyre(Conv2dShape{2048, 64, 10, 10, 3, 3, 1, Halide::Float(16), Activation::None});
+        FAIL() << "a 2.4 MB weight tile was planned";
+    } catch (const Halide::CompileError &e) {
+        EXPECT_NE(std::string(e.what()).find("ci=2048"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("ci is not split into chunks yet"), std::string::npos) << e.what();
+    }
+    set_compiling_for_spyre(false);
+}
+
 TEST(Conv2dParams, AnUnsupportedActivationIsRefused) {
     Conv2dCase c{8, 8, 6, 6, 3, 3, 1, "float32", "gelu"};
     EXPECT_ANY_THROW(build_generator("conv2d", params_of(c), true));
