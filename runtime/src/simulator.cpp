@@ -595,6 +595,7 @@ private:
             case isa::Opcode::Matmul:
                 sim::execute_matmul(f, sp, false);
                 result_.macs += timing_.matmul_macs(f);
+                result_.pt_peak_cycles += timing_.matmul_peak_cycles(f);
                 break;
             default: sim::execute_sfu(op, f, sp, params_, false); break;
             }
