@@ -24,6 +24,7 @@
 #include "Halide.h"
 #include "elementwise_schedule.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_schedule.h"
 #include "spyre_lowering.h"
@@ -70,6 +71,7 @@ public:
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
         parse_broadcast(broadcast_b);
+        spyre::check_tensor_fits("elementwise", "a", {{"d0", shape_.d0}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
         a = add_input<Buffer<>>("a", t, 3);
         if (shape_.binary()) b = add_input<Buffer<>>("b", t, 3);
         out = add_output<Buffer<>>("out", t, 3);
