@@ -108,8 +108,8 @@ TEST_P(SfuNonFinite, EveryPairOfSpecialOperandsGivesTheIeeeResult) {
         const float a = as_float(x, i), bv = as_float(y, i), c = as_float(z, i);
         const float expect = round_to(t, ieee(op, a, bv, c));
         const float got = as_float(r.outputs[0], i);
-        EXPECT_TRUE(same_float(got, expect)) << spec.mnemonic << " " << dtype_name(t) << " (" << a << ", " << bv
-                                             << ", " << c << ") gives " << got << ", IEEE-754 says " << expect;
+        EXPECT_TRUE(same_float(got, expect)) << spec.mnemonic << " " << dtype_name(t) << " (" << a << ", " << bv << ", "
+                                             << c << ") gives " << got << ", IEEE-754 says " << expect;
         if (!std::isfinite(expect)) nonfinite++;
     }
     if (op != Opcode::CmpLt && op != Opcode::CmpLe && op != Opcode::CmpEq) {
@@ -120,8 +120,8 @@ TEST_P(SfuNonFinite, EveryPairOfSpecialOperandsGivesTheIeeeResult) {
 INSTANTIATE_TEST_SUITE_P(
     AllFloatOps, SfuNonFinite,
     ::testing::Combine(::testing::Values(Opcode::Copy, Opcode::Abs, Opcode::Neg, Opcode::Exp, Opcode::Log, Opcode::Tanh,
-                                         Opcode::Erf, Opcode::Sqrt, Opcode::Rsqrt, Opcode::Recip, Opcode::Add, Opcode::Sub,
-                                         Opcode::Mul, Opcode::Div, Opcode::Min, Opcode::Max, Opcode::CmpLt,
+                                         Opcode::Erf, Opcode::Sqrt, Opcode::Rsqrt, Opcode::Recip, Opcode::Add,
+                                         Opcode::Sub, Opcode::Mul, Opcode::Div, Opcode::Min, Opcode::Max, Opcode::CmpLt,
                                          Opcode::CmpLe, Opcode::CmpEq, Opcode::Fma, Opcode::Select),
                        ::testing::Values(DType::F32, DType::F16)),
     [](const auto &info) {
