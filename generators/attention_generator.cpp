@@ -68,7 +68,7 @@ public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
     // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile{"tile", 0};
     // Keys per KV tile: the steps of the online softmax, so part of the algorithm (0: planned).
@@ -84,7 +84,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "attention: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
-        _halide_user_assert((int)max_cores >= 1) << "attention: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)max_cores >= 0) << "attention: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
         const spyre::ShapeDim d{"d", d_size}, s{"s", s_size}, h{"heads", heads};
@@ -228,7 +228,7 @@ public:
         for (int c : {64, 128, 256}) {
             if (keeps_algorithm(c, t_in)) tiles.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile", (int)tile, tiles)};
         t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
@@ -317,7 +317,7 @@ public:
             spyre::legalize_fusion(d, g, f_.state.name(), f_.rt.x.name(), "per KV tile in the scratchpad", kept, changed);
         }
         spyre::legalize_parallel_and_vectors(d, o, lanes, kept, changed);
-        return spyre::KnobValues{{"max_cores", "32"}, {"double_buffer", "false"}, {"tile", Ts}};
+        return spyre::KnobValues{{"max_cores", "0"}, {"double_buffer", "false"}, {"tile", Ts}};
     }
 
     void schedule() {

@@ -31,7 +31,7 @@ public:
     GeneratorParam<int> k_size{"k", 512};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Knobs of the Spyre schedule (see BmmSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
     GeneratorParam<int> tile_k{"tile_k", 0};
@@ -50,8 +50,8 @@ public:
         _halide_user_assert(batch >= 1 && m_size >= 1 && n_size >= 1 && k_size >= 1)
             << "bmm: batch, m, n and k must be positive (got batch=" << (int)batch << " m=" << (int)m_size << " n=" << (int)n_size
             << " k=" << (int)k_size << ")";
-        _halide_user_assert(max_cores >= 1 && tile_m >= 0 && tile_n >= 0 && tile_k >= 0)
-            << "bmm: max_cores must be >= 1 and tile_m, tile_n, tile_k >= 0 (0: chosen by the planner)";
+        _halide_user_assert(max_cores >= 0 && tile_m >= 0 && tile_n >= 0 && tile_k >= 0)
+            << "bmm: max_cores must be >= 0 (0: the machine's core count) and tile_m, tile_n, tile_k >= 0 (0: chosen by the planner)";
         const spyre::ShapeDim b{"batch", batch}, m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
         spyre::check_tensor_fits("bmm", "A", {k, m, b}, t);
         spyre::check_tensor_fits("bmm", "B", {n, k, b}, t);
@@ -97,7 +97,7 @@ public:
         for (int c : {256, 512, 1024, 2048}) {
             if (c % lanes == 0 && c < kp && kp % c == 0) k_chunks.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("tile_m", (int)tile_m, {0, 64, 128, 256}),
                    spyre::make_knob("tile_n", (int)tile_n, {0, 64, 128, 256, 512}),
                    spyre::make_knob("tile_k", (int)tile_k, k_chunks),
@@ -163,7 +163,7 @@ public:
             while (kp % tk != 0) tk += lanes;
             if (tk >= kp) tk = 0;
         }
-        spyre::KnobValues v = {{"max_cores", "32"},         {"tile_m", std::to_string(tm)},
+        spyre::KnobValues v = {{"max_cores", "0"},         {"tile_m", std::to_string(tm)},
                                {"tile_n", std::to_string(tn)}, {"tile_k", std::to_string(tk)},
                                {"resident_b", "false"},      {"double_buffer", "false"},
                                {"share_a", "false"}};

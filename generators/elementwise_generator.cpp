@@ -23,6 +23,7 @@
 
 #include "Halide.h"
 #include "elementwise_schedule.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
@@ -45,7 +46,7 @@ public:
     GeneratorParam<std::string> broadcast_b{"broadcast_b", ""};
     // Knob of the Spyre schedule (see ElementwiseSpyreOptions); the default is the hand schedule.
     GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<int> tile_rows{"tile_rows", 0};  // 0: chosen by the planner
     // Device layout of a, b and out: their dims outermost first, x (the stick dim) last: "zyx" or "yzx".
     GeneratorParam<std::string> device_order{"device_order", "zyx"};
@@ -65,8 +66,8 @@ public:
         _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu")
             << "elementwise: op must be add, mul, gelu or silu, not '" << shape_.op << "'";
         _halide_user_assert(shape_.d0 > 0 && shape_.d1 > 0 && shape_.d2 > 0) << "elementwise: extents must be positive";
-        _halide_user_assert(max_cores >= 1 && tile_rows >= 0)
-            << "elementwise: max_cores must be >= 1 and tile_rows >= 0 (0: chosen by the planner)";
+        _halide_user_assert(max_cores >= 0 && tile_rows >= 0)
+            << "elementwise: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0 (0: chosen by the planner)";
         _halide_user_assert(device_order.value() == "zyx" || device_order.value() == "yzx")
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
@@ -140,7 +141,7 @@ public:
                    {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
         t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
                    spyre::make_knob("device_order", device_order.value(), {"zyx", "yzx"})};
         auto options_of = [](const spyre::KnobValues &v) {
@@ -199,7 +200,7 @@ public:
         const std::string o = Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
         int rows = std::min(std::max(stock_rows, 1), shape_.d1);
-        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
+        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "0"}, {"tile_rows", std::to_string(rows)},
                                {"device_order", "zyx"}};
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);

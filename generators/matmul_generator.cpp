@@ -43,7 +43,7 @@ public:
                                            {"gelu", Activation::Gelu},
                                            {"silu", Activation::Silu}}};
     // Knobs of the Spyre schedule (see MatmulSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
@@ -60,7 +60,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "matmul: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
-        _halide_user_assert((int)max_cores >= 1) << "matmul: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)max_cores >= 0) << "matmul: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_m >= 0 && (int)tile_n >= 0)
             << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
             << " tile_n=" << (int)tile_n;
@@ -151,7 +151,7 @@ public:
         for (int c : {64, 128, 256, 512}) {
             if (c <= spyre::round_up(shape_.n, lanes)) tns.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile_m", (int)tile_m, tms),
                    spyre::make_knob("tile_n", (int)tile_n, tns),
@@ -211,7 +211,7 @@ public:
         const int stock_m = d.tile(c, 0, m_.name()), stock_n = d.tile(c, 0, n_.name()), stock_k = d.tile(acc_.name(), 1, k_.x.name());
         int tm = spyre::round_up(std::min(stock_m > 0 ? stock_m : shape_.m, 512), 8);
         int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 1024), lanes);
-        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"},
+        spyre::KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"},
                                {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)},
                                {"share_a", "false"}};
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.

@@ -20,6 +20,7 @@
 
 #include "Halide.h"
 #include "norm_schedule.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
@@ -46,7 +47,7 @@ public:
     GeneratorParam<int> rows{"rows", 1024};
     GeneratorParam<Halide::Type> dtype{"dtype", Halide::Float(16)};
     // Knobs of the Spyre schedule (see NormSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile_rows{"tile_rows", 0};
 
@@ -64,7 +65,7 @@ public:
         _halide_user_assert((int)cols >= 1 && (int)rows >= 1)
             << kernel_name << ": cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows
             << ")";
-        _halide_user_assert((int)max_cores >= 1) << kernel_name << ": max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)max_cores >= 0) << kernel_name << ": max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_rows >= 0)
             << kernel_name << ": tile_rows must be >= 0 (0: chosen by the planner), not " << (int)tile_rows;
         check_tensor_fits(kernel_name, "in", {{"cols", (int)cols}, {"rows", (int)rows}}, t);
@@ -148,7 +149,7 @@ public:
             } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
             }
         }
-        t.knobs = {make_knob("max_cores", (int)max_cores, {32, 16, 8}), make_knob("double_buffer", (bool)double_buffer),
+        t.knobs = {make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()), make_knob("double_buffer", (bool)double_buffer),
                    make_knob("tile_rows", (int)tile_rows, tiles)};
         auto options_of = [](const KnobValues &v) {
             NormSpyreOptions o;
@@ -196,7 +197,7 @@ public:
         const std::string o = Halide::Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name());
         int tile = std::min(std::max(stock_rows, 1), (int)rows);
-        KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}, {"tile_rows", std::to_string(tile)}};
+        KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"}, {"tile_rows", std::to_string(tile)}};
         NormSpyrePlan p;
         const bool shrank = spyre::shrink_rows_to_fit(&tile, [&](int r) {
             v["tile_rows"] = std::to_string(r);

@@ -36,7 +36,7 @@ public:
     GeneratorParam<int> axis{"axis", 0};
     // Knob of the Spyre schedule (see ReduceSpyreOptions); the default is the hand schedule.
     GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<int> tile{"tile", 0};    // 0: chosen by the planner
     GeneratorParam<int> chunk{"chunk", 0};  // 0: chosen by the planner
     GeneratorParam<int> reduce_cores{"reduce_cores", 0};  // 0: chosen by the planner, 1: none
@@ -51,8 +51,8 @@ public:
             << "reduce: op must be sum, mean or max, not '" << std::string(op) << "'";
         _halide_user_assert(axis >= 0 && axis <= 2) << "reduce: axis must be 0, 1 or 2, not " << (int)axis;
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0) << "reduce: extents must be positive";
-        _halide_user_assert(max_cores >= 1 && tile >= 0 && chunk >= 0 && reduce_cores >= 0)
-            << "reduce: max_cores must be >= 1 and tile, chunk, reduce_cores >= 0 (0: chosen by the planner)";
+        _halide_user_assert(max_cores >= 0 && tile >= 0 && chunk >= 0 && reduce_cores >= 0)
+            << "reduce: max_cores must be >= 0 (0: the machine's core count) and tile, chunk, reduce_cores >= 0 (0: chosen by the planner)";
         spyre::check_tensor_fits("reduce", "in", {{"d0", d0}, {"d1", d1}, {"d2", d2}}, t);
         in = add_input<Buffer<>>("in", t, 3);
         out = add_output<Buffer<>>("out", t, 2);
@@ -130,7 +130,7 @@ public:
             }
         }
         t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+                   spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("tile", (int)tile, tiles),
                    spyre::make_knob("chunk", (int)chunk, chunks),
                    spyre::make_knob("reduce_cores", (int)reduce_cores, {0, 1})};
@@ -198,7 +198,7 @@ public:
             return q;
         };
         int chunk = shape_.axis == 0 ? 0 : divisor_at_least(stock_r > 0 ? stock_r : n);
-        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "32"}, {"tile", std::to_string(tile)},
+        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "0"}, {"tile", std::to_string(tile)},
                                {"chunk", std::to_string(chunk)}, {"reduce_cores", "1"}};
         std::string shrunk;
         for (;;) {

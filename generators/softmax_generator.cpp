@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_arithmetic.h"
 #include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
@@ -29,7 +30,7 @@ public:
     GeneratorParam<int> rows{"rows", 2048};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Knobs of the Spyre schedule (see SoftmaxSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<int> tile_rows{"tile_rows", 0};
     GeneratorParam<bool> row_vectors{"row_vectors", true};
     GeneratorParam<bool> double_buffer{"double_buffer", true};
@@ -42,7 +43,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "softmax: dtype must be float16 or float32, not " << t;
         _halide_user_assert(cols >= 1 && rows >= 1)
             << "softmax: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
-        _halide_user_assert(max_cores >= 1 && tile_rows >= 0) << "softmax: max_cores must be >= 1 and tile_rows >= 0";
+        _halide_user_assert(max_cores >= 0 && tile_rows >= 0) << "softmax: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0";
         spyre::check_tensor_fits("softmax", "in", {{"cols", cols}, {"rows", rows}}, t);
         in = add_input<Buffer<>>("in", t, 2);
         out = add_output<Buffer<>>("out", t, 2);
@@ -78,7 +79,7 @@ public:
         t.fixed = {{"cols", std::to_string((int)cols)},
                    {"rows", std::to_string((int)rows)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
                    spyre::make_knob("row_vectors", (bool)row_vectors),
                    spyre::make_knob("double_buffer", (bool)double_buffer)};
@@ -130,7 +131,7 @@ public:
         int width = 0;
         if (const spyre::StockFuncDecision *od = d.find(o)) width = od->stages[0].vector_width;
         const bool row_vectors = width < 0 || width > lanes;
-        spyre::KnobValues v = {{"max_cores", "32"}, {"tile_rows", std::to_string(rows)},
+        spyre::KnobValues v = {{"max_cores", "0"}, {"tile_rows", std::to_string(rows)},
                                {"row_vectors", row_vectors ? "true" : "false"}, {"double_buffer", "false"}};
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);

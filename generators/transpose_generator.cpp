@@ -35,7 +35,7 @@ public:
     GeneratorParam<int> batch{"batch", 0};  // 0: 2-D tensors; >= 1: 3-D with this batch
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Knobs of the Spyre schedule (see TransposeSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 32};
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile{"tile", 0};
 
@@ -48,7 +48,7 @@ public:
         _halide_user_assert((int)x_size >= 1 && (int)y_size >= 1)
             << "transpose: x and y must be positive (got x=" << (int)x_size << " y=" << (int)y_size << ")";
         _halide_user_assert((int)batch >= 0) << "transpose: batch must be >= 0 (0: 2-D), not " << (int)batch;
-        _halide_user_assert((int)max_cores >= 1) << "transpose: max_cores must be >= 1, not " << (int)max_cores;
+        _halide_user_assert((int)max_cores >= 0) << "transpose: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "transpose: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         const int rank = batched() ? 3 : 2;
         std::vector<spyre::ShapeDim> in_dims = {{"x", x_size}, {"y", y_size}};
@@ -103,7 +103,7 @@ public:
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
         // Tile edges of one, two and four sticks.
         const int lanes = spyre::stick_lanes(t_in);
-        t.knobs = {spyre::make_knob("max_cores", (int)max_cores, {32, 16, 8}),
+        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile", (int)tile, {0, lanes, 2 * lanes, 4 * lanes})};
         auto options_of = [](const spyre::KnobValues &v) {
@@ -154,7 +154,7 @@ public:
         auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         const int stock_y = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
         int edge = spyre::round_up(std::max(stock_y > 0 ? stock_y : (int)y_size, stock_x > 0 ? stock_x : (int)x_size), lanes);
-        spyre::KnobValues v = {{"max_cores", "32"}, {"double_buffer", "false"}, {"tile", std::to_string(edge)}};
+        spyre::KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"}, {"tile", std::to_string(edge)}};
         std::string shrunk;
         spyre::TransposeSpyrePlan p;
         for (;;) {

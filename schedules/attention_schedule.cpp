@@ -138,7 +138,8 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
         // The -1e30 fill: whole f32 sticks when it starts on one (causal), else element by element.
         const int64_t *fill_min = Internal::as_const_int(f.rmask.x.min());
         const int64_t *fill_extent = Internal::as_const_int(f.rmask.x.extent());
-        if (fill_min && fill_extent && *fill_min % 32 == 0 && *fill_extent % 32 == 0) {
+        if (fill_min && fill_extent && *fill_min % stick_lanes(Float(32)) == 0 &&
+            *fill_extent % stick_lanes(Float(32)) == 0) {
             stick_vectorize(f.mask, 0, f.rmask.x);
         } else {
             f.mask.update().unscheduled();

@@ -56,7 +56,7 @@ struct AttentionSpyrePlan {
 struct AttentionSpyreOptions {
     // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
     bool double_buffer = true;
-    int max_cores = 32;  // use at most this many cores (ch * cq)
+    int max_cores = 0;  // use at most this many cores, ch * cq (0: the machine's, default_machine().cores)
     // Queries per query tile (0: automatic; rounded up to whole sticks; must divide the
     // padded sequence).
     int tile = 0;

@@ -49,7 +49,7 @@ struct BmmSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_bmm), for experiments and
 // the schedule ladder in docs/performance.md. The defaults are the hand schedule.
 struct BmmSpyreOptions {
-    int max_cores = 32;       // use at most this many cores
+    int max_cores = 0;       // use at most this many cores (0: the machine's, default_machine().cores)
     int tile_m = 0;           // rows per output tile (0: automatic; rounded up to 8, the PT pass)
     int tile_n = 0;           // columns per output tile (0: automatic; rounded up to whole sticks)
     int tile_k = 0;           // K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)

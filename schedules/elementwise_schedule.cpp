@@ -56,10 +56,10 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
     p.tile_rows = 0;
     p.lanes = stick_lanes(s.dtype);
     p.d0p = round_up(s.d0, p.lanes);
-    // One SFU instruction covers a whole row when it has at most 4096 lanes;
-    // longer rows are cut into the largest stick multiple that divides them.
+    // One SFU instruction covers a whole row when it has at most kPlannerSfuVectorLanes
+    // lanes; longer rows are cut into the largest stick multiple that divides them.
     p.row_vector = p.lanes;
-    for (int v = p.lanes; v <= std::min(p.d0p, 4096); v += p.lanes) {
+    for (int v = p.lanes; v <= std::min(p.d0p, kPlannerSfuVectorLanes); v += p.lanes) {
         if (p.d0p % v == 0) p.row_vector = v;
     }
 

@@ -56,7 +56,7 @@ struct ElementwiseSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_elementwise); defaults are the hand schedule.
 struct ElementwiseSpyreOptions {
     bool double_buffer = true;  // tiles in two copies when they fit and a core has an even number of them
-    int max_cores = 32;         // use at most this many cores
+    int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
     int tile_rows = 0;          // rows of y per tile (0: chosen by the planner)
 };
 

@@ -60,7 +60,7 @@ struct MatmulSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 struct MatmulSpyreOptions {
     bool double_buffer = true;  // staged tiles in two copies when they fit: DMA overlaps the PT
-    int max_cores = 32;         // use at most this many cores (cm * cn)
+    int max_cores = 0;         // use at most this many cores, cm * cn (0: the machine's, default_machine().cores)
     int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
     int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
     bool share_a = true;        // consider plans whose cores along N share A tiles over the ring

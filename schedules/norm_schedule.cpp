@@ -16,13 +16,12 @@ using namespace Halide;
 
 namespace {
 
-constexpr int kMaxSfuLanes = 4096;  // longest SFU vector the schedules ask for
 constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 
-// The longest whole-stick vector (<= kMaxSfuLanes) that divides the padded row.
+// The longest whole-stick vector (<= kPlannerSfuVectorLanes) that divides the padded row.
 int choose_row_vector(int cols_padded, int lanes) {
     int best = lanes;
-    for (int v = lanes; v <= std::min(cols_padded, kMaxSfuLanes); v += lanes) {
+    for (int v = lanes; v <= std::min(cols_padded, kPlannerSfuVectorLanes); v += lanes) {
         if (cols_padded % v == 0) best = v;
     }
     return best;
@@ -126,7 +125,7 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
     for (auto [wide, staged] : {std::pair<Func, Func>{f.weight_f, weight_in}, {f.bias_f, bias_in}}) {
         if (!wide.defined()) continue;
         if (widen) stage_in_scratchpad(staged, f.out, core);
-        wide.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(f.x, widen ? p.row_vector : 32,
+        wide.compute_at(f.out, core).store_in(MemoryType::VTCM).vectorize(f.x, widen ? p.row_vector : stick_lanes(Float(32)),
                                                                            TailStrategy::RoundUp);
     }
 

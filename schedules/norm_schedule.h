@@ -11,7 +11,7 @@
 // each tile of `tile_rows` rows: stage the input tile (DMA), row sum
 // (sfu.rowsum) and mean, centered row (SFU), squares and their row sum,
 // the per-row scale inv (scalar SFU ops with the run-time eps), the scaled,
-// cast result (SFU), store the tile (DMA). Rows are SFU vectors of up to 4096 lanes.
+// cast result (SFU), store the tile (DMA). Rows are SFU vectors of up to kPlannerSfuVectorLanes lanes (schedule_arithmetic.h).
 // Host: rows in parallel, vectorized along the row.
 #pragma once
 
@@ -45,7 +45,7 @@ struct NormSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
 struct NormSpyreOptions {
     bool double_buffer = true;  // input and result tiles in two copies when they fit: DMA overlaps the SFU
-    int max_cores = 32;         // use at most this many cores
+    int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
     int tile_rows = 0;          // rows per scratchpad tile (0: automatic); rows are padded to whole tiles
 };
 

@@ -77,8 +77,9 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
                                  std::to_string(n) + ") and applies to axes 1 and 2 only (axis " + std::to_string(s.axis) + ")");
     }
     const int max_cores = usable_cores(options.max_cores);
-    // Tiles are whole sticks of the output's dim 0, at most 1024 lanes (one SFU vector).
-    for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(1024, round_up(du, p.in_lanes))); tile += p.in_lanes) {
+    // Tiles are whole sticks of the output's dim 0, at most one SFU vector (kPlannerSfuVectorLanes).
+    for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(kPlannerSfuVectorLanes, round_up(du, p.in_lanes)));
+         tile += p.in_lanes) {
         if (options.tile > 0 && tile != options.tile) continue;
         const int up = round_up(du, tile);
         int cu, cv;
@@ -103,7 +104,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
                 const int64_t room = budget - (int64_t)tile * (4 + copies * eb);
                 chunk = 0;
                 for (int c : divisors(n)) {
-                    if (c * row <= room && c <= 65535 && (options.chunk == 0 || c == options.chunk)) chunk = c;
+                    if (c * row <= room && c <= (int64_t)default_machine().max_loop_trip_count && (options.chunk == 0 || c == options.chunk)) chunk = c;
                 }
                 if (chunk == 0) continue;
                 footprint = chunk * row + (int64_t)tile * (4 + copies * eb);
@@ -139,7 +140,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     // rows into its part of a buffer that core 0 gathers and combines.
     const int up_all = round_up(du, p.in_lanes);
     const bool cores_idle = p.tile == 0 || p.cores() * 2 <= max_cores;
-    if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= 1024 &&
+    if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= kPlannerSfuVectorLanes &&
         (options.tile == 0 || options.tile == up_all)) {
         if (options.reduce_cores > 1 && n % options.reduce_cores != 0) {
             throw std::runtime_error("reduce: reduce_cores=" + std::to_string(options.reduce_cores) +
@@ -155,7 +156,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
                 const int64_t row = (int64_t)up_all * (copies * eb + (f16 ? 4 : 0));
                 int chunk = 0;
                 for (int d : divisors(rows)) {
-                    if (fixed + d * row <= budget && d <= 65535 && (options.chunk == 0 || d == options.chunk)) chunk = d;
+                    if (fixed + d * row <= budget && d <= (int64_t)default_machine().max_loop_trip_count && (options.chunk == 0 || d == options.chunk)) chunk = d;
                 }
                 if (chunk == 0) continue;
                 const bool db = copies == 2 && (rows / chunk) % 2 == 0;

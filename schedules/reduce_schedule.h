@@ -64,7 +64,7 @@ struct ReduceSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_reduce).
 struct ReduceSpyreOptions {
     bool double_buffer = true;  // staged input and result in two copies when they fit: DMA overlaps the SFU
-    int max_cores = 32;         // use at most this many cores
+    int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
     int tile = 0;               // lanes of the output's dim 0 per tile, whole sticks (0: chosen by the planner)
     int chunk = 0;              // axes 1, 2: rows of the reduced axis per staged chunk (0: chosen; must divide it)
     int reduce_cores = 0;       // axes 1, 2: cores along the reduced axis (0: chosen, 1: none; must divide it)

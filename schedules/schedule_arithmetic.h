@@ -1,5 +1,7 @@
 // Small integer helpers every Spyre schedule planner uses (tile rounding, even
-// divisors for static core splits, the core limit of a max_cores knob).
+// divisors for static core splits, the core limit of a max_cores knob, the
+// candidate core counts of the autoscheduler) and the planners' one SFU vector
+// heuristic. Machine numbers come from default_machine(), never from here.
 // Header-only; no Halide dependency.
 #pragma once
 
@@ -22,7 +24,30 @@ inline std::vector<int> divisors(int x) {
     return out;
 }
 
-// The cores a plan may use: the max_cores knob, clamped to 1..the machine's cores.
-inline int usable_cores(int max_cores) { return std::max(1, std::min(max_cores, (int)default_machine().cores)); }
+// The cores a plan may use: the max_cores knob, clamped to 1..the machine's cores;
+// max_cores = 0 (every family's default) is the machine's core count.
+inline int usable_cores(int max_cores) {
+    const int cores = (int)default_machine().cores;
+    return max_cores == 0 ? cores : std::max(1, std::min(max_cores, cores));
+}
+
+// The max_cores values a schedule template offers the autoscheduler: all of the
+// machine's cores, half and a quarter of them (distinct, at least 1).
+inline std::vector<int> core_count_candidates() {
+    std::vector<int> out;
+    for (int c : {usable_cores(0), usable_cores(0) / 2, usable_cores(0) / 4}) {
+        if (c >= 1 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+    return out;
+}
+
+// The longest vector a planner gives one SFU instruction, in lanes. A planner
+// heuristic, not a machine limit: an SFU instruction's element count is a 32-bit
+// field (runtime/include/spyre/isa.def), and neither the validator nor the
+// simulator bounds it. Longer vectors amortize the instruction overhead
+// (sfu_instruction_overhead_cycles) over more lanes but need longer fp32 row
+// temporaries in the scratchpad and wider vectors in the Halide IR; a row longer
+// than this is cut into vectors that divide it (or loops).
+constexpr int kPlannerSfuVectorLanes = 4096;
 
 }  // namespace spyre

@@ -31,7 +31,7 @@ struct SoftmaxSpyrePlan {
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_softmax); defaults are the hand schedule.
 struct SoftmaxSpyreOptions {
-    int max_cores = 32;
+    int max_cores = 0;  // use at most this many cores (0: the machine's, default_machine().cores)
     int tile_rows = 0;         // rows per scratchpad tile (0: automatic)
     bool row_vectors = true;   // SFU vectors of a whole row (false: one stick per instruction)
     bool double_buffer = true; // input and result tiles in two copies: DMA overlaps the SFU

@@ -60,8 +60,8 @@ int lanes_of(const std::string &what, const Func &f) {
     }
     if (!has_sticks(t)) {
         std::ostringstream os;
-        os << "the type " << t << " has no stick layout on Spyre (sticks are 128 bytes of float32, float16, "
-           << "int32 or int8)";
+        os << "the type " << t << " has no stick layout on Spyre (sticks are " << default_machine().stick_bytes
+           << " bytes of float32, float16, int32 or int8)";
         fail(what, os.str());
     }
     return stick_lanes(t);

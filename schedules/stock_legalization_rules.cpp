@@ -1,6 +1,10 @@
 // The shared legalization rules (see stock_legalization_rules.h).
 #include "stock_legalization_rules.h"
 
+#include <string>
+
+#include "spyre/machine.h"
+
 namespace spyre {
 
 bool at_tile_loop(const std::string &level, const std::string &func, const std::string &var) {
@@ -34,7 +38,8 @@ void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::s
             if (st.vector_width != 0 && width <= 0) width = st.vector_width;
         }
     }
-    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most 32 cores");
+    changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most the machine's " +
+                       std::to_string(default_machine().cores) + " cores");
     if (width != lanes) {
         const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
                                   : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");

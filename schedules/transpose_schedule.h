@@ -37,7 +37,7 @@ struct TransposeSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_transpose).
 struct TransposeSpyreOptions {
     bool double_buffer = true;  // tiles in two copies: the next tile's load and this tile's store overlap the gathers
-    int max_cores = 32;         // use at most this many cores (cb * cy * cx)
+    int max_cores = 0;         // use at most this many cores, cb * cy * cx (0: the machine's, default_machine().cores)
     int tile = 0;               // tile edge T (0: automatic; rounded up to whole sticks)
 };
 

@@ -13,6 +13,7 @@
 //                                  pipeline; the enclosing loop's stores spread into the next iteration
 //   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
 //   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
+//   5a. address_through_dram_windows  dma.window where a core reaches past max_core_span_bytes of a tensor
 //   6. validate_program            the same validator the runtime uses
 //   7. write <kernel>.spyre and <kernel>.spyre.txt
 //   8. make_runtime_call           embed the program, replace the region by the runtime call
@@ -29,6 +30,7 @@
 #include "argument_checks.h"
 #include "device_region.h"
 #include "double_buffering.h"
+#include "dram_windows.h"
 #include "instruction_selection.h"
 #include "loop_folding.h"
 #include "ring_sharing.h"
@@ -200,7 +202,10 @@ private:
         std::vector<std::vector<compiler::ProgramNode> *> trees;
         for (auto &cp : core_programs) trees.push_back(&cp.tree);
         compiler::share_loads_over_ring(trees, ring_shared_, m);
-        for (int c = 0; c < region.cores; c++) program.cores[c] = compiler::emit_core_streams(core_programs[c].tree, m);
+        for (int c = 0; c < region.cores; c++) {
+            program.cores[c] = compiler::emit_core_streams(core_programs[c].tree, m);
+            compiler::address_through_dram_windows(program.cores[c], program.args, m);
+        }
         for (const std::string &pname : iface.scalar_params) {
             ScalarParam sp;
             sp.name = pname;

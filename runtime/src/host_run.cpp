@@ -92,11 +92,11 @@ HostRunResult run_on_host_tensors(const Program &p, const MachineDescription &m,
             bindings.push_back(b);
         }
         out.sim = simulate_program(p, m, bindings, params, options);
-        for (size_t i = 0; i < p.args.size(); i++) {
+        for (size_t i = 0; i < p.args.size() && options.functional; i++) {
             const ProgramArgument &a = p.args[i];
             if (a.kind != ArgKind::Output) continue;
             HostTensor t = HostTensor::zeros(a.name, a.shape);
-            if (options.functional) unpack_from_device(a.shape, a.layout, m.stick_bytes, bindings[i].data, t.view());
+            unpack_from_device(a.shape, a.layout, m.stick_bytes, bindings[i].data, t.view());
             out.outputs.push_back(std::move(t));
         }
     } catch (...) {

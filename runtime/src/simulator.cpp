@@ -6,7 +6,7 @@
 // no time; tokens, ring arrivals and barriers carry times; DMA transfers share
 // the card's DRAM through sim::DramModel and finish when it says so; ring
 // transfers reserve the ring's links through sim::RingModel; PT and SFU
-// durations come from sim::TimingModel. Address rules (bounds, whole
+// durations come from sim::TimingModel. Address rules (bounds, the DRAM window, whole
 // sticks) are checked here, so timing-only runs enforce them too; timing never
 // reads data, which is why timing-only and functional runs report the same
 // cycles. In functional mode every timed instruction is recorded with its
@@ -208,6 +208,7 @@ public:
         const int cores = (int)p.cores.size();
         for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
         hazards_.resize(cores);
+        dram_windows_.assign(cores * p.args.size(), 0);
         tokens_.assign(cores * m.token_channels_per_core, {});
         token_waiters_.assign(cores * m.token_channels_per_core, {});
         barriers_.assign(m.barrier_ids, {});
@@ -497,6 +498,17 @@ private:
                 }
                 return;
             }
+            case isa::Opcode::DmaWindow: {
+                namespace F = isa::field::DmaWindow;
+                const ArgumentBinding &b = bindings_[f[F::arg]];
+                if (f[F::base] < 0 || f[F::base] > b.bytes) {
+                    fail(u, "window base " + std::to_string(f[F::base]) + " is outside '" + p_.args[f[F::arg]].name +
+                                "' (" + std::to_string(b.bytes) + " bytes)");
+                }
+                dram_windows_[u.core * p_.args.size() + f[F::arg]] = f[F::base];
+                advance(u);
+                continue;
+            }
             default: break;
             }
             execute_timed(id, op, f);
@@ -527,6 +539,7 @@ private:
             switch (op) {
             case isa::Opcode::DmaLoad: {
                 namespace F = isa::field::DmaLoad;
+                check_window(u.core, op, f, f[F::arg]);
                 sim::execute_dma_load(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
                 const int64_t total = f[F::row_bytes] * f[F::rows] * f[F::planes];
                 const int64_t read = f[F::valid_bytes] * std::min(f[F::valid_rows], f[F::rows]) *
@@ -538,6 +551,7 @@ private:
             }
             case isa::Opcode::DmaStore: {
                 namespace F = isa::field::DmaStore;
+                check_window(u.core, op, f, f[F::arg]);
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
                 // Functional runs only (like poison tracking): it costs a map update per row written.
                 if (opt_.functional) dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
@@ -589,6 +603,11 @@ private:
         }
         record(u, op, f);
         finish_timed(id, start, end, op);
+    }
+
+    void check_window(int core, isa::Opcode op, const int64_t *f, int64_t arg) {
+        const DramWindow w{dram_windows_[core * p_.args.size() + arg], m_.max_core_span_bytes};
+        sim::check_dram_window(op, f, w, p_.args[arg].name.c_str());
     }
 
     // DMA: the DRAM part through the shared model, then the zero fill. The
@@ -688,6 +707,7 @@ private:
     std::mt19937_64 rng_;
     sim::DramWriteTracker dram_writes_;  // functional runs: cross-core DRAM write races in the current epoch
     std::vector<ArgumentBinding> bindings_;
+    std::vector<int64_t> dram_windows_;  // per core and argument: the base of its DRAM window (dma.window)
     std::vector<std::vector<uint8_t>> temps_;
     std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
     std::vector<sim::HazardTracker> hazards_;      // per core: bytes still occupied by a unit (hazard_tracker.h)

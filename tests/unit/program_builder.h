@@ -32,6 +32,10 @@ struct ProgramBuilder {
         p.machine_fingerprint = m.structural_fingerprint();
         p.cores.resize(m.cores);
     }
+    // On a machine whose cores address `core_span_bytes` of a tensor at a time.
+    ProgramBuilder(const std::string &name, int64_t core_span_bytes) : ProgramBuilder(name) {
+        set_core_span(core_span_bytes);
+    }
 
     int arg(const std::string &name, ArgKind kind, DType t, std::vector<int64_t> extent) {
         ProgramArgument a;
@@ -61,6 +65,15 @@ struct ProgramBuilder {
                             int64_t dram_row_stride = -1) {
         if (dram_row_stride < 0) dram_row_stride = row_bytes;
         return emit(core, Unit::Dma, Opcode::DmaStore, {arg, dram, sp, row_bytes, rows, dram_row_stride, row_bytes, 1, 0, 0});
+    }
+    // dma.window of `arg` at base + stride_l0 * L0.
+    void window(int core, int arg, int64_t base, int32_t stride_l0 = 0) {
+        emit(core, Unit::Dma, Opcode::DmaWindow, {arg, base}).f[isa::field::DmaWindow::base].stride[0] = stride_l0;
+    }
+    // A machine whose cores address `bytes` of a tensor at a time (a structural parameter).
+    void set_core_span(int64_t bytes) {
+        m.max_core_span_bytes = bytes;
+        p.machine_fingerprint = m.structural_fingerprint();
     }
     void signal(int core, Unit u, int ch) { emit(core, u, Opcode::Signal, {ch}); }
     void wait(int core, Unit u, int ch) { emit(core, u, Opcode::Wait, {ch}); }
@@ -118,6 +131,18 @@ inline HostRunResult run(const ProgramBuilder &b, const std::vector<HostTensor> 
     const PerformanceFigures f = performance_figures(r.sim, b.m);
     EXPECT_GE(r.sim.simulated_us * (1 + 1e-9), f.roofline_bound_us) << "'" << b.p.kernel_name << "' beats the roofline bound";
     return r;
+}
+
+// The simulator's error for the program, or "" if it runs (functional or timing-only).
+inline std::string simulation_failure(const ProgramBuilder &b, const std::vector<HostTensor> &inputs, bool functional) {
+    SimulationOptions o;
+    o.functional = functional;
+    try {
+        run(b, inputs, {}, o);
+    } catch (const SimulationError &e) {
+        return e.what();
+    }
+    return "";
 }
 
 }  // namespace spyre::testing

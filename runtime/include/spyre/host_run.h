@@ -27,11 +27,13 @@ struct HostTensor {
 
 struct HostRunResult {
     SimulationResult sim;
-    std::vector<HostTensor> outputs;  // in argument order
+    std::vector<HostTensor> outputs;  // in argument order; empty after a timing-only run
 };
 
 // `inputs` must hold one tensor per input argument, matched by name; shapes
-// and dtypes must agree with the program (checked, Error otherwise).
+// and dtypes must agree with the program (checked, Error otherwise). A
+// timing-only run (options.functional false) reads no inputs and allocates no
+// memory for the tensors, host or device: `inputs` may be empty.
 HostRunResult run_on_host_tensors(const Program &p, const MachineDescription &m, DeviceMemory &memory,
                                   const std::vector<HostTensor> &inputs, const std::vector<double> &params,
                                   const SimulationOptions &options = {});

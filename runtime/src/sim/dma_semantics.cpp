@@ -41,6 +41,17 @@ void check_dram(int64_t off, int64_t len, const ArgumentBinding &dram, const cha
 
 }  // namespace
 
+void check_dram_window(isa::Opcode op, const int64_t *f, const DramWindow &window, const char *arg_name) {
+    const DramExtent e = dma_dram_extent(op, f);
+    if (window.covers(e)) return;
+    const bool load = op == isa::Opcode::DmaLoad;
+    throw RuleViolation(std::string(load ? "dma.load reads" : "dma.store writes") + " bytes [" + std::to_string(e.lo) +
+                        ", " + std::to_string(e.hi) + ") of '" + arg_name + "', outside the core's window [" +
+                        std::to_string(window.base) + ", " + std::to_string(window.base + window.span) +
+                        ") of it: a core addresses at most max_core_span_bytes = " + std::to_string(window.span) +
+                        " bytes of a tensor at a time; move the window first with dma.window");
+}
+
 void execute_dma_load(const int64_t *f, int64_t stick, Scratchpad &sp, const ArgumentBinding &dram, bool functional) {
     namespace F = isa::field::DmaLoad;
     require_sticks(f[F::dram], stick, "DRAM offset");

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "spyre/dram_window.h"
 #include "spyre/isa.h"
 #include "spyre/machine.h"
 #include "spyre/simulator.h"
@@ -21,6 +22,9 @@ void execute_dma_load(const int64_t *f, int64_t stick_bytes, Scratchpad &sp, con
                       bool functional);
 void execute_dma_store(const int64_t *f, int64_t stick_bytes, Scratchpad &sp, const ArgumentBinding &dram,
                        bool functional);
+// Throws RuleViolation when the transfer leaves the core's window of its argument (dram_window.h).
+void check_dram_window(isa::Opcode op, const int64_t *f, const DramWindow &window, const char *arg_name);
+
 void execute_ring_put(const int64_t *f, int64_t stick_bytes, Scratchpad &src, Scratchpad &dst, bool functional);
 void execute_matmul(const int64_t *f, Scratchpad &sp, bool functional);
 void execute_sfu(isa::Opcode op, const int64_t *f, Scratchpad &sp, const std::vector<double> &params, bool functional);
