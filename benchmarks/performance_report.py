@@ -42,7 +42,15 @@ SUITE = [
     ("transpose fp16, 8 MiB (restickify)", "transpose", "x=2048 y=2048 dtype=float16", [], ("dram", 0.85)),
     ("attention fp16 s=1024 d=64 h=8", "attention", "d=64 s=1024 heads=8 causal=false dtype=float16", [], None),
     ("attention fp16 causal s=1024 d=64 h=8", "attention", "d=64 s=1024 heads=8 causal=true dtype=float16", [], None),
+] + [
+    # Grouped-query decode: heads = KV heads, q = batch x 4 query heads per KV head, s = the cache length.
+    ("attention decode fp16 batch %d s=%d d=128 kv_heads=8" % (q // 4, s), "attention",
+     "d=128 s=%d q=%d heads=8 dtype=float16" % (s, q), [], None) for s in (512, 4096) for q in (4, 32)
+] + [
+    ("rope fp16 decode heads=32", "rope", "d=128 heads=32 tokens=1 dtype=float16", [], None),
+    ("rope fp16 prefill heads=32 tokens=512", "rope", "d=128 heads=32 tokens=512 dtype=float16", [], None),
 ]
+DECODE_TITLES = ["attention decode fp16 batch %d s=%d d=128 kv_heads=8" % (q // 4, s) for s in (512, 4096) for q in (4, 32)]
 
 BMM_LADDER = [
     ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false share_a=false"),
@@ -216,6 +224,25 @@ def explain_attention(out, results, build, tmp):
         "while the SFU works on this one (a software pipeline over computed tiles, as double buffering does "
         "for loads) is not done yet."
         % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"], 100 * sfu, 100 * pt))
+    explain_decode(out, results)
+
+
+def explain_decode(out, results):
+    """What the grouped-query decode shapes (gen_attention q=...) cost and why, from this run's figures."""
+    rs = [results.get(t) for t in DECODE_TITLES]
+    if not all(rs):
+        return
+    cores = max(r["active_cores"] for r in rs)
+    out("")
+    out("Decode (the `attention decode` rows above): grouped-query attention of a decode step is "
+        "`gen_attention` with heads = KV heads, q = batch x query heads per KV head (stacked as query rows) "
+        "and s = the cache length. Batch 1 (q=4) and batch 8 (q=32) take the same time (%.1f us at s=512, "
+        "%.1f us at s=4096): both pad to one query tile of a stick, 64 fp16 rows, since tile_max keeps the "
+        "query rows as its stick dimension. Only %d cores work, one per KV head: the cores split heads and "
+        "query tiles, not the keys, so each head's cache streams through one core's DMA port. Splitting the "
+        "keys across cores (flash-decoding: partial (O, m, l) per core, combined after) would use the others; "
+        "it is not done yet."
+        % (rs[0]["simulated_us"], rs[2]["simulated_us"], cores))
 
 
 def main():

@@ -1,20 +1,41 @@
 // Scaled dot-product attention, per head h:
 //   O = softmax(Q K^T * scale [+ causal mask]) V
 // Dimensions are innermost first; every tensor is sticked along dimension 0:
-//   Q(d, i, h)    queries: head dim d innermost          (d x s x heads)
+//   Q(d, i, h)    queries: head dim d innermost          (d x q x heads)
 //   Kt(j, d, h)   keys, pre-transposed: sequence j innermost (s x d x heads)
 //   V(d, j, h)    values: head dim d innermost           (d x s x heads)
 //   O(d, i, h)    output, like Q
+// q query rows attend over s keys; q = 0 (the default) means q = s, self-attention.
 // These layouts make both matmuls PT-legal: S = Q.K^T is
 // acc[j-vector] += Kt[d, j-vector] * Q[i, d], and P.V is
 // acc[d-vector] += V[j, d-vector] * P[i, j]. (A K stored like Q can be brought
 // to Kt with the transpose generator.)
 //
-// GeneratorParams: d, s, heads, dtype (float16/float32; computes in float32),
-// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)),
+// GeneratorParams: d, s, q, heads, dtype (float16/float32; computes in float32),
+// causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)), key_mask (below),
 // kv_tile (keys per KV tile, the online softmax's step; 0: planned, 128 or the
 // stick-rounded sequence when shorter). The Spyre schedule's knobs are
 // max_cores, double_buffer and tile (queries per query tile).
+//
+// q != s (decode). Query row i stands at position s - q + i: the q queries are
+// the last q positions of the sequence, so with causal, query row i attends
+// keys j <= s - q + i (q = s: j <= i, as before; q = 1: all s keys). causal
+// needs q <= s; without causal every query row attends all s keys, whatever q.
+// Grouped-query attention decode at batch B (e.g. Granite-8B: 32 query heads
+// sharing 8 KV heads, g = 4 query heads per KV head) is this kernel with
+// heads = KV heads, q = B * g and s = the cache length: the g query heads of a
+// KV head, for each of the B sequences, are stacked as query rows
+// (row i = b * g + r for query head kv * g + r of sequence b), and causal=false,
+// since every stacked row is the newest token and sees all s cached keys.
+// (B sequences share one cache only when they share its length and contents;
+// per-sequence caches are B calls, or heads = B * KV heads with q = g.)
+//
+// key_mask=true adds an input key_mask(j) (s values, dtype) to the scaled
+// scores of key j, for every query row and head: 0 attends key j, a large
+// negative value (e.g. -30000, finite in fp16) drops it, so a cache compiled
+// for a bucket length s attends only its first L valid positions. It is added
+// after the causal mask (when every key a row sees is dropped, the common
+// shift cancels and the row attends them as if none were).
 //
 // Formulation: flash-style, one pass over the keys and values. Per query tile
 // the KV tiles stream through the scratchpad; per KV tile t:
@@ -32,11 +53,15 @@
 // the padded keys as zeros), so they agree to rounding.
 //
 // Masks are tables in scratchpad, since the SFU has no iota: with causal,
-// mask(z) = 0 for z < sp and -1e30 after, read at z = j - i + sp - 1 (a dense,
-// affine vector load); without causal, mask(j) = -1e30 on the padded keys
-// j >= s only (no mask at all when s is a whole number of KV tiles).
+// mask(z) = 0 for z < s - q + qp and -1e30 after, read at z = j - i + qp - 1
+// (a dense, affine vector load; qp the padded query rows, so z >= 0 on every
+// padded row too; q = s gives the table 0 below sp, read at j - i + sp - 1);
+// without causal, mask(j) = -1e30 on the padded keys j >= s only (no mask at
+// all when s is a whole number of KV tiles).
 //
-// For Spyre builds, d is padded to whole sticks and s to whole KV tiles
+// For Spyre builds, d is padded to whole sticks, s to whole KV tiles and the
+// query rows to qp (sp when q = s, else whole query tiles: one stick of rows
+// for q up to a stick, so q = 4 computes 64 fp16 rows and drops 60)
 // (tensor_constraints.h); padded d holds zeros (no effect on Q.K^T or O) and
 // padded keys are masked. The schedules are in schedules/attention_schedule.cpp.
 #include <cmath>
@@ -63,10 +88,12 @@ class Attention : public Generator<Attention> {
 public:
     GeneratorParam<int> d_size{"d", 64};
     GeneratorParam<int> s_size{"s", 1024};
+    GeneratorParam<int> q_size{"q", 0};  // query rows (0: s)
     GeneratorParam<int> heads{"heads", 8};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
+    GeneratorParam<bool> key_mask{"key_mask", false};  // an additive mask input over the keys
     // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
@@ -77,6 +104,7 @@ public:
     Input<Buffer<>> *Q = nullptr;     // Q(d, i, h)
     Input<Buffer<>> *Kt = nullptr;    // Kt(j, d, h)
     Input<Buffer<>> *V = nullptr;     // V(d, j, h)
+    Input<Buffer<>> *KM = nullptr;    // key_mask(j), with key_mask=true
     Output<Buffer<>> *O = nullptr;    // O(d, i, h)
 
     void configure() {
@@ -84,6 +112,10 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "attention: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
+        _halide_user_assert((int)q_size >= 0) << "attention: q must be >= 0 (0: q = s), not " << (int)q_size;
+        _halide_user_assert(!causal || query_rows() <= (int)s_size)
+            << "attention: causal with q=" << query_rows() << " query rows over s=" << (int)s_size
+            << " keys: the q queries are the last q of the s positions, so q must be <= s";
         _halide_user_assert((int)max_cores >= 0) << "attention: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
@@ -93,23 +125,26 @@ public:
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
+        if (key_mask) KM = add_input<Buffer<>>("key_mask", t, 1);
         O = add_output<Buffer<>>("O", t, 3);
     }
 
+    int query_rows() const { return (int)q_size == 0 ? (int)s_size : (int)q_size; }
+
     void generate() {
         const Type t = dtype;
-        const int d = d_size, s = s_size, hs = heads;
+        const int d = d_size, s = s_size, hs = heads, q = query_rows();
         spyre::AttentionSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
         options.tile = tile;
         options.kv_tile = kv_tile;
-        plan_ = spyre::plan_attention_spyre(d, s, hs, t, options);
+        plan_ = spyre::plan_attention_spyre(d, s, hs, q_size, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded head dim on Spyre (the device tensors), the true one on the host; the sequence
         // is padded to whole KV tiles in both builds (the host reads the padded keys as zeros).
         const int dp = spyre ? plan_.dp : d;
-        const int sp = plan_.sp;
+        const int sp = plan_.sp, qp = plan_.qp;
         const int nx = spyre ? plan_.nx : d + 1;
         const float k = (float)scale == 0.0f ? 1.0f / std::sqrt((float)d) : (float)scale;
         const float neg = -1e30f;  // exp(neg - m) == 0 for any finite score
@@ -118,10 +153,12 @@ public:
         // Mask table.
         Expr bias = 0.0f;
         if (causal) {
+            // Query row i (position s - q + i) attends key j iff j - i + qp - 1 < s - q + qp.
+            const int visible = s - q + qp;
             f.mask(f.z) = 0.0f;
-            f.rmask = RDom(sp, sp, "rmask");
+            f.rmask = RDom(visible, sp + qp - visible, "rmask");
             f.mask(f.rmask) = neg;
-            bias = f.mask(f.j - f.i + sp - 1);
+            bias = f.mask(f.j - f.i + qp - 1);
         } else if (sp > s) {
             f.mask(f.z) = 0.0f;
             f.rmask = RDom(s, sp - s, "rmask");
@@ -141,6 +178,12 @@ public:
         }
         const Expr key = f.t * T + f.j;
         if (has_mask_) bias = substitute(f.j.name(), key, bias);
+        if (KM) {
+            // The host build reads the padded keys' mask as zeros (the keys themselves are masked).
+            Func km_src = *KM;
+            if (!spyre && sp > s) km_src = BoundaryConditions::constant_exterior(*KM, Expr(cast(t, 0.0f)), {{0, s}});
+            bias = bias + cast<float>(km_src(key));
+        }
 
         // Scores of one KV tile: S(j, t, i) = sum_d Kt(key, d) Q(d, i), s = S * scale + mask.
         f.rd = RDom(0, dp, "rd");
@@ -176,14 +219,15 @@ public:
         constrain_tensors();
     }
 
-    // Spyre: s padded to whole KV tiles (query tiles divide it), d to whole sticks.
+    // Spyre: s padded to whole KV tiles, the query rows to qp (query tiles divide it), d to whole sticks.
     void constrain_tensors() {
-        const int d = d_size, s = s_size, hs = heads;
+        const int d = d_size, s = s_size, hs = heads, q = query_rows();
         const int T = plan_.kv_tile;
-        spyre::constrain_tensor(*Q, {d, s, hs}, {1, T, 1});
+        spyre::constrain_tensor(*Q, {d, q, hs}, {1, plan_.qp, 1});
         spyre::constrain_tensor(*Kt, {s, d, hs}, {T, plan_.lanes, 1});  // d padded like Q's
         spyre::constrain_tensor(*V, {d, s, hs}, {1, T, 1});
-        spyre::constrain_tensor(*O, {d, s, hs}, {1, T, 1});
+        spyre::constrain_tensor(*O, {d, q, hs}, {1, plan_.qp, 1});
+        if (KM) spyre::constrain_tensor(*KM, {s}, {T});
     }
 
     // `scale` as the shortest decimal that reads back as the same float.
@@ -210,9 +254,11 @@ public:
         t.output = Func(*O).name();
         t.fixed = {{"d", std::to_string(d)},
                    {"s", std::to_string(s)},
+                   {"q", std::to_string((int)q_size)},
                    {"heads", std::to_string(hs)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
                    {"causal", causal ? "true" : "false"},
+                   {"key_mask", key_mask ? "true" : "false"},
                    {"scale", float_string(scale)},
                    {"kv_tile", std::to_string((int)kv_tile)}};
         auto options_of = [kv = (int)kv_tile](const spyre::KnobValues &v) {
@@ -231,11 +277,12 @@ public:
         t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile", (int)tile, tiles)};
-        t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
-            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, options_of(v));
+        t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, options_of(v));
             // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
             // change them (the query tile may change).
-            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile)
+            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.qp == plan_.qp && p.nx == plan_.nx &&
+                                p.kv_tile == plan_.kv_tile)
                 << "attention: the schedule knobs changed the algorithm (query tile " << p.tile << ": KV tiles of "
                 << p.kv_tile << ", s padded to " << p.sp << "; the algorithm has KV tiles of " << plan_.kv_tile
                 << " and s padded to " << plan_.sp << ")";
@@ -244,16 +291,17 @@ public:
             f_.q_in = Q->in();
             f_.kt_in = Kt->in(f_.scores);
             f_.v_in = V->in(f_.vx);
+            if (KM) f_.key_mask_in = KM->in();
             spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
         };
-        t.source = [options_of, t_in, d, s, hs](const spyre::KnobValues &v) {
+        t.source = [options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
             const spyre::AttentionSpyreOptions o = options_of(v);
-            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, t_in, o);
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, o);
             std::ostringstream os;
             os << "// plan: query tiles of " << p.tile << ", KV tiles of " << p.kv_tile << " (s padded to " << p.sp
-               << ", d to " << p.dp
+               << ", the query rows to " << p.qp << ", d to " << p.dp
                << "), cores " << p.ch << " x " << p.cq << " (heads x query tiles), "
                << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
@@ -265,7 +313,8 @@ public:
                << "f_.q_in = Q->in();\n"
                << "f_.kt_in = Kt->in(f_.scores);\n"
                << "f_.v_in = V->in(f_.vx);\n"
-               << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, dtype, options), "
+               << "if (KM) f_.key_mask_in = KM->in();\n"
+               << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, q, dtype, options), "
                   "has_mask_);\n";
             return os.str();
         };
@@ -281,8 +330,8 @@ public:
         o.tile = T;
         o.kv_tile = kv_tile;
         try {
-            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d_size, s_size, heads, t_in, o);
-            return p.sp == plan_.sp && p.dp == plan_.dp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile;
+            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d_size, s_size, heads, q_size, t_in, o);
+            return p.sp == plan_.sp && p.qp == plan_.qp && p.dp == plan_.dp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile;
         } catch (const Halide::CompileError &) {
             return false;
         }
@@ -300,7 +349,7 @@ public:
         const int lanes = plan_.lanes;
         const int stock_i = d.tile(o, 0, f_.i.name());
         const int stock_j = d.tile(f_.scores.name(), 1, f_.j.name());
-        const int wanted = stock_i > 0 ? stock_i : stock_j > 0 ? stock_j : (int)s_size;
+        const int wanted = stock_i > 0 ? stock_i : stock_j > 0 ? stock_j : query_rows();
         int T = spyre::round_up(wanted, lanes);
         while (T > lanes && !keeps_algorithm(T, t_in)) T -= lanes;
         if (!keeps_algorithm(T, t_in)) throw std::runtime_error("no query tile of whole sticks fits and divides the padded sequence");
@@ -331,6 +380,7 @@ public:
                 f_.q_in = Q->in();
                 f_.kt_in = Kt->in(f_.scores);
                 f_.v_in = V->in(f_.vx);
+                if (KM) f_.key_mask_in = KM->in();
                 spyre::schedule_attention_spyre(f_, plan_, has_mask_);
             } else {
                 register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it

@@ -19,23 +19,24 @@ namespace {
 
 // Scratchpad bytes per core for query tile Q and KV tile K: the Q tile, the Kt
 // tile, the V tile and [V | 1], the f32 scores S and s, P, the f32 pv of a KV
-// tile, the f32 state (O, m), the result tile, the tile max, the mask table and
+// tile, the f32 state (O, m), the result tile, the tile max, the mask table (mask_len f32) and
 // the SFU temporaries of a Q x K block and of the state update.
-int64_t attention_footprint(int Q, int K, int dp, int nx, int sp, int bytes, bool causal) {
+int64_t attention_footprint(int Q, int K, int dp, int nx, int mask_len, int bytes) {
     const int64_t qk = (int64_t)Q * K;
     const int64_t xq = (int64_t)nx * Q;
     return (int64_t)dp * Q * bytes + (int64_t)dp * K * bytes * 2 + (int64_t)nx * K * bytes + qk * 4 * 2 +
-           qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (causal ? 2 : 1) * (int64_t)sp * 4 +
+           qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (int64_t)mask_len * 4 +
            qk * 4 * 2 + xq * 4 * 2;
 }
 
 }  // namespace
 
-AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, const AttentionSpyreOptions &options) {
+AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Type &t, const AttentionSpyreOptions &options) {
     const MachineDescription &m = default_machine();
     AttentionSpyrePlan p;
     p.d = d;
     p.s = s;
+    p.q = q == 0 ? s : q;
     p.heads = heads;
     p.lanes = stick_lanes(t);
     p.dp = round_up(d, p.lanes);
@@ -46,12 +47,22 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
     // covers s), and smaller when the scratchpad is short: for each KV tile from the
     // largest, the largest query tile that divides the padded sequence and fits. The KV
     // tile is chosen without the query-tile knob, so that knob never changes the algorithm.
+    //
+    // Queries: with q == s (the default) they are padded like the keys (qp = sp). Otherwise
+    // (decode shapes) to whole sticks up to 128 queries and to whole 128-query tiles above;
+    // either way qp is fixed before the query-tile knob, which must divide it. The query tile
+    // is whole sticks (tile_max is stored with i as its stick dimension), so q = 1..lanes is
+    // one stick of query rows, the padded rows computed and dropped.
     const int64_t budget = m.scratchpad_bytes * 3 / 4;
-    const int auto_tile = std::min(128, round_up(s, p.lanes));
-    auto footprint = [&] { return attention_footprint(p.tile, p.kv_tile, p.dp, p.nx, p.sp, t.bytes(), true); };
-    auto largest_query_tile = [&] {  // the largest multiple of a stick up to auto_tile dividing sp that fits
-        for (p.tile = std::min(auto_tile, p.sp); p.tile > p.lanes; p.tile -= p.lanes) {
-            if (p.sp % p.tile == 0 && footprint() <= budget) break;
+    const int auto_tile = std::min(128, round_up(p.q, p.lanes));
+    const bool decode = p.q != s;
+    auto pad_queries = [&] { p.qp = decode ? round_up(p.q, auto_tile) : p.sp; };
+    // The causal mask table has sp + qp entries (attention_generator.cpp).
+    auto footprint = [&] { return attention_footprint(p.tile, p.kv_tile, p.dp, p.nx, p.sp + p.qp, t.bytes()); };
+    auto largest_query_tile = [&] {  // the largest multiple of a stick up to auto_tile dividing qp that fits
+        pad_queries();
+        for (p.tile = std::min(auto_tile, p.qp); p.tile > p.lanes; p.tile -= p.lanes) {
+            if (p.qp % p.tile == 0 && footprint() <= budget) break;
         }
     };
     if (options.kv_tile > 0) {
@@ -61,7 +72,8 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
     } else {
         // 256 keys when that pads the sequence no more than 128 would: half the state updates.
         const int wide = std::min(256, round_up(s, p.lanes));
-        const int start = round_up(s, wide) <= round_up(s, auto_tile) ? wide : auto_tile;
+        const int kv_auto = std::min(128, round_up(s, p.lanes));
+        const int start = round_up(s, wide) <= round_up(s, kv_auto) ? wide : kv_auto;
         for (p.kv_tile = start;; p.kv_tile -= p.lanes) {
             p.sp = round_up(s, p.kv_tile);
             largest_query_tile();
@@ -70,16 +82,16 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
     }
     if (options.tile == 0) {
         // Short sequences with few heads: smaller query tiles until every core has a tile.
-        while (p.tile > p.lanes && (int64_t)heads * (p.sp / p.tile) < usable_cores(options.max_cores)) {
+        while (p.tile > p.lanes && (int64_t)heads * (p.qp / p.tile) < usable_cores(options.max_cores)) {
             do {
                 p.tile -= p.lanes;
-            } while (p.sp % p.tile != 0);
+            } while (p.qp % p.tile != 0);
         }
     } else {
         p.tile = round_up(options.tile, p.lanes);
-        _halide_user_assert(p.sp % p.tile == 0)
+        _halide_user_assert(p.qp % p.tile == 0)
             << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries in whole sticks) does not "
-            << "divide the padded sequence " << p.sp << " (KV tiles of " << p.kv_tile << " keys)";
+            << "divide the padded queries " << p.qp << " (" << (decode ? "q padded to whole query tiles" : "KV tiles of " + std::to_string(p.kv_tile) + " keys") << ")";
     }
     p.footprint_bytes = footprint();
     _halide_user_assert(options.tile == 0 || p.footprint_bytes <= budget)
@@ -98,7 +110,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Type &t, 
         p.double_buffer = true;
         p.footprint_bytes += kt_copies;
     }
-    const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.sp, p.tile}},
+    const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}},
                                                CoreSplitOptions{usable_cores(options.max_cores), 1});
     p.ch = c[0];
     p.cq = c[1];
@@ -123,7 +135,7 @@ void schedule_attention_host(AttentionFuncs f, const Target &target) {
 void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, bool has_mask) {
     const int T = p.tile;
     // (heads, query tiles) across the cores; per core: head, query tile, rows, d.
-    const CoreSplit cores = split_across_cores(f.out, {{f.h, p.heads, 1, p.ch}, {f.i, p.sp, T, p.cq}});
+    const CoreSplit cores = split_across_cores(f.out, {{f.h, p.heads, 1, p.ch}, {f.i, p.qp, T, p.cq}});
     Var qo("qo"), qi("qi");
     f.out.split(cores.serial_of(f.i), qo, qi, T, TailStrategy::RoundUp)
         .reorder(f.d, qi, qo, cores.serial_of(f.h));
@@ -133,7 +145,7 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
 
     // Mask table: once per core.
     if (has_mask) {
-        f.mask.bound(f.z, 0, 2 * p.sp);
+        f.mask.bound(f.z, 0, p.sp + p.qp);
         accumulate_in_scratchpad(f.mask, f.out, cores.core);
         // The -1e30 fill: whole f32 sticks when it starts on one (causal), else element by element.
         const int64_t *fill_min = Internal::as_const_int(f.rmask.x.min());
@@ -145,6 +157,9 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
             f.mask.update().unscheduled();
         }
     }
+
+    // The key mask: once per core (sp values).
+    if (f.key_mask_in.defined()) stage_in_scratchpad(f.key_mask_in, f.out, cores.core);
 
     // The running state (O, m) of the query tile, updated once per KV tile (rt).
     f.state.bound(f.n, 0, p.nx_acc);

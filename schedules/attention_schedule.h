@@ -35,13 +35,16 @@ struct AttentionFuncs {
     Halide::RDom rv;         // VX update: the first Dp columns
     Halide::RDom rmask;      // the mask table's -inf fill (undefined when none)
     Halide::Var d, i, h, j, t, n, z;  // j: key within a KV tile, t: KV tile
+    Halide::Func key_mask_in;  // the key_mask input's wrapper (undefined without key_mask): staged once per core
 };
 
 struct AttentionSpyrePlan {
     int d = 0, s = 0, heads = 0;
+    int q = 0;            // query rows (s unless gen_attention's q says otherwise)
     int tile = 0;         // queries per query tile (a schedule choice)
     int kv_tile = 0;      // keys per KV tile (part of the algorithm: the online softmax's steps)
     int dp = 0, sp = 0;   // padded head dim (whole sticks) and sequence (whole KV tiles)
+    int qp = 0;           // padded query rows: sp when q == s, else whole sticks up to 128 rows, whole 128-row tiles above
     int nx = 0;           // columns of [V | 1]: dp + one input stick
     int nx_acc = 0;       // columns of pv and of the state: dp + one f32 stick (the ones column is dp)
     int lanes = 0;        // stick lanes of the input type
@@ -58,7 +61,7 @@ struct AttentionSpyreOptions {
     bool double_buffer = true;
     int max_cores = 0;  // use at most this many cores, ch * cq (0: the machine's, default_machine().cores)
     // Queries per query tile (0: automatic; rounded up to whole sticks; must divide the
-    // padded sequence).
+    // padded queries qp).
     int tile = 0;
     // Keys per KV tile (0: automatic; rounded up to whole sticks). It is part of the
     // algorithm (gen_attention's kv_tile GeneratorParam, not a schedule knob): it sets the
@@ -66,7 +69,8 @@ struct AttentionSpyreOptions {
     int kv_tile = 0;
 };
 
-AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, const Halide::Type &t,
+// q: query rows (0: s, the self-attention shape); s: keys.
+AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Halide::Type &t,
                                         const AttentionSpyreOptions &options = {});
 
 void schedule_attention_host(AttentionFuncs f, const Halide::Target &target);

@@ -1,7 +1,9 @@
 // gen_attention built for Spyre against its host build on random data, with
 // and without the causal mask, both dtypes, over head dims and sequence
 // lengths that are not multiples of a stick or a tile; the host build is
-// itself checked against a direct double-precision attention.
+// itself checked against a direct double-precision attention. Cases with q != s
+// are decode shapes: q query rows (the last q positions) over s keys; cases
+// with `valid` pass an additive key mask that drops the keys after it.
 #include <gtest/gtest.h>
 
 #include "attention_schedule.h"
@@ -15,29 +17,38 @@ struct AttentionCase {
     const char *dtype;
     bool causal;
     int kv_tile = 0;  // 0: the planner's; else keys per KV tile (the online softmax's steps)
+    int q = 0;        // query rows (0: s)
+    int valid = 0;    // > 0: key_mask=true, the first `valid` keys get random additive values, the others -30000
+    int rows() const { return q == 0 ? s : q; }
 };
 
-// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [j <= i]) V(d, j, h), in double.
+double mask_at(const Halide::Buffer<> &mask, int j) {
+    if (mask.type() == Halide::Float(32)) return mask.as<float>()(j);
+    return (double)(float)mask.as<Halide::float16_t>()(j);
+}
+
+// O(d, i, h) = softmax_j(sum_d Q(d,i,h) Kt(j,d,h) / sqrt(d) [+ mask(j)] [j <= s - q + i]) V(d, j, h), in
+// double: query row i stands at position s - q + i.
 std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Buffer<> &Kt, const Halide::Buffer<> &V,
-                                     const AttentionCase &c) {
-    std::vector<double> out((size_t)c.d * c.s * c.heads);
+                                     const Halide::Buffer<> &mask, const AttentionCase &c) {
+    std::vector<double> out((size_t)c.d * c.rows() * c.heads);
     const double scale = 1.0 / std::sqrt((double)(float)c.d);
     std::vector<double> p(c.s);
     for (int h = 0; h < c.heads; h++)
-        for (int i = 0; i < c.s; i++) {
-            const int keys = c.causal ? i + 1 : c.s;
+        for (int i = 0; i < c.rows(); i++) {
+            const int keys = c.causal ? c.s - c.rows() + i + 1 : c.s;
             double m = -1e300, l = 0;
             for (int j = 0; j < keys; j++) {
                 double acc = 0;
                 for (int e = 0; e < c.d; e++) acc += value_at(Q, e, i, h) * value_at(Kt, j, e, h);
-                p[j] = acc * scale;
+                p[j] = acc * scale + (c.valid ? mask_at(mask, j) : 0.0);
                 m = std::max(m, p[j]);
             }
             for (int j = 0; j < keys; j++) l += (p[j] = std::exp(p[j] - m));
             for (int e = 0; e < c.d; e++) {
                 double o = 0;
                 for (int j = 0; j < keys; j++) o += p[j] * value_at(V, e, j, h);
-                out[((size_t)h * c.s + i) * c.d + e] = o / l;
+                out[((size_t)h * c.rows() + i) * c.d + e] = o / l;
             }
         }
     return out;
@@ -56,27 +67,40 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     const AttentionCase c = GetParam();
     const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
     // Q and K in [-2, 2): scores of a few units, so the softmax is far from uniform.
-    Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.s, c.heads}, 21, 2.0f);
+    Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.rows(), c.heads}, 21, 2.0f);
     Halide::Buffer<> Kt = scaled_random("Kt", t, {c.s, c.d, c.heads}, 22, 2.0f);
     Halide::Buffer<> V = random_buffer("V", t, {c.d, c.s, c.heads}, 23);
+    Halide::Buffer<> mask = random_buffer("key_mask", t, {c.s}, 24);
+    for (int j = c.valid; j < c.s; j++) {
+        if (t == Halide::Float(32)) mask.as<float>()(j) = -30000.0f;
+        else mask.as<Halide::float16_t>()(j) = Halide::float16_t(-30000.0f);
+    }
     const std::map<std::string, std::string> params = {{"d", std::to_string(c.d)},
                                                        {"s", std::to_string(c.s)},
+                                                       {"q", std::to_string(c.q)},
                                                        {"heads", std::to_string(c.heads)},
                                                        {"dtype", c.dtype},
                                                        {"causal", c.causal ? "true" : "false"},
-                                                       {"kv_tile", std::to_string(c.kv_tile)}};
+                                                       {"kv_tile", std::to_string(c.kv_tile)},
+                                                       {"key_mask", c.valid ? "true" : "false"}};
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = c.kv_tile;
-    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, t, options);
+    const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, c.q, t, options);
     set_compiling_for_spyre(false);
-    Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.sp, c.heads});
+    Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.qp, c.heads});
     Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.heads});
     Halide::Buffer<> Vp = padded_copy(V, {plan.dp, plan.sp, c.heads});
-    const std::vector<int> out_ext = {c.d, c.s, c.heads};
-    Halide::Buffer<> spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp);
-    Halide::Buffer<> host = run_generator("attention", params, false, t, out_ext, Q, Kt, V);
-    const std::vector<double> direct = direct_attention(Q, Kt, V, c);
+    const std::vector<int> out_ext = {c.d, c.rows(), c.heads};
+    Halide::Buffer<> spyre, host;
+    if (c.valid) {
+        spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp, padded_copy(mask, {plan.sp}));
+        host = run_generator("attention", params, false, t, out_ext, Q, Kt, V, mask);
+    } else {
+        spyre = run_generator("attention", params, true, t, out_ext, Qp, Ktp, Vp);
+        host = run_generator("attention", params, false, t, out_ext, Q, Kt, V);
+    }
+    const std::vector<double> direct = direct_attention(Q, Kt, V, mask, c);
 
     // Outputs are convex combinations of V (|V| < 1). fp32: rounding of the two
     // reductions (over d and over s) and of exp on each side. fp16: P is rounded
@@ -89,11 +113,11 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     int distinct = 0;
     const double first = value_at(host, 0, 0, 0);
     for (int h = 0; h < c.heads; h++)
-        for (int i = 0; i < c.s; i++)
+        for (int i = 0; i < c.rows(); i++)
             for (int e = 0; e < c.d; e++) {
                 const double hv = value_at(host, e, i, h), sv = value_at(spyre, e, i, h);
                 max_err = std::max(max_err, std::fabs(hv - sv));
-                max_err_direct = std::max(max_err_direct, std::fabs(hv - direct[((size_t)h * c.s + i) * c.d + e]));
+                max_err_direct = std::max(max_err_direct, std::fabs(hv - direct[((size_t)h * c.rows() + i) * c.d + e]));
                 max_ref = std::max(max_ref, std::fabs(hv));
                 if (hv != first) distinct++;
             }
@@ -112,13 +136,42 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            AttentionCase{80, 200, 1, "float16", true, 64},  // ragged, four KV tiles
                                            AttentionCase{64, 512, 2, "float16", false, 64},  // eight KV tiles: the running max moves
                                            AttentionCase{32, 384, 2, "float32", false},  // three KV tiles
-                                           AttentionCase{17, 33, 2, "float16", false}),  // d below a stick
+                                           AttentionCase{17, 33, 2, "float16", false},  // d below a stick
+                                           // Decode shapes, q query rows over s keys: GQA at batch 1 (4 query heads per KV head)
+                                           AttentionCase{128, 512, 8, "float16", false, 0, 4},
+                                           AttentionCase{128, 512, 8, "float16", true, 0, 4},  // rows see keys <= 508..511
+                                           AttentionCase{64, 300, 2, "float16", false, 0, 32},  // ragged keys, batch 8
+                                           AttentionCase{64, 300, 2, "float32", true, 0, 32},
+                                           AttentionCase{40, 300, 2, "float32", true, 64, 32},  // three KV tiles, causal offset moves
+                                           AttentionCase{128, 512, 2, "float16", false, 0, 1},  // one query row
+                                           AttentionCase{64, 200, 1, "float16", true, 0, 1},
+                                           AttentionCase{64, 256, 2, "float16", true, 0, 200},  // more than one query tile
+                                           AttentionCase{32, 40, 2, "float32", false, 0, 100},  // more queries than keys
+                                           // An additive key mask: a cache of 512 (or 300) positions, the first ones valid
+                                           AttentionCase{128, 512, 8, "float16", false, 0, 4, 200},
+                                           AttentionCase{64, 300, 2, "float32", false, 64, 32, 77},
+                                           AttentionCase{64, 256, 2, "float16", true, 0, 0, 130}),  // with the causal mask
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
                                     "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "") +
-                                    (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "");
+                                    (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "") +
+                                    (c.q ? "_q" + std::to_string(c.q) : "") +
+                                    (c.valid ? "_valid" + std::to_string(c.valid) : "");
                          });
+
+// causal puts the q queries at the last q of the s positions: more queries than keys is refused, naming q and s.
+TEST(AttentionParams, CausalWithMoreQueriesThanKeysIsRefused) {
+    std::string msg;
+    try {
+        build_generator("attention", {{"d", "64"}, {"s", "64"}, {"q", "128"}, {"heads", "1"}, {"causal", "true"}}, true);
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("q=128"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("s=64"), std::string::npos) << msg;
+}
 
 }  // namespace
 }  // namespace spyre::testing

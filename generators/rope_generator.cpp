@@ -1,0 +1,116 @@
+// gen_rope: rotary position embedding in the rotate-half form (Llama, Granite
+// in Hugging Face transformers), per token t and head h, half = d / 2, i < half:
+//   out(i, h, t)        = x(i, h, t) cos(i, t) - x(i + half, h, t) sin(i, t)
+//   out(i + half, h, t) = x(i + half, h, t) cos(i, t) + x(i, h, t) sin(i, t)
+// Dimensions innermost first: x and out are (d, heads, tokens); cos and sin are
+// (half, tokens), the table rows of the tokens' positions, gathered by the
+// caller (a prefill of positions 0..T-1 passes the tables' first T rows, a
+// decode step the row of its position), in the dtype of x.
+// GeneratorParams: d (even), heads, tokens, dtype (float16/float32; computes in
+// float32 and rounds once); the Spyre schedule's knobs max_cores,
+// double_buffer, tile_tokens.
+//
+// Formulation: the two halves are two update definitions of one Func over an
+// RDom r of extent half, result(r) and result(r + half), each reading x at r
+// and at r + half. On Spyre half must be whole sticks (d = 128: one fp16
+// stick, two fp32 ones), so every access is a dense, stick-aligned vector:
+// no index-dependent select and no shuffle, which the SFU backend does not
+// have. Spyre builds pad tokens to whole tiles; the schedules are in
+// schedules/rope_schedule.cpp.
+#include <string>
+
+#include "Halide.h"
+#include "rope_schedule.h"
+#include "spyre_lowering.h"
+#include "spyre_target.h"
+#include "tensor_constraints.h"
+
+namespace {
+
+using namespace Halide;
+
+class Rope : public Generator<Rope> {
+public:
+    GeneratorParam<int> d_size{"d", 128};
+    GeneratorParam<int> heads{"heads", 32};
+    GeneratorParam<int> tokens{"tokens", 1};
+    GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Knobs of the Spyre schedule (see RopeSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile_tokens{"tile_tokens", 0};  // 0: chosen by the planner
+
+    Input<Buffer<>> *x = nullptr;       // x(d, h, t)
+    Input<Buffer<>> *cos_t = nullptr;   // cos(i, t), i < d / 2
+    Input<Buffer<>> *sin_t = nullptr;   // sin(i, t)
+    Output<Buffer<>> *out = nullptr;    // out(d, h, t)
+
+    void configure() {
+        const Type t = dtype;
+        _halide_user_assert(t == Float(16) || t == Float(32)) << "rope: dtype must be float16 or float32, not " << t;
+        _halide_user_assert((int)d_size >= 1 && (int)heads >= 1 && (int)tokens >= 1)
+            << "rope: d, heads and tokens must be positive (got d=" << (int)d_size << " heads=" << (int)heads
+            << " tokens=" << (int)tokens << ")";
+        _halide_user_assert((int)d_size % 2 == 0) << "rope: d must be even (rotate-half pairs i with i + d/2), not "
+                                                  << (int)d_size;
+        _halide_user_assert(!spyre::is_spyre() || ((int)d_size / 2) % spyre::stick_lanes(t) == 0)
+            << "rope: for Spyre, half the head dim (d/2=" << (int)d_size / 2 << ") must be whole sticks of "
+            << spyre::stick_lanes(t) << " " << t << " lanes (e.g. d=128), so both halves are stick-aligned vectors";
+        _halide_user_assert((int)max_cores >= 0) << "rope: max_cores must be >= 0 (0: the machine's core count), not "
+                                                 << (int)max_cores;
+        _halide_user_assert((int)tile_tokens >= 0) << "rope: tile_tokens must be >= 0 (0: chosen by the planner), not "
+                                                   << (int)tile_tokens;
+        x = add_input<Buffer<>>("x", t, 3);
+        cos_t = add_input<Buffer<>>("cos", t, 2);
+        sin_t = add_input<Buffer<>>("sin", t, 2);
+        out = add_output<Buffer<>>("out", t, 3);
+    }
+
+    void generate() {
+        const Type t = dtype;
+        const int d = d_size, half = d / 2;
+        spyre::RopeSpyreOptions options;
+        options.max_cores = max_cores;
+        options.double_buffer = double_buffer;
+        options.tile_tokens = tile_tokens;
+        plan_ = spyre::plan_rope_spyre(d, heads, tokens, t, options);
+        auto &f = f_;
+        f.r = RDom(0, half, "r");
+        const Expr lo = cast<float>((*x)(f.r, f.h, f.t)), hi = cast<float>((*x)(f.r + half, f.h, f.t));
+        const Expr c = cast<float>((*cos_t)(f.r, f.t)), s = cast<float>((*sin_t)(f.r, f.t));
+        f.result(f.d, f.h, f.t) = undef(t);
+        f.result(f.r, f.h, f.t) = cast(t, lo * c - hi * s);
+        f.result(f.r + half, f.h, f.t) = cast(t, hi * c + lo * s);
+        (*out)(f.d, f.h, f.t) = f.result(f.d, f.h, f.t);
+        f.out = *out;
+
+        const int T = plan_.tile_tokens;
+        spyre::constrain_tensor(*x, {d, (int)heads, (int)tokens}, {1, 1, T});
+        spyre::constrain_tensor(*cos_t, {half, (int)tokens}, {1, T});
+        spyre::constrain_tensor(*sin_t, {half, (int)tokens}, {1, T});
+        spyre::constrain_tensor(*out, {d, (int)heads, (int)tokens}, {1, 1, T});
+    }
+
+    void schedule() {
+        _halide_user_assert(!get_auto_schedule())
+            << "rope: auto_schedule=true is not supported yet (gen_rope registers no schedule template); use the hand "
+               "schedule and its knobs max_cores, double_buffer, tile_tokens";
+        if (spyre::is_spyre()) {
+            f_.x_in = x->in();
+            f_.cos_in = cos_t->in();
+            f_.sin_in = sin_t->in();
+            spyre::schedule_rope_spyre(f_, plan_);
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("rope"));
+        } else {
+            spyre::schedule_rope_host(f_, get_target());
+        }
+    }
+
+private:
+    spyre::RopeFuncs f_{Func(), Func("result"), Func(), Func(), Func(), RDom(), Var("d"), Var("h"), Var("t")};
+    spyre::RopeSpyrePlan plan_;
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Rope, rope)
