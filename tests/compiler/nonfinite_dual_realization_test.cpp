@@ -310,11 +310,11 @@ TEST(NonFiniteDualRealization, AttentionWithAHugeNegativeScaleFollowsIeee) {
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = 64;
-    const AttentionSpyrePlan plan = plan_attention_spyre(d, s, 1, Halide::Float(16), options);
+    const AttentionSpyrePlan plan = plan_attention_spyre(d, s, 1, 0, Halide::Float(16), options);
     set_compiling_for_spyre(false);
     ASSERT_EQ(plan.kv_tile, s) << "the reference is written for one KV tile";
     const Halide::Buffer<> spyre =
-        run_generator("attention", params, true, Halide::Float(16), {d, s, 1}, padded_copy(Q, {plan.dp, plan.sp, 1}),
+        run_generator("attention", params, true, Halide::Float(16), {d, s, 1}, padded_copy(Q, {plan.dp, plan.qp, 1}),
                       padded_copy(Kt, {plan.sp, plan.dp, 1}), padded_copy(V, {plan.dp, plan.sp, 1}));
     const Halide::Buffer<> host = run_generator("attention", params, false, Halide::Float(16), {d, s, 1}, Q, Kt, V);
     int nan_rows = 0, finite_rows = 0, compared_with_host = 0;
