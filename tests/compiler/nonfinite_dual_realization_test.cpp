@@ -5,9 +5,10 @@
 // every row, what IEEE-754 binary32 arithmetic of the generator's formula
 // gives, rounded once to f16 (computed here, without fast-math). The host
 // build (Halide 14's x86 code) must agree with the Spyre build on every row
-// whose exact result is finite; on the others it does not follow IEEE (it
-// stores NaN as +-inf, its vector exp gives 0 for NaN and +inf), which is
-// documented, not tested as a promise.
+// where no intermediate is infinite or NaN (for the row kernels: every row
+// whose result is finite); elsewhere it does not follow IEEE (it stores NaN as
+// +-inf, its exp gives 0 for NaN and +inf), which is documented, not tested as
+// a promise.
 #include <gtest/gtest.h>
 
 #include <cmath>
