@@ -19,6 +19,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "shape_limits.h"
 #include "conv2d_schedule.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -66,6 +67,12 @@ public:
         _halide_user_assert(!get_auto_schedule())
             << "conv2d: auto_schedule=true is not supported yet (gen_conv2d has no schedule template); use the hand schedule";
         const Type t = dtype;
+        const spyre::ShapeDim ci{"ci", ci_size}, co{"co", co_size}, w{"width", width}, h{"height", height},
+            fw{"kw", kw}, fh{"kh", kh}, b{"batch", batch};
+        spyre::check_tensor_fits("conv2d", "input", {ci, w, h, b}, t);
+        spyre::check_tensor_fits("conv2d", "weights", {co, ci, fw, fh}, t);
+        const spyre::ShapeDim ow{"width", (int)width - (int)kw + 1}, oh{"height", (int)height - (int)kh + 1};
+        spyre::check_tensor_fits("conv2d", "output", {co, ow, oh, b}, t);
         input = add_input<Buffer<>>("input", t, 4);
         weights = add_input<Buffer<>>("weights", t, 4);
         bias = add_input<Buffer<>>("bias", t, 1);
