@@ -18,6 +18,7 @@
 
 #include "device_state.h"
 #include "spyre/machine.h"
+#include "tensor_region.h"
 #include "spyre/spyre_runtime.h"
 
 // Mirrors Halide v14.0.0 src/runtime/device_interface.h exactly (order and types).
@@ -89,15 +90,6 @@ DeviceTensor live_tensor(const halide_buffer_t *buf, const char *where) {
     return t;
 }
 
-// buf's host view must match the tensor it names (the buffer may have been reshaped since).
-void require_same_shape(const halide_buffer_t *buf, const DeviceTensor &t, const char *where) {
-    const TensorShape s = shape_of(buf, where);
-    if (s.dtype != t.shape.dtype || s.extent != t.shape.extent) {
-        throw RuntimeError(spyre_error_buffer_mismatch,
-                           std::string(where) + ": the buffer's type or extents differ from its device allocation's");
-    }
-}
-
 void require_host(const halide_buffer_t *buf, const char *where) {
     if (buf->host == nullptr) throw RuntimeError(spyre_error_null_host, std::string(where) + ": the buffer has no host memory");
 }
@@ -110,12 +102,9 @@ void allocate_tensor(halide_buffer_t *buf, const TensorShape &shape, const Devic
     } catch (const Error &e) {
         throw RuntimeError(spyre_error_bad_argument, e.what());
     }
-    DeviceTensor t;
-    t.shape = shape;
-    t.layout = layout;
-    t.block = std::make_shared<DeviceBlock>(layout_addressing(shape, layout, stick).total_bytes, where);
-    t.padding_is_zero = true;  // fresh device memory reads as zero
-    buf->device = register_tensor(t);
+    // Fresh device memory reads as zero: padding zero, values (zeros) held.
+    auto block = std::make_shared<DeviceBlock>(layout_addressing(shape, layout, stick).total_bytes, where);
+    buf->device = register_tensor(whole_tensor_record(shape, layout, std::move(block), buf));
     buf->device_interface = spyre_device_interface();
 }
 
@@ -170,14 +159,44 @@ int impl_device_release(void *uc) {
     return 0;
 }
 
+// Bytes a host copy of the region moves: the whole device image of a whole
+// tensor, else the region's elements rounded up to whole sticks.
+int64_t host_copy_bytes(const TensorRegion &r) {
+    if (r.whole()) return r.tensor.block->bytes();
+    const int64_t stick = default_machine().stick_bytes;
+    return (r.elements() * dtype_bytes(r.tensor.shape.dtype) + stick - 1) / stick * stick;
+}
+
+// The buffer's host memory as a view in the buffer's own dims.
 int impl_copy_to_host(void *uc, halide_buffer_t *buf) {
     return guarded(uc, "spyre copy_to_host", [&] {
         const char *where = "spyre copy_to_host";
-        const DeviceTensor t = live_tensor(buf, where);
-        require_same_shape(buf, t, where);
+        const TensorRegion r = resolve_region(buf, where);
+        if (!r.tensor.block->holds_values) {
+            throw RuntimeError(spyre_error_bad_argument,
+                               std::string(where) + ": the device tensor " + r.shape_string() +
+                                   " holds no values: it was written in timing-only mode (spyre_set_timing_only / "
+                                   "SPYRE_TIMING_ONLY), where kernels and copies compute nothing; write it again in "
+                                   "functional mode before reading it");
+        }
         require_host(buf, where);
-        unpack_from_device(t.shape, t.layout, default_machine().stick_bytes, t.block->data(), host_view(buf));
-        record_transfer(kDeviceToHost, t.block->bytes(), 0, host_link_us(t.block->bytes()));
+        const int64_t stick = default_machine().stick_bytes;
+        DeviceLayout as;
+        if (r.as_layout(&as)) {
+            TensorShape shape{r.tensor.shape.dtype, r.extent};
+            unpack_from_device(shape, as, stick, r.tensor.block->data(), host_view(buf));
+        } else {
+            const int64_t eb = dtype_bytes(r.tensor.shape.dtype);
+            const uint8_t *dev = r.tensor.block->data();
+            uint8_t *host = buf->host;
+            for_each_region_element(r, stick, [&](int64_t off, const int64_t *l) {
+                int64_t h = 0;
+                for (int i = 0; i < r.rank(); i++) h += l[i] * buf->dim[i].stride;
+                std::memcpy(host + h * eb, dev + off, (size_t)eb);
+            });
+        }
+        const int64_t bytes = host_copy_bytes(r);
+        record_transfer(kDeviceToHost, bytes, 0, host_link_us(bytes));
         return 0;
     });
 }
@@ -185,15 +204,34 @@ int impl_copy_to_host(void *uc, halide_buffer_t *buf) {
 int impl_copy_to_device(void *uc, halide_buffer_t *buf) {
     return guarded(uc, "spyre copy_to_device", [&] {
         const char *where = "spyre copy_to_device";
-        DeviceTensor t = live_tensor(buf, where);
-        require_same_shape(buf, t, where);
-        require_host(buf, where);
-        pack_to_device(t.shape, t.layout, default_machine().stick_bytes, host_view(buf), t.block->data());
-        record_transfer(kHostToDevice, 0, t.block->bytes(), host_link_us(t.block->bytes()));
-        t.padding_is_zero = true;
-        if (!update_tensor(buf->device, t)) {
-            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the device allocation was freed during the copy");
+        const TensorRegion r = resolve_region(buf, where);
+        DeviceBlock &block = *r.tensor.block;
+        const int64_t bytes = host_copy_bytes(r);
+        if (timing_only()) {  // charged, no bytes moved: the tensor holds no values now
+            record_transfer(kHostToDevice, 0, bytes, host_link_us(bytes));
+            block.holds_values = false;
+            return 0;
         }
+        require_host(buf, where);
+        const int64_t stick = default_machine().stick_bytes;
+        DeviceLayout as;
+        if (r.as_layout(&as)) {
+            TensorShape shape{r.tensor.shape.dtype, r.extent};
+            pack_to_device(shape, as, stick, host_view(buf), block.data());
+            block.padding_is_zero = true;
+            block.holds_values = true;
+        } else {
+            // Only the region's element lanes are written; other lanes and padding are left alone.
+            const int64_t eb = dtype_bytes(r.tensor.shape.dtype);
+            uint8_t *dev = block.data();
+            const uint8_t *host = buf->host;
+            for_each_region_element(r, stick, [&](int64_t off, const int64_t *l) {
+                int64_t h = 0;
+                for (int i = 0; i < r.rank(); i++) h += l[i] * buf->dim[i].stride;
+                std::memcpy(dev + off, host + h * eb, (size_t)eb);
+            });
+        }
+        record_transfer(kHostToDevice, 0, bytes, host_link_us(bytes));
         return 0;
     });
 }
@@ -246,21 +284,106 @@ int impl_device_and_host_free(void *uc, halide_buffer_t *buf) {
     });
 }
 
-int impl_buffer_copy(void *uc, halide_buffer_t *, const halide_device_interface_t *, halide_buffer_t *) {
+int impl_buffer_copy(void *uc, halide_buffer_t *src, const halide_device_interface_t *dst_iface, halide_buffer_t *dst) {
+    // Device to device is spyre_device_copy; other directions go through copy_to_host / copy_to_device.
+    if (src != nullptr && dst != nullptr && is_spyre(src) && src->device != 0 && is_spyre(dst) && dst->device != 0 &&
+        (dst_iface == nullptr || dst_iface == spyre_device_interface())) {
+        return spyre_device_copy(uc, src, dst);
+    }
     return report_failure(uc, halide_error_code_device_buffer_copy_failed,
-                          "spyre buffer_copy: not supported; use copy_to_host / copy_to_device");
+                          "spyre buffer_copy: only device-to-device copies between Spyre device tensors are supported "
+                          "(spyre_device_copy); use copy_to_host / copy_to_device for the host side");
 }
 
-int impl_device_crop(void *uc, const halide_buffer_t *, halide_buffer_t *) {
-    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_crop: not supported");
+// A crop or slice record: the same allocation, the region given by `origin`, the dims of `dst`.
+void register_view(const TensorRegion &r, const std::vector<int> &src_dims, std::vector<int64_t> origin,
+                   halide_buffer_t *dst) {
+    DeviceTensor v = r.tensor;
+    v.owns_host = false;
+    v.is_view = true;
+    v.origin = std::move(origin);
+    v.dim_alloc.clear();
+    v.dim_extent.clear();
+    v.dim_stride.clear();
+    for (size_t j = 0; j < src_dims.size(); j++) {
+        v.dim_alloc.push_back(r.alloc_dim[src_dims[j]]);
+        v.dim_extent.push_back(dst->dim[j].extent);
+        v.dim_stride.push_back(dst->dim[j].stride);
+    }
+    dst->device = register_tensor(v);
+    dst->device_interface = spyre_device_interface();
 }
 
-int impl_device_slice(void *uc, const halide_buffer_t *, int, int, halide_buffer_t *) {
-    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_slice: not supported");
+int impl_device_crop(void *uc, const halide_buffer_t *src, halide_buffer_t *dst) {
+    return guarded(uc, "spyre device_crop", [&] {
+        const char *where = "spyre device_crop";
+        require_buffer(dst, where);
+        const TensorRegion r = resolve_region(src, where);
+        if (dst->device != 0) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the crop already has a device allocation");
+        if (dst->dimensions != src->dimensions || !(dst->type == src->type)) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the crop " + buffer_shape_string(dst) +
+                                                                " must have the type and rank of the source " +
+                                                                buffer_shape_string(src));
+        }
+        std::vector<int64_t> origin = r.origin;
+        std::vector<int> dims;
+        for (int i = 0; i < src->dimensions; i++) {
+            const int64_t shift = (int64_t)dst->dim[i].min - src->dim[i].min;
+            if (shift < 0 || dst->dim[i].extent < 1 || shift + dst->dim[i].extent > src->dim[i].extent) {
+                throw RuntimeError(spyre_error_bad_argument,
+                                   std::string(where) + ": dimension " + std::to_string(i) + " of the crop covers [" +
+                                       std::to_string(dst->dim[i].min) + ", " +
+                                       std::to_string((int64_t)dst->dim[i].min + dst->dim[i].extent - 1) +
+                                       "], outside the source's [" + std::to_string(src->dim[i].min) + ", " +
+                                       std::to_string((int64_t)src->dim[i].min + src->dim[i].extent - 1) + "]");
+            }
+            origin[r.alloc_dim[i]] += shift;
+            dims.push_back(i);
+        }
+        register_view(r, dims, std::move(origin), dst);
+        return 0;
+    });
 }
 
-int impl_device_release_crop(void *uc, halide_buffer_t *) {
-    return report_failure(uc, halide_error_code_device_crop_unsupported, "spyre device_release_crop: not supported");
+int impl_device_slice(void *uc, const halide_buffer_t *src, int slice_dim, int slice_pos, halide_buffer_t *dst) {
+    return guarded(uc, "spyre device_slice", [&] {
+        const char *where = "spyre device_slice";
+        require_buffer(dst, where);
+        const TensorRegion r = resolve_region(src, where);
+        if (dst->device != 0) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the slice already has a device allocation");
+        if (slice_dim < 0 || slice_dim >= src->dimensions || dst->dimensions != src->dimensions - 1 || !(dst->type == src->type)) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": slicing dimension " +
+                                                                std::to_string(slice_dim) + " of " + buffer_shape_string(src) +
+                                                                " cannot give " + buffer_shape_string(dst));
+        }
+        const int64_t shift = (int64_t)slice_pos - src->dim[slice_dim].min;
+        if (shift < 0 || shift >= src->dim[slice_dim].extent) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": position " + std::to_string(slice_pos) +
+                                                             " is outside dimension " + std::to_string(slice_dim) + " of " +
+                                                             buffer_shape_string(src));
+        }
+        std::vector<int64_t> origin = r.origin;
+        origin[r.alloc_dim[slice_dim]] += shift;
+        std::vector<int> dims;
+        for (int i = 0; i < src->dimensions; i++) {
+            if (i != slice_dim) dims.push_back(i);
+        }
+        register_view(r, dims, std::move(origin), dst);
+        return 0;
+    });
+}
+
+int impl_device_release_crop(void *uc, halide_buffer_t *buf) {
+    return guarded(uc, "spyre device_release_crop", [&] {
+        require_buffer(buf, "spyre device_release_crop");
+        if (buf->device != 0) {
+            live_tensor(buf, "spyre device_release_crop");
+            unregister_tensor(buf->device);  // the allocation lives on while other records name its block
+        }
+        buf->device = 0;
+        buf->device_interface = nullptr;
+        return 0;
+    });
 }
 
 int impl_wrap_native(void *uc, halide_buffer_t *, uint64_t) {
@@ -446,7 +569,9 @@ int spyre_device_get_layout(const halide_buffer_t *buf, spyre_device_layout *lay
             }
             layout->bytes = t.block->bytes();
         }
-        if (padding_is_zero != nullptr) *padding_is_zero = t.padding_is_zero || !layout_has_padding(t.shape, t.layout) ? 1 : 0;
+        if (padding_is_zero != nullptr) {
+            *padding_is_zero = t.block->padding_is_zero || !layout_has_padding(t.shape, t.layout) ? 1 : 0;
+        }
         return 0;
     });
 }
@@ -456,7 +581,14 @@ int spyre_device_view(void *user_context, const halide_buffer_t *src, halide_buf
     return guarded(user_context, "spyre_device_view", [&] {
         const char *where = "spyre_device_view";
         require_buffer(dst, where);
-        const DeviceTensor t = live_tensor(src, where);
+        const TensorRegion region = resolve_region(src, where);
+        DeviceTensor t = region.tensor;
+        if (!region.as_layout(&t.layout)) {
+            throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the source " + region.shape_string() +
+                                                                " is a crop or slice of a device tensor, not a whole one; copy "
+                                                                "the region into its own tensor with spyre_device_copy first");
+        }
+        t.shape.extent = region.extent;
         if (dst->device != 0) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": the view already has a device allocation");
         const TensorShape shape = shape_of(dst, where);
         if (shape.dtype != t.shape.dtype) {
@@ -481,7 +613,8 @@ int spyre_device_view(void *user_context, const halide_buffer_t *src, halide_buf
         for (size_t i = 0; same && i < src_dims.size(); i++) same = t.shape.extent[src_dims[i]] == shape.extent[dst_dims[i]];
         if (!same) {
             throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": the view's extents differ from the "
-                                                                                   "source's other than by dimensions of extent 1");
+                                                                                   "source's other than by dimensions of extent 1 "
+                                                                                   "(spyre_device_reshape splits and merges dims)");
         }
         if (src_dims.empty()) {
             throw RuntimeError(spyre_error_buffer_mismatch, std::string(where) + ": a tensor of one element has no stick dimension to keep");
@@ -502,16 +635,12 @@ int spyre_device_view(void *user_context, const halide_buffer_t *src, halide_buf
         for (int d : t.layout.order) {
             if (to_dst[d] >= 0) l.order.push_back(to_dst[d]);
         }
-        DeviceTensor v = t;
-        v.shape = shape;
-        v.layout = l;
         try {
-            check_layout(v.shape, v.layout, default_machine().stick_bytes, where);
+            check_layout(shape, l, default_machine().stick_bytes, where);
         } catch (const Error &e) {
             throw RuntimeError(spyre_error_bad_argument, e.what());
         }
-        v.owns_host = false;
-        dst->device = register_tensor(v);
+        dst->device = register_tensor(whole_tensor_record(shape, l, t.block, dst));
         dst->device_interface = spyre_device_interface();
         dst->flags &= ~(uint64_t)halide_buffer_flag_host_dirty;
         // The view's own host memory (if any) does not hold the tensor: the device copy is the current one.

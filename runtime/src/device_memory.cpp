@@ -30,7 +30,7 @@ int64_t DeviceMemory::size_class(int64_t bytes) {
     return (pages + step - 1) / step * step * kPage;
 }
 
-uint64_t DeviceMemory::allocate(int64_t bytes, const std::string &tag) {
+uint64_t DeviceMemory::allocate(int64_t bytes, const std::string &tag, bool use_pool) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (bytes <= 0) throw Error("device allocation of " + std::to_string(bytes) + " bytes for '" + tag + "': size must be positive");
     // Very large requests skip the size classes, so rounding never makes a request fail that fits.
@@ -41,7 +41,7 @@ uint64_t DeviceMemory::allocate(int64_t bytes, const std::string &tag) {
     }
     uint8_t *ptr = nullptr;
     auto pooled = pool_.find(cls);
-    if (pooled != pool_.end() && !pooled->second.empty()) {
+    if (use_pool && pooled != pool_.end() && !pooled->second.empty()) {
         ptr = pooled->second.back();
         pooled->second.pop_back();
         pooled_ -= cls;

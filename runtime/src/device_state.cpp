@@ -2,6 +2,8 @@
 #include "device_state.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -42,7 +44,7 @@ DeviceMemory &device_memory() {
 
 DeviceBlock::DeviceBlock(int64_t bytes, const std::string &tag) : bytes_(bytes) {
     try {
-        handle_ = device_memory().allocate(bytes, tag);
+        handle_ = device_memory().allocate(bytes, tag, /*use_pool=*/!timing_only());
     } catch (const Error &e) {
         throw RuntimeError(spyre_error_out_of_memory, e.what());
     }
@@ -108,6 +110,22 @@ bool unregister_tensor(uint64_t id) {
     block = std::move(it->second.block);
     r.live.erase(it);
     return true;
+}
+
+DeviceTensor whole_tensor_record(const TensorShape &shape, const DeviceLayout &layout, std::shared_ptr<DeviceBlock> block,
+                                 const halide_buffer_t *buf) {
+    DeviceTensor t;
+    t.shape = shape;
+    t.layout = layout;
+    t.block = std::move(block);
+    const int rank = (int)shape.extent.size();
+    t.origin.assign(rank, 0);
+    for (int d = 0; d < rank; d++) {
+        t.dim_alloc.push_back(d);
+        t.dim_extent.push_back(shape.extent[d]);
+        t.dim_stride.push_back(buf != nullptr && d < buf->dimensions ? buf->dim[d].stride : 0);
+    }
+    return t;
 }
 
 bool layout_has_padding(const TensorShape &shape, const DeviceLayout &layout) {
@@ -185,7 +203,9 @@ void record_transfer(const char *entry, int64_t device_read_bytes, int64_t devic
     KernelTotals &t = reg.kernels[entry];
     spyre_kernel_stats &s = t.sums;
     std::snprintf(s.kernel, sizeof s.kernel, "%s", entry);
-    std::snprintf(s.bottleneck, sizeof s.bottleneck, "%s", entry == std::string(kRelayout) ? "restickify" : "host link");
+    const std::string e = entry;
+    std::snprintf(s.bottleneck, sizeof s.bottleneck, "%s",
+                  e == kRelayout ? "restickify" : e == kDeviceToDevice ? "DRAM" : "host link");
     s.calls += 1;
     s.simulated_us += us;
     s.roofline_bound_us += us;

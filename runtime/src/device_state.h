@@ -5,17 +5,20 @@
 //   - the registry of live device tensors, which halide_buffer_t::device names
 //     by id (ids are never reused, so a stale id is detected, not followed);
 //   - the per-process profile: kernel runs and data movement outside kernels
-//     ("host->device", "device->host", "relayout");
+//     ("host->device", "device->host", "relayout", "device->device");
+//   - the timing-only switch (spyre_set_timing_only, SPYRE_TIMING_ONLY);
 //   - the error path of the C API (error code + message, spyre_last_error()).
 // Internal to libspyre_runtime; not installed.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "HalideRuntime.h"
 #include "spyre/device_memory.h"
@@ -63,10 +66,22 @@ int guarded(void *user_context, const char *where, F &&body) {
 // The process-wide simulated DRAM (capacity dram_usable_bytes); never destroyed.
 DeviceMemory &device_memory();
 
+// ---- timing-only mode ----
+
+// True while kernels run only the simulator's timing phase and copies move
+// no bytes (spyre_set_timing_only; initially SPYRE_TIMING_ONLY=1 in the environment).
+bool timing_only();
+void set_timing_only(bool enabled);
+
 // One allocation of device_memory(), returned to it when the last holder lets go.
+// The state of its bytes is shared by every record that names it (a tensor
+// and its views): whether its padding is known to be zero, and whether it
+// holds values at all (false once written in timing-only mode).
 class DeviceBlock {
 public:
     // Throws RuntimeError(spyre_error_out_of_memory) naming `tag`, the requested and the free bytes.
+    // In timing-only mode the block is a fresh mapping (never a pooled block, which would be zeroed),
+    // so a block nothing writes costs no host memory.
     DeviceBlock(int64_t bytes, const std::string &tag);
     ~DeviceBlock();
     DeviceBlock(const DeviceBlock &) = delete;
@@ -74,6 +89,11 @@ public:
 
     uint8_t *data() const { return data_; }
     int64_t bytes() const { return bytes_; }
+
+    // false once a kernel wrote it (kernels may write garbage into padding)
+    std::atomic<bool> padding_is_zero{true};
+    // false once written in timing-only mode: its bytes are not the tensor's values
+    std::atomic<bool> holds_values{true};
 
 private:
     uint64_t handle_;
@@ -83,14 +103,31 @@ private:
 
 // ---- device tensors ----
 
-// What halide_buffer_t::device names: a tensor in device DRAM in `layout`.
+// What halide_buffer_t::device names: a tensor in device DRAM in `layout`
+// (the allocation), or a crop / slice of one (a view: same block, same
+// allocation shape and layout, `origin` and `dim_alloc` say which region).
+//
+// The record's dims are those of the buffer it was made for (device_malloc,
+// device_crop, ...): dim j indexes allocation dim dim_alloc[j] from
+// allocation index origin[dim_alloc[j]]; allocation dims no record dim
+// indexes are fixed at origin[k] (sliced away). dim_extent / dim_stride are
+// that buffer's extents and host strides, which is how a buffer naming the
+// record (possibly a transposed() copy, sharing the id) is matched to it
+// (tensor_region.h).
 struct DeviceTensor {
-    TensorShape shape;
-    DeviceLayout layout;
+    TensorShape shape;    // the allocation's
+    DeviceLayout layout;  // the allocation's
     std::shared_ptr<DeviceBlock> block;
-    bool padding_is_zero = true;  // false once a kernel wrote it (kernels may write garbage into padding)
-    bool owns_host = false;       // host allocated by device_and_host_malloc
+    bool owns_host = false;  // host allocated by device_and_host_malloc
+    bool is_view = false;    // made by device_crop / device_slice
+    std::vector<int> dim_alloc;
+    std::vector<int64_t> dim_extent, dim_stride;
+    std::vector<int64_t> origin;  // per allocation dim
 };
+
+// The record of a whole allocation for a buffer of `shape` with host strides `strides`.
+DeviceTensor whole_tensor_record(const TensorShape &shape, const DeviceLayout &layout, std::shared_ptr<DeviceBlock> block,
+                                 const halide_buffer_t *buf);
 
 uint64_t register_tensor(const DeviceTensor &t);
 // Copies the live tensor `id` into *out; false if `id` is not live.
@@ -134,6 +171,7 @@ StatsRegistry &stats_registry();  // never destroyed: the atexit profile reads i
 constexpr const char *kHostToDevice = "host->device";
 constexpr const char *kDeviceToHost = "device->host";
 constexpr const char *kRelayout = "relayout";
+constexpr const char *kDeviceToDevice = "device->device";
 
 // Simulated time of moving `bytes` over the host link / re-laying them out on the device.
 double host_link_us(int64_t bytes);

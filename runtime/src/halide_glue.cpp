@@ -9,6 +9,12 @@
 //   SPYRE_SEED=N                     seed of SPYRE_SYNC=random (default 1)
 //   SPYRE_DEBUG>=1                   one line per run on stderr (kernel, cycles, us)
 //   SPYRE_PROFILE=1                  (at the first run) print the profile table at exit
+//   SPYRE_TIMING_ONLY=1              (at first use) timing-only mode, see spyre_set_timing_only
+//
+// Timing-only mode (read once per call): the simulator runs with
+// functional=false and null argument pointers, uploads and re-layouts are
+// charged but move nothing, and the device tensors the call writes are
+// marked as holding no values (DeviceBlock::holds_values).
 #include "spyre/spyre_runtime.h"
 
 #include <algorithm>
@@ -32,6 +38,7 @@
 #include "spyre/simulator.h"
 #include "spyre/spyre_device.h"
 #include "spyre/validator.h"
+#include "tensor_region.h"
 
 namespace spyre {
 namespace {
@@ -108,6 +115,7 @@ struct BufferUse {
     bool upload_into_tensor = false; // input, host-dirty: copy_to_device into its own allocation first
     bool relayout = false;           // input: re-laid out into a temporary in the program's layout
     bool install_block = false;      // output: the run's block replaces the tensor's allocation afterwards
+    bool is_view = false;            // a crop, slice or transposed view of a device tensor (whole, checked)
 };
 
 // The checks of a host build of the same generator, with its error codes: a
@@ -116,7 +124,7 @@ struct BufferUse {
 // (access_out_of_bounds); one that covers it but is not exactly the compiled
 // shape at min 0 (constraint_violated: generators fix their shapes). A
 // buffer's min is never ignored, so a shifted buffer cannot give a shifted result.
-BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b) {
+BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b, bool timing) {
     const ProgramArgument &a = p.args[arg];
     const std::string who = p.kernel_name + ": buffer '" + a.name + "'";
     if (b == nullptr) {
@@ -161,20 +169,58 @@ BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b)
                            who + " names Spyre device allocation " + std::to_string(b->device) +
                                ", which was freed (device_free) or never existed");
         }
+        TensorRegion r;
+        try {
+            r = resolve_region(b, who.c_str());
+        } catch (const RuntimeError &e) {
+            if (e.code != spyre_error_buffer_mismatch) throw;
+            throw RunError(e.code, who + " has a Spyre device allocation of another type or shape: " + e.what());
+        }
+        DeviceLayout view_layout;
+        if (!r.as_layout(&view_layout)) {
+            throw RunError(spyre_error_buffer_mismatch,
+                           who + " is a crop or slice " + r.shape_string() + " of a device tensor " +
+                               TensorRegion{0, r.tensor, {}, r.tensor.shape.extent, {}}.shape_string() +
+                               "; kernels take whole tensors (no strided arguments): copy the region into its own tensor "
+                               "with spyre_device_copy first");
+        }
+        bool in_order = true;
+        for (int i = 0; i < r.rank(); i++) in_order = in_order && r.alloc_dim[i] == i;
+        u.tensor = r.tensor;
+        u.tensor.shape.extent = r.extent;
+        u.tensor.layout = view_layout;
+        u.is_view = r.tensor.is_view || !in_order || r.rank() != (int)r.tensor.shape.extent.size();
         if (u.tensor.shape.dtype != a.shape.dtype || u.tensor.shape.extent != a.shape.extent) {
             throw RunError(spyre_error_buffer_mismatch, who + " has a Spyre device allocation of another type or shape");
+        }
+        if (u.is_view && !(view_layout == a.layout)) {
+            throw RunError(spyre_error_buffer_mismatch,
+                           who + " is a view (crop, slice or transposed) of a device tensor whose layout in the view's dims (" +
+                               layout_to_string(view_layout) + ") is not the program's (" + layout_to_string(a.layout) +
+                               "): copy the region into its own tensor with spyre_device_copy first");
         }
         if (b->host_dirty() && b->device_dirty()) {
             throw RunError(spyre_error_bad_argument, who + " is both host-dirty and device-dirty");
         }
         u.tensor_id = b->device;
         if (a.kind == ArgKind::Input && b->host_dirty()) {
-            if (b->host == nullptr) throw RunError(spyre_error_null_host, who + " is host-dirty but has no host memory");
+            if (b->host == nullptr && !timing) throw RunError(spyre_error_null_host, who + " is host-dirty but has no host memory");
             u.upload_into_tensor = true;
+        }
+        if (a.kind == ArgKind::Input && !timing && !u.upload_into_tensor && !u.tensor.block->holds_values) {
+            throw RunError(spyre_error_bad_argument,
+                           who + " holds no values: its device tensor was written in timing-only mode "
+                                 "(spyre_set_timing_only / SPYRE_TIMING_ONLY); write it again in functional mode first");
         }
         return u;
     }
-    if (b->host == nullptr) {
+    if (a.kind == ArgKind::Output && timing) {
+        throw RunError(spyre_error_bad_argument,
+                       who + " is a host buffer, but in timing-only mode a kernel computes no values, so it cannot fill "
+                             "host memory; give the output a Spyre device allocation (device_malloc), which is then marked "
+                             "as holding no values");
+    }
+    if (b->host == nullptr && !(timing && a.kind == ArgKind::Input)) {
         throw RunError(spyre_error_null_host, who + " has no host memory and no Spyre device allocation");
     }
     if (a.kind == ArgKind::Input && (b->flags & halide_buffer_flag_device_dirty)) {
@@ -315,8 +361,10 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
                                                      " scalar parameters, the kernel takes " + std::to_string(p.params.size()));
     }
     std::vector<BufferUse> uses;
-    for (size_t i = 0; i < user_arg.size(); i++) uses.push_back(check_buffer(p, user_arg[i], (int)i, buffers[i]));
-    const SimulationOptions options = options_from_environment();
+    const bool timing = timing_only();
+    for (size_t i = 0; i < user_arg.size(); i++) uses.push_back(check_buffer(p, user_arg[i], (int)i, buffers[i], timing));
+    SimulationOptions options = options_from_environment();
+    options.functional = !timing;
 
     // Bind a device block to every argument. Everything is allocated first,
     // so exhaustion is found before any data moves.
@@ -333,7 +381,7 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         }
         // Padding the kernel may read must be zero: a tensor whose padding a
         // kernel wrote (and that is not about to be re-uploaded) is re-laid out.
-        const bool garbage_padding = !u.upload_into_tensor && !u.tensor.padding_is_zero &&
+        const bool garbage_padding = !u.upload_into_tensor && !u.tensor.block->padding_is_zero &&
                                      layout_has_padding(u.tensor.shape, u.tensor.layout);
         u.relayout = !(u.tensor.layout == a.layout) || garbage_padding;
         blocks[u.arg] = u.relayout ? allocate_argument(p, a, m.stick_bytes) : u.tensor.block;
@@ -348,6 +396,10 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         // program's layout and no other argument of this run uses its memory.
         if (u.tensor_id != 0 && u.tensor.layout == a.layout && !bound(u.tensor.block)) {
             blocks[u.arg] = u.tensor.block;
+        } else if (u.is_view) {
+            throw RunError(spyre_error_bad_argument,
+                           p.kernel_name + ": buffer '" + a.name + "' is a view of a device tensor that is also an input of "
+                           "this call; write the result into its own tensor and spyre_device_copy it");
         } else {
             blocks[u.arg] = allocate_argument(p, a, m.stick_bytes);
             u.install_block = u.tensor_id != 0;
@@ -360,27 +412,36 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         if (a.kind != ArgKind::Input) continue;
         DeviceBlock &block = *blocks[u.arg];
         if (u.tensor_id == 0) {
-            pack_to_device(a.shape, a.layout, m.stick_bytes, host_view(u.buf), block.data());
+            if (!timing) pack_to_device(a.shape, a.layout, m.stick_bytes, host_view(u.buf), block.data());
             record_transfer(kHostToDevice, 0, block.bytes(), host_link_us(block.bytes()));
             continue;
         }
         if (u.upload_into_tensor && u.buf->host_dirty()) {  // what copy_to_device would do
-            pack_to_device(u.tensor.shape, u.tensor.layout, m.stick_bytes, host_view(u.buf), u.tensor.block->data());
-            record_transfer(kHostToDevice, 0, u.tensor.block->bytes(), host_link_us(u.tensor.block->bytes()));
-            u.tensor.padding_is_zero = true;
-            if (!update_tensor(u.tensor_id, u.tensor)) {
+            DeviceBlock &own = *u.tensor.block;
+            if (!timing) {
+                pack_to_device(u.tensor.shape, u.tensor.layout, m.stick_bytes, host_view(u.buf), own.data());
+                own.padding_is_zero = true;
+                own.holds_values = true;
+            } else {
+                own.holds_values = false;
+            }
+            record_transfer(kHostToDevice, 0, own.bytes(), host_link_us(own.bytes()));
+            DeviceTensor still;
+            if (!find_tensor(u.tensor_id, &still)) {
                 throw RunError(spyre_error_bad_argument, p.kernel_name + ": buffer '" + a.name + "' was freed during the run");
             }
             u.buf->flags &= ~(uint64_t)halide_buffer_flag_host_dirty;
         }
         if (u.relayout) {
-            relayout_on_device(a.shape, u.tensor.layout, u.tensor.block->data(), a.layout, block.data());
+            if (!timing) relayout_on_device(a.shape, u.tensor.layout, u.tensor.block->data(), a.layout, block.data());
             record_transfer(kRelayout, u.tensor.block->bytes(), block.bytes(), relayout_us(block.bytes()));
         }
     }
 
     std::vector<ArgumentBinding> bindings;
-    for (const std::shared_ptr<DeviceBlock> &block : blocks) bindings.push_back(ArgumentBinding{block->data(), block->bytes()});
+    for (const std::shared_ptr<DeviceBlock> &block : blocks) {
+        bindings.push_back(ArgumentBinding{timing ? nullptr : block->data(), block->bytes()});
+    }
     SimulationResult result;
     try {
         result = simulate_program(p, m, bindings, std::vector<double>(params, params + num_params), options);
@@ -408,9 +469,10 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         if (u.install_block) {
             t.block = blocks[u.arg];
             t.layout = a.layout;
+            update_tensor(u.tensor_id, t);
         }
-        t.padding_is_zero = false;  // kernels may write anything into padding
-        update_tensor(u.tensor_id, t);
+        blocks[u.arg]->padding_is_zero = false;  // kernels may write anything into padding
+        blocks[u.arg]->holds_values = !timing;
         b->flags = (b->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
     }
 

@@ -169,9 +169,10 @@ TEST(DeviceInterface, DeviceAndHostMallocAllocatesBoth) {
 TEST(DeviceInterface, UnsupportedOperationsReturnHalideErrorCodes) {
     Buffer<float> a(32, 2), c(32, 1);
     ASSERT_EQ(a.device_malloc(spyre_iface()), 0);
-    EXPECT_EQ(spyre_iface()->device_crop(nullptr, a.raw_buffer(), c.raw_buffer()), halide_error_code_device_crop_unsupported);
+    // buffer_copy is only device to device (spyre_device_copy); c has no device allocation.
     EXPECT_EQ(spyre_iface()->buffer_copy(nullptr, a.raw_buffer(), nullptr, c.raw_buffer()),
               halide_error_code_device_buffer_copy_failed);
+    EXPECT_EQ(spyre_iface()->wrap_native(nullptr, c.raw_buffer(), 1, spyre_iface()), halide_error_code_device_wrap_native_failed);
     int major = 0, minor = -1;
     EXPECT_EQ(spyre_iface()->compute_capability(nullptr, &major, &minor), 0);
     EXPECT_EQ(major, 1);

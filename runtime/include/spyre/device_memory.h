@@ -33,7 +33,9 @@ public:
     DeviceMemory &operator=(const DeviceMemory &) = delete;
 
     // Returns a non-zero handle (never reused). Throws spyre::Error when the device is full.
-    uint64_t allocate(int64_t bytes, const std::string &tag);
+    // use_pool = false: always a fresh (untouched, zero) mapping, never a pooled block that
+    // would have to be zeroed (so an allocation nothing writes costs no host memory).
+    uint64_t allocate(int64_t bytes, const std::string &tag, bool use_pool = true);
     // Throws spyre::Error for an unknown or already freed handle.
     void free(uint64_t handle);
 

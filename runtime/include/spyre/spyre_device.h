@@ -64,6 +64,33 @@ int spyre_device_get_layout(const struct halide_buffer_t *buf, spyre_device_layo
  * by more than unit dimensions or a dropped unit dimension is padded. */
 int spyre_device_view(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
 
+/* Device-to-device copy (Halide's buffer_copy semantics): element x of src
+ * goes to element x of dst, x indexing the halide_buffer_t dims as the caller
+ * sees them (so a transposed() view permutes). src and dst are Spyre device
+ * buffers: whole tensors, crops, slices, transposed views or spyre_device_view
+ * / spyre_device_reshape views; same element type, rank and extent in every
+ * dimension; dst must not overlap src. Values go through both device layouts;
+ * lanes of dst sticks outside the region (and padding) are left unchanged.
+ * Charged as a DMA in the profile entry "device->device" (cost model in
+ * docs/runtime.md). dst becomes device-dirty. In timing-only mode nothing
+ * moves and dst's tensor then holds no values. Returns 0,
+ * spyre_error_buffer_mismatch (type, rank or extents differ), or
+ * spyre_error_bad_argument (not a live Spyre device buffer, overlap, src
+ * host-dirty or holding no values). */
+int spyre_device_copy(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
+
+/* Makes `dst` a view of `src`'s whole device tensor with another shape of the
+ * same elements in the same order (Halide's dim 0 fastest) when the device
+ * bytes are identical: dims are split or merged, e.g. (6144, B) as
+ * (128, 48, B), (128, 32, B) as (128, 4, 8*B), (128, 8, B) as (128, 1, 8*B);
+ * extent-1 dims may be added or dropped as with spyre_device_view. Rule: the
+ * same element count; dims that are split or merged are unpadded and
+ * adjacent in the layout's dimension order; the stick dim is split or merged
+ * only as the innermost dim of its group and only at whole sticks. Nothing
+ * moves; the two alias until both are freed (as spyre_device_view). Returns
+ * 0, or spyre_error_buffer_mismatch naming why not. */
+int spyre_device_reshape(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,6 +67,22 @@ const char *spyre_last_error(void);
 /* Prints the per-kernel profile table (as SPYRE_PROFILE=1 does at exit). */
 void spyre_print_profile(FILE *out);
 
+/* Timing-only mode (process-wide; initially on iff SPYRE_TIMING_ONLY=1 at
+ * first use). While on, every kernel call runs only the simulator's timing
+ * phase (as `spyre-run --timing-only`): the same simulated cycles and stats,
+ * but no tensor data is read or written. Copies to and into the device
+ * (copy_to_device, the uploads of kernel calls, spyre_device_copy) are
+ * charged in the profile as usual but move no bytes. Every device tensor a
+ * timing-only kernel writes or a timing-only copy writes into then holds no
+ * values: copy_to_host of it fails with spyre_error_bad_argument, and so does
+ * a functional kernel call or spyre_device_copy reading it (values never
+ * come from nowhere), until it is written again in functional mode. Kernel
+ * outputs must be device tensors in this mode (a host output would silently
+ * keep old contents: spyre_error_bad_argument); host inputs need no host
+ * memory. spyre_set_timing_only returns the previous setting (0 or 1). */
+int spyre_set_timing_only(int enabled);
+int spyre_timing_only(void);
+
 #ifdef __cplusplus
 }
 #endif

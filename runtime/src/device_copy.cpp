@@ -1,0 +1,239 @@
+// spyre_device_copy (spyre_device.h): device-to-device copies between
+// regions of device tensors, with Halide's buffer_copy semantics (element x
+// of src to element x of dst, x in the buffers' dims as the caller sees them).
+//
+// Cost model (a DMA; docs/runtime.md, "Device-to-device copies"): the copy is
+// decomposed into runs, maximal sequences of elements that are contiguous in
+// BOTH the src and the dst stick layouts, taken in dst byte order. A run reads
+// every src stick it touches, writes every dst stick it touches, and reads
+// too every dst stick it only partly covers (read-modify-write). Bytes are
+// sticks x stick_bytes;
+//   time = (read + write bytes) / dram_bandwidth_gbps + runs x dma_latency_cycles / clock_ghz,
+// all machine numbers from the machine description. Charged to the profile
+// entry "device->device". A whole-tensor copy between identical layouts is
+// one run; a copy that transposes the stick dim has single-element runs.
+//
+// The decomposition walks rows (the elements along the buffer dim that is
+// dst's stick dim) and splits each row only where a stick boundary breaks
+// contiguity, so its cost is per row piece, not per element, except for
+// copies that really are single-element runs. Functional mode memcpy's each
+// piece (only the element lanes: other lanes and padding of dst sticks are
+// left alone); timing-only mode computes the same plan and moves nothing.
+// Assumes src and dst regions do not overlap (checked).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "device_state.h"
+#include "spyre/machine.h"
+#include "spyre/spyre_device.h"
+#include "tensor_region.h"
+
+namespace spyre {
+namespace {
+
+struct CopyPlanTotals {
+    int64_t runs = 0;
+    int64_t src_sticks = 0;
+    int64_t dst_sticks = 0;
+    int64_t partial_dst_sticks = 0;  // read before they are written
+};
+
+// A contiguous byte range in both tensors, still growing.
+struct OpenRun {
+    bool open = false;
+    int64_t src_begin = 0, src_end = 0, dst_begin = 0, dst_end = 0;
+};
+
+int64_t sticks_spanned(int64_t begin, int64_t end, int64_t stick) { return (end - 1) / stick - begin / stick + 1; }
+
+int64_t partial_sticks(int64_t begin, int64_t end, int64_t stick) {
+    const bool head = begin % stick != 0, tail = end % stick != 0;
+    if ((end - 1) / stick == begin / stick) return (head || tail) ? 1 : 0;
+    return (head ? 1 : 0) + (tail ? 1 : 0);
+}
+
+void close_run(OpenRun &r, int64_t stick, CopyPlanTotals &t) {
+    if (!r.open) return;
+    t.runs++;
+    t.src_sticks += sticks_spanned(r.src_begin, r.src_end, stick);
+    t.dst_sticks += sticks_spanned(r.dst_begin, r.dst_end, stick);
+    t.partial_dst_sticks += partial_sticks(r.dst_begin, r.dst_end, stick);
+    r.open = false;
+}
+
+// Walks the copy in dst byte order as pieces contiguous in both layouts;
+// calls piece(src_offset, dst_offset, bytes) for each and returns the run totals.
+template <typename Piece>
+CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64_t stick, Piece piece) {
+    const int rank = dst.rank();
+    const LayoutAddressing as = layout_addressing(src.tensor.shape, src.tensor.layout, stick);
+    const LayoutAddressing ad = layout_addressing(dst.tensor.shape, dst.tensor.layout, stick);
+    const int64_t eb = as.element_bytes, lanes = as.lanes;
+    const int s_stick = src.tensor.layout.stick_dim, d_stick = dst.tensor.layout.stick_dim;
+    // The row dim: the buffer dim that is dst's stick dim, else dst's innermost one.
+    int row = -1;
+    for (int i = 0; i < rank; i++) {
+        if (dst.alloc_dim[i] == d_stick) row = i;
+    }
+    if (row < 0 && rank > 0) {
+        row = 0;
+        for (int i = 1; i < rank; i++) {
+            if (ad.stride_bytes[dst.alloc_dim[i]] < ad.stride_bytes[dst.alloc_dim[row]]) row = i;
+        }
+    }
+    // The other dims, outermost (largest dst stride) first; the last varies fastest.
+    std::vector<int> outer;
+    for (int i = 0; i < rank; i++) {
+        if (i != row) outer.push_back(i);
+    }
+    std::stable_sort(outer.begin(), outer.end(), [&](int x, int y) {
+        return ad.stride_bytes[dst.alloc_dim[x]] > ad.stride_bytes[dst.alloc_dim[y]];
+    });
+    const int64_t row_extent = row >= 0 ? dst.extent[row] : 1;
+    // Along the row, consecutive elements are adjacent bytes in a layout only if the row dim is
+    // its stick dim, and across a stick boundary only if that layout's sticks along it are adjacent.
+    const bool d_lanes = row >= 0 && dst.alloc_dim[row] == d_stick;
+    const bool s_lanes = row >= 0 && src.alloc_dim[row] == s_stick;
+    const bool d_across = d_lanes && ad.stride_bytes[d_stick] == stick;
+    const bool s_across = s_lanes && as.stride_bytes[s_stick] == stick;
+
+    std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size());
+    CopyPlanTotals totals;
+    OpenRun run;
+    while (true) {
+        int64_t j = 0;
+        while (j < row_extent) {
+            if (row >= 0) l[row] = j;
+            src.alloc_index(l.data(), xs.data());
+            dst.alloc_index(l.data(), xd.data());
+            const int64_t so = device_offset(as, src.tensor.layout, xs.data());
+            const int64_t dof = device_offset(ad, dst.tensor.layout, xd.data());
+            int64_t len = row_extent - j;
+            if (!d_lanes || !s_lanes) {
+                len = 1;
+            } else {
+                if (!d_across) len = std::min(len, lanes - xd[d_stick] % lanes);
+                if (!s_across) len = std::min(len, lanes - xs[s_stick] % lanes);
+            }
+            const int64_t bytes = len * eb;
+            piece(so, dof, bytes);
+            if (run.open && run.src_end == so && run.dst_end == dof) {
+                run.src_end += bytes;
+                run.dst_end += bytes;
+            } else {
+                close_run(run, stick, totals);
+                run = OpenRun{true, so, so + bytes, dof, dof + bytes};
+            }
+            j += len;
+        }
+        if (row >= 0) l[row] = 0;
+        int k = (int)outer.size() - 1;
+        for (; k >= 0; k--) {
+            const int i = outer[k];
+            if (++l[i] < dst.extent[i]) break;
+            l[i] = 0;
+        }
+        if (k < 0) break;
+    }
+    close_run(run, stick, totals);
+    return totals;
+}
+
+// The box a region covers in its allocation's index space, per allocation dim [lo, hi).
+void region_box(const TensorRegion &r, std::vector<int64_t> *lo, std::vector<int64_t> *hi) {
+    *lo = r.origin;
+    *hi = r.origin;
+    for (int64_t &h : *hi) h += 1;
+    for (int i = 0; i < r.rank(); i++) (*hi)[r.alloc_dim[i]] = r.origin[r.alloc_dim[i]] + r.extent[i];
+}
+
+// First and one-past-last device byte the region's elements occupy.
+void region_byte_span(const TensorRegion &r, int64_t stick, int64_t *first, int64_t *end) {
+    std::vector<int64_t> lo, hi;
+    region_box(r, &lo, &hi);
+    const LayoutAddressing a = layout_addressing(r.tensor.shape, r.tensor.layout, stick);
+    for (size_t k = 0; k < hi.size(); k++) hi[k] -= 1;
+    // Offsets grow with every index, so the box's corners bound it.
+    *first = device_offset(a, r.tensor.layout, lo.data());
+    *end = device_offset(a, r.tensor.layout, hi.data()) + a.element_bytes;
+}
+
+bool regions_overlap(const TensorRegion &a, const TensorRegion &b, int64_t stick) {
+    if (a.tensor.block != b.tensor.block) return false;
+    if (a.tensor.shape.extent == b.tensor.shape.extent && a.tensor.layout == b.tensor.layout) {
+        std::vector<int64_t> alo, ahi, blo, bhi;
+        region_box(a, &alo, &ahi);
+        region_box(b, &blo, &bhi);
+        for (size_t k = 0; k < alo.size(); k++) {
+            if (ahi[k] <= blo[k] || bhi[k] <= alo[k]) return false;  // disjoint along dim k
+        }
+        return true;
+    }
+    // Two records of the same bytes in other shapes (views, reshapes): their byte spans.
+    int64_t af, ae, bf, be;
+    region_byte_span(a, stick, &af, &ae);
+    region_byte_span(b, stick, &bf, &be);
+    return af < be && bf < ae;
+}
+
+void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
+    const char *where = "spyre_device_copy";
+    const std::string w = where;
+    if (src == nullptr || dst == nullptr) throw RuntimeError(spyre_error_bad_argument, w + ": null halide_buffer_t pointer");
+    const std::string shapes = "src " + buffer_shape_string(src) + ", dst " + buffer_shape_string(dst);
+    if (!(src->type == dst->type)) {
+        throw RuntimeError(spyre_error_buffer_mismatch, w + ": the element types differ (" + shapes + ")");
+    }
+    if (src->dimensions != dst->dimensions) {
+        throw RuntimeError(spyre_error_buffer_mismatch, w + ": the ranks differ (" + shapes + ")");
+    }
+    for (int d = 0; d < src->dimensions; d++) {
+        if (src->dim[d].extent != dst->dim[d].extent) {
+            throw RuntimeError(spyre_error_buffer_mismatch, w + ": the extents of dimension " + std::to_string(d) +
+                                                                " differ (" + shapes + "); crop one of them to the other's shape");
+        }
+    }
+    const TensorRegion rs = resolve_region(src, (w + ": src").c_str());
+    const TensorRegion rd = resolve_region(dst, (w + ": dst").c_str());
+    const int64_t stick = default_machine().stick_bytes;
+    if (src->flags & halide_buffer_flag_host_dirty) {
+        throw RuntimeError(spyre_error_bad_argument, w + ": src is host-dirty (" + shapes +
+                                                         "): its device copy is stale; copy_to_device it first");
+    }
+    if (regions_overlap(rs, rd, stick)) {
+        throw RuntimeError(spyre_error_bad_argument, w + ": src and dst overlap in the same device allocation (" + shapes +
+                                                         "); copy through a separate tensor");
+    }
+    const bool timing = timing_only();
+    if (!timing && !rs.tensor.block->holds_values) {
+        throw RuntimeError(spyre_error_bad_argument, w + ": src holds no values (" + shapes +
+                                                         "): it was written in timing-only mode; write it again in "
+                                                         "functional mode first");
+    }
+    const uint8_t *from = rs.tensor.block->data();
+    uint8_t *to = rd.tensor.block->data();
+    CopyPlanTotals t;
+    if (timing) {
+        t = plan_copy(rs, rd, stick, [](int64_t, int64_t, int64_t) {});
+        rd.tensor.block->holds_values = false;
+    } else {
+        t = plan_copy(rs, rd, stick, [&](int64_t so, int64_t dof, int64_t n) { std::memcpy(to + dof, from + so, (size_t)n); });
+        if (rd.whole()) rd.tensor.block->holds_values = true;
+    }
+    const MachineDescription &m = default_machine();
+    const int64_t read = (t.src_sticks + t.partial_dst_sticks) * stick, write = t.dst_sticks * stick;
+    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) + (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    record_transfer(kDeviceToDevice, read, write, us);
+    dst->flags = (dst->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
+}
+
+}  // namespace
+}  // namespace spyre
+
+extern "C" int spyre_device_copy(void *user_context, const halide_buffer_t *src, halide_buffer_t *dst) {
+    return spyre::guarded(user_context, "spyre_device_copy", [&] {
+        spyre::device_copy(src, dst);
+        return 0;
+    });
+}
