@@ -1,0 +1,450 @@
+// Device crops, slices and transposed views (device_crop / device_slice, and
+// Halide's transposed() sharing the device handle), spyre_device_copy between
+// them (values against plain host loops, neighbours and padding untouched,
+// the DMA cost model's exact stick counts and time) and spyre_device_reshape
+// views feeding a kernel, with their refusals.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "HalideBuffer.h"
+#include "program_builder.h"
+#include "spyre/program_format.h"
+#include "spyre/spyre_device.h"
+#include "spyre/spyre_runtime.h"
+
+namespace spyre::testing {
+namespace {
+
+using Halide::Runtime::Buffer;
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+const halide_device_interface_t *iface() { return spyre_device_interface(); }
+
+const halide_type_t kF16(halide_type_float, 16);
+
+// Distinct values per element, as float or as float16 bit patterns (copies move bits).
+float value(int x, int y, int z, int salt) { return (float)(x + 1000 * y + 100000 * z + salt) * 0.5f; }
+uint16_t bits16(int x, int y, int z, int salt) { return (uint16_t)(x * 7 + y * 131 + z * 1031 + salt * 17 + 1); }
+
+Buffer<float> f32(std::vector<int> sizes, int salt) {
+    Buffer<float> b(sizes);
+    b.for_each_element([&](const int *p) {
+        b(p) = value(p[0], sizes.size() > 1 ? p[1] : 0, sizes.size() > 2 ? p[2] : 0, salt);
+    });
+    return b;
+}
+
+// The float16 element at p (Buffer<void> has no element access).
+uint16_t *elem16(const Buffer<void> &b, const int *p) {
+    const halide_buffer_t *r = b.raw_buffer();
+    int64_t off = 0;
+    for (int d = 0; d < r->dimensions; d++) off += (int64_t)(p[d] - r->dim[d].min) * r->dim[d].stride;
+    return (uint16_t *)r->host + off;
+}
+
+Buffer<void> f16(std::vector<int> sizes, int salt) {
+    Buffer<void> b(kF16, sizes);
+    b.for_each_element([&](const int *p) {
+        *elem16(b, p) = bits16(p[0], sizes.size() > 1 ? p[1] : 0, sizes.size() > 2 ? p[2] : 0, salt);
+    });
+    b.set_host_dirty();
+    return b;
+}
+
+uint16_t at16(const Buffer<void> &b, int x, int y, int z = 0) {
+    std::vector<int> p{x, y, z};
+    p.resize(b.dimensions());
+    return *elem16(b, p.data());
+}
+
+// The device contents of a whole tensor, brought to its host memory.
+template <typename B>
+void read_back(B &b) {
+    b.set_host_dirty(false);
+    b.set_device_dirty(true);
+    ASSERT_EQ(b.copy_to_host(), 0) << spyre_last_error();
+}
+
+spyre_kernel_stats entry(const char *name) {
+    spyre_kernel_stats s{};
+    spyre_get_kernel_stats(name, &s);
+    return s;
+}
+
+// ---- crops ----
+
+TEST(DeviceCopy, CropIntoTheMiddleOfABiggerTensorF32LeavesNeighboursUntouched) {
+    Buffer<float> big = f32({70, 9}, 1), small = f32({20, 3}, 2);
+    ASSERT_EQ(big.copy_to_device(iface()), 0);
+    ASSERT_EQ(small.copy_to_device(iface()), 0);
+    {
+        // Lanes 25..44: the end of stick 0 and the start of stick 1 of rows 4..6.
+        Buffer<float> region = big.cropped(0, 25, 20).cropped(1, 4, 3);
+        ASSERT_NE(region.raw_buffer()->device, 0u);
+        ASSERT_EQ(spyre_device_copy(nullptr, small.raw_buffer(), region.raw_buffer()), 0) << spyre_last_error();
+        EXPECT_TRUE(region.device_dirty());
+    }
+    read_back(big);
+    for (int y = 0; y < 9; y++) {
+        for (int x = 0; x < 70; x++) {
+            const bool in = x >= 25 && x < 45 && y >= 4 && y < 7;
+            ASSERT_EQ(big(x, y), in ? small(x - 25, y - 4) : value(x, y, 0, 1)) << x << "," << y;
+        }
+    }
+    int zero = 0;
+    ASSERT_EQ(spyre_device_get_layout(big.raw_buffer(), nullptr, &zero), 0);
+    EXPECT_EQ(zero, 1) << "a copy writes element lanes only: the padding stays zero";
+}
+
+TEST(DeviceCopy, CropIntoTheMiddleOfABiggerTensorF16) {
+    Buffer<void> big = f16({150, 5}, 3), small = f16({70, 2}, 4);
+    ASSERT_EQ(big.copy_to_device(iface()), 0);
+    ASSERT_EQ(small.copy_to_device(iface()), 0);
+    {
+        Buffer<void> region = big.cropped(0, 33, 70).cropped(1, 2, 2);
+        ASSERT_EQ(spyre_device_copy(nullptr, small.raw_buffer(), region.raw_buffer()), 0) << spyre_last_error();
+    }
+    read_back(big);
+    for (int y = 0; y < 5; y++) {
+        for (int x = 0; x < 150; x++) {
+            const bool in = x >= 33 && x < 103 && y >= 2 && y < 4;
+            ASSERT_EQ(at16(big, x, y), in ? at16(small, x - 33, y - 2) : bits16(x, y, 0, 3)) << x << "," << y;
+        }
+    }
+}
+
+TEST(DeviceCopy, CropToCropAndCopyToHostOfACrop) {
+    Buffer<float> a = f32({64, 4}, 5), b = f32({64, 4}, 6);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    ASSERT_EQ(b.copy_to_device(iface()), 0);
+    {
+        Buffer<float> from = a.cropped(0, 3, 30).cropped(1, 1, 2), to = b.cropped(0, 30, 30).cropped(1, 2, 2);
+        ASSERT_EQ(spyre_device_copy(nullptr, from.raw_buffer(), to.raw_buffer()), 0) << spyre_last_error();
+        // copy_to_host of a crop brings back just its region.
+        std::memset(b.data(), 0, 64 * 4 * sizeof(float));
+        ASSERT_EQ(to.copy_to_host(), 0) << spyre_last_error();
+        for (int y = 2; y < 4; y++)
+            for (int x = 30; x < 60; x++) ASSERT_EQ(b(x, y), value(x - 27, y - 1, 0, 5)) << x << "," << y;
+        EXPECT_EQ(b(29, 2), 0.0f) << "outside the crop: not copied";
+    }
+    read_back(b);
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 64; x++) {
+            const bool in = x >= 30 && x < 60 && y >= 2;
+            ASSERT_EQ(b(x, y), in ? value(x - 27, y - 1, 0, 5) : value(x, y, 0, 6)) << x << "," << y;
+        }
+}
+
+// ---- transposed views ----
+
+TEST(DeviceCopy, TransposedOuterDims) {
+    Buffer<float> src = f32({40, 4, 5}, 7), dst(40, 5, 4);
+    ASSERT_EQ(src.copy_to_device(iface()), 0);
+    ASSERT_EQ(dst.device_malloc(iface()), 0);
+    Buffer<float> view = src.transposed(1, 2);  // shares the device handle
+    ASSERT_EQ(view.raw_buffer()->device, src.raw_buffer()->device);
+    ASSERT_EQ(spyre_device_copy(nullptr, view.raw_buffer(), dst.raw_buffer()), 0) << spyre_last_error();
+    read_back(dst);
+    for (int z = 0; z < 4; z++)
+        for (int y = 0; y < 5; y++)
+            for (int x = 0; x < 40; x++) ASSERT_EQ(dst(x, y, z), src(x, z, y)) << x << "," << y << "," << z;
+}
+
+TEST(DeviceCopy, TransposedStickDimF32AndF16) {
+    {
+        Buffer<float> src = f32({40, 24}, 8), dst(24, 40);
+        ASSERT_EQ(src.copy_to_device(iface()), 0);
+        ASSERT_EQ(dst.device_malloc(iface()), 0);
+        ASSERT_EQ(spyre_device_copy(nullptr, src.transposed(0, 1).raw_buffer(), dst.raw_buffer()), 0) << spyre_last_error();
+        read_back(dst);
+        for (int y = 0; y < 40; y++)
+            for (int x = 0; x < 24; x++) ASSERT_EQ(dst(x, y), src(y, x)) << x << "," << y;
+    }
+    {
+        Buffer<void> src = f16({70, 3}, 9);
+        Buffer<void> dst(kF16, {3, 70});
+        ASSERT_EQ(src.copy_to_device(iface()), 0);
+        ASSERT_EQ(dst.device_malloc(iface()), 0);
+        // Into a transposed view of dst: dst(y, x) = src(x, y).
+        Buffer<void> dst_t = dst.transposed(0, 1);
+        ASSERT_EQ(spyre_device_copy(nullptr, src.raw_buffer(), dst_t.raw_buffer()), 0) << spyre_last_error();
+        read_back(dst);
+        for (int y = 0; y < 70; y++)
+            for (int x = 0; x < 3; x++) ASSERT_EQ(at16(dst, x, y), at16(src, y, x)) << x << "," << y;
+    }
+}
+
+TEST(DeviceCopy, TransposedViewRoundTripsThroughTheHost) {
+    Buffer<float> a = f32({33, 2}, 10);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    Buffer<float> t = a.transposed(0, 1);  // (2, 33), host strides (33, 1)
+    std::memset(a.data(), 0, 66 * sizeof(float));
+    t.set_device_dirty(true);
+    ASSERT_EQ(t.copy_to_host(), 0) << spyre_last_error();
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 33; x++) ASSERT_EQ(a(x, y), value(x, y, 0, 10));
+}
+
+// ---- slices ----
+
+TEST(DeviceCopy, SliceCopiesBothWays) {
+    Buffer<void> src = f16({48, 6, 3}, 11);
+    ASSERT_EQ(src.copy_to_device(iface()), 0);
+    Buffer<void> row(kF16, {48, 3});
+    ASSERT_EQ(row.device_malloc(iface()), 0);
+    {
+        Buffer<void> s = src.sliced(1, 2);  // (48, 3): src(x, 2, z)
+        ASSERT_EQ(spyre_device_copy(nullptr, s.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
+    }
+    read_back(row);
+    for (int z = 0; z < 3; z++)
+        for (int x = 0; x < 48; x++) ASSERT_EQ(at16(row, x, z), at16(src, x, 2, z));
+
+    Buffer<void> dst = f16({48, 3, 2}, 12);
+    ASSERT_EQ(dst.copy_to_device(iface()), 0);
+    {
+        Buffer<void> s = dst.sliced(2, 1);  // (48, 3): dst(x, y, 1)
+        ASSERT_EQ(spyre_device_copy(nullptr, row.raw_buffer(), s.raw_buffer()), 0) << spyre_last_error();
+    }
+    read_back(dst);
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 48; x++)
+                ASSERT_EQ(at16(dst, x, y, z), z == 1 ? at16(src, x, 2, y) : bits16(x, y, z, 12)) << x << "," << y << "," << z;
+}
+
+TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
+    Buffer<float> a = f32({32, 4}, 13), out(32, 2);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    ASSERT_EQ(out.device_malloc(iface()), 0);
+    halide_buffer_t crop = *a.raw_buffer();
+    halide_dimension_t dims[2] = {a.raw_buffer()->dim[0], a.raw_buffer()->dim[1]};
+    dims[1].min = 2;
+    dims[1].extent = 2;
+    crop.dim = dims;
+    crop.device = 0;
+    crop.device_interface = nullptr;
+    ASSERT_EQ(iface()->device_crop(nullptr, a.raw_buffer(), &crop), 0) << spyre_last_error();
+    ASSERT_EQ(a.device_free(), 0);
+    ASSERT_EQ(spyre_device_copy(nullptr, &crop, out.raw_buffer()), 0) << spyre_last_error();
+    EXPECT_EQ(iface()->device_release_crop(nullptr, &crop), 0);
+    EXPECT_EQ(crop.device, 0u);
+    read_back(out);
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 32; x++) ASSERT_EQ(out(x, y), value(x, y + 2, 0, 13));
+}
+
+// ---- the cost model ----
+
+TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
+    const MachineDescription m = builtin_machine();
+    const double latency_us = m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    auto expect_us = [&](double bytes, double runs) { return bytes / (m.dram_bandwidth_gbps * 1e3) + runs * latency_us; };
+
+    // (128, 4) f16 into rows 2..5 of a (128, 8) f16 tensor: both sides are 1024 contiguous bytes,
+    // one run of whole sticks: 8 sticks read, 8 written, none partial.
+    Buffer<void> src(kF16, {128, 4}), big(kF16, {128, 8});
+    ASSERT_EQ(src.device_malloc(iface()), 0);
+    ASSERT_EQ(big.device_malloc(iface()), 0);
+    spyre_kernel_stats before = entry("device->device");
+    {
+        Buffer<void> rows = big.cropped(1, 2, 4);
+        ASSERT_EQ(spyre_device_copy(nullptr, src.raw_buffer(), rows.raw_buffer()), 0) << spyre_last_error();
+    }
+    spyre_kernel_stats after = entry("device->device");
+    EXPECT_EQ(after.calls - before.calls, 1u);
+    EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 8u * 128);
+    EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 8u * 128);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(16 * 128, 1), 1e-9);
+
+    // A (32, 32) f32 transposition of the stick dim: 1024 single-element runs, each reading one
+    // src stick and one dst stick (partly covered: read-modify-write) and writing one dst stick.
+    Buffer<float> a(32, 32), b(32, 32);
+    ASSERT_EQ(a.device_malloc(iface()), 0);
+    ASSERT_EQ(b.device_malloc(iface()), 0);
+    before = entry("device->device");
+    ASSERT_EQ(spyre_device_copy(nullptr, a.transposed(0, 1).raw_buffer(), b.raw_buffer()), 0) << spyre_last_error();
+    after = entry("device->device");
+    EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 2048u * 128);
+    EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 1024u * 128);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(3072 * 128, 1024), 1e-9);
+
+    // A row crop with partial sticks: (40, 3) f32 into lanes 10..49 of rows 0..2 of (64, 3):
+    // one run per row (dst rows are 256 bytes apart), src row 40 lanes = 2 sticks, dst 2 sticks, both partial.
+    Buffer<float> c(40, 3), d(64, 3);
+    ASSERT_EQ(c.device_malloc(iface()), 0);
+    ASSERT_EQ(d.device_malloc(iface()), 0);
+    before = entry("device->device");
+    ASSERT_EQ(spyre_device_copy(nullptr, c.raw_buffer(), d.cropped(0, 10, 40).raw_buffer()), 0) << spyre_last_error();
+    after = entry("device->device");
+    EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 3u * (2 + 2) * 128);
+    EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 3u * 2 * 128);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(18 * 128, 3), 1e-9);
+
+    char line[4096] = {0};
+    FILE *f = fmemopen(line, sizeof line - 1, "w");
+    spyre_print_profile(f);
+    std::fclose(f);
+    EXPECT_CONTAINS(line, "device->device");
+}
+
+// ---- refusals ----
+
+TEST(DeviceCopyErrors, MismatchedShapesTypesAndNonDeviceBuffers) {
+    Buffer<float> a(32, 4), b(32, 5), c(32, 4, 1), host_only(32, 4);
+    Buffer<int32_t> i(32, 4);
+    for (auto *x : {&a, &b, &c}) ASSERT_EQ(x->device_malloc(iface()), 0);
+    ASSERT_EQ(i.device_malloc(iface()), 0);
+    EXPECT_EQ(spyre_device_copy(nullptr, a.raw_buffer(), b.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "src (32, 4) float32, dst (32, 5) float32");
+    EXPECT_EQ(spyre_device_copy(nullptr, a.raw_buffer(), c.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "ranks differ");
+    EXPECT_EQ(spyre_device_copy(nullptr, a.raw_buffer(), i.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "element types differ");
+    EXPECT_EQ(spyre_device_copy(nullptr, host_only.raw_buffer(), a.raw_buffer()), spyre_error_bad_argument);
+    EXPECT_CONTAINS(spyre_last_error(), "no Spyre device allocation");
+    halide_buffer_t stale = *b.raw_buffer();
+    ASSERT_EQ(b.device_free(), 0);
+    Buffer<float> a5(32, 5);
+    ASSERT_EQ(a5.device_malloc(iface()), 0);
+    EXPECT_EQ(spyre_device_copy(nullptr, a5.raw_buffer(), &stale), spyre_error_bad_argument);
+    EXPECT_CONTAINS(spyre_last_error(), "was freed");
+}
+
+TEST(DeviceCopyErrors, OverlappingRegionsOfOneAllocation) {
+    Buffer<float> a(64, 8);
+    ASSERT_EQ(a.device_malloc(iface()), 0);
+    Buffer<float> top = a.cropped(1, 0, 5), bottom = a.cropped(1, 3, 5), last = a.cropped(1, 5, 3), first = a.cropped(1, 0, 3);
+    EXPECT_EQ(spyre_device_copy(nullptr, top.raw_buffer(), bottom.raw_buffer()), spyre_error_bad_argument);
+    EXPECT_CONTAINS(spyre_last_error(), "overlap");
+    EXPECT_EQ(spyre_device_copy(nullptr, first.raw_buffer(), last.raw_buffer()), 0) << spyre_last_error();
+    // Same sticks, different lanes: no overlap.
+    Buffer<float> left = a.cropped(0, 0, 10), right = a.cropped(0, 10, 10);
+    EXPECT_EQ(spyre_device_copy(nullptr, left.raw_buffer(), right.raw_buffer()), 0) << spyre_last_error();
+    EXPECT_EQ(spyre_device_copy(nullptr, a.raw_buffer(), a.raw_buffer()), spyre_error_bad_argument);
+}
+
+TEST(DeviceCopyErrors, ACropAsAKernelArgumentAsksForACopy) {
+    ProgramBuilder pb("crop_arg");
+    const int in = pb.arg("In", ArgKind::Input, DType::F32, {32, 2});
+    const int out = pb.arg("Out", ArgKind::Output, DType::F32, {32, 2});
+    pb.load(0, in, 0, 0, 256);
+    pb.signal(0, Unit::Dma, 0);
+    pb.wait(0, Unit::Dma, 0);
+    pb.store(0, out, 0, 0, 256);
+    std::vector<uint8_t> bytes = encode_program(pb.p);
+    Buffer<uint8_t> blob(bytes.data(), (int)bytes.size());
+    Buffer<float> a = f32({32, 4}, 14), o(32, 2);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    // Rows 1..2 of a, at min 0 as kernels require (Buffer::translate would drop the device handle).
+    halide_buffer_t crop = *a.raw_buffer();
+    halide_dimension_t dims[2] = {a.raw_buffer()->dim[0], a.raw_buffer()->dim[1]};
+    dims[1].min = 1;
+    dims[1].extent = 2;
+    crop.dim = dims;
+    crop.device = 0;
+    crop.device_interface = nullptr;
+    crop.host = nullptr;
+    ASSERT_EQ(iface()->device_crop(nullptr, a.raw_buffer(), &crop), 0) << spyre_last_error();
+    dims[1].min = 0;
+    halide_buffer_t *args[2] = {&crop, o.raw_buffer()};
+    EXPECT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 2, args, 0, nullptr), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "spyre_device_copy");
+    EXPECT_EQ(iface()->device_release_crop(nullptr, &crop), 0);
+    // A crop that is the whole tensor is the tensor.
+    Buffer<float> b = f32({32, 2}, 15);
+    ASSERT_EQ(b.copy_to_device(iface()), 0);
+    Buffer<float> whole = b.cropped(1, 0, 2);
+    args[0] = whole.raw_buffer();
+    EXPECT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 2, args, 0, nullptr), 0) << spyre_last_error();
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 32; x++) ASSERT_EQ(o(x, y), value(x, y, 0, 15));
+}
+
+// ---- reshape views ----
+
+TEST(DeviceReshape, SplitsAndMergesWithoutMovingData) {
+    // (6144, 2) f16 as (128, 48, 2): dim 0 split at whole sticks (64 lanes).
+    Buffer<void> a = f16({6144, 2}, 16);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    Buffer<void> v(kF16, {128, 48, 2});
+    spyre_kernel_stats up0 = entry("host->device");
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), v.raw_buffer()), 0) << spyre_last_error();
+    EXPECT_EQ(entry("host->device").calls, up0.calls);
+    ASSERT_EQ(v.copy_to_host(), 0) << spyre_last_error();
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 48; y++)
+            for (int x = 0; x < 128; x++) ASSERT_EQ(at16(v, x, y, z), at16(a, x + 128 * y, z));
+
+    // (128, 32, 2) as (128, 4, 16) and (128, 8, 2) as (128, 1, 16).
+    Buffer<void> b = f16({128, 32, 2}, 17), bv(kF16, {128, 4, 16});
+    ASSERT_EQ(b.copy_to_device(iface()), 0);
+    ASSERT_EQ(spyre_device_reshape(nullptr, b.raw_buffer(), bv.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(bv.copy_to_host(), 0);
+    for (int z = 0; z < 16; z++)
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 128; x++) {
+                const int n = y + 4 * z;  // the merged (32, 2) index
+                ASSERT_EQ(at16(bv, x, y, z), at16(b, x, n % 32, n / 32));
+            }
+    Buffer<void> c = f16({128, 8, 2}, 18), cv(kF16, {128, 1, 16});
+    ASSERT_EQ(c.copy_to_device(iface()), 0);
+    ASSERT_EQ(spyre_device_reshape(nullptr, c.raw_buffer(), cv.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(cv.copy_to_host(), 0);
+    for (int z = 0; z < 16; z++)
+        for (int x = 0; x < 128; x++) ASSERT_EQ(at16(cv, x, 0, z), at16(c, x, z % 8, z / 8));
+}
+
+TEST(DeviceReshape, AViewFeedsAKernel) {
+    // Out = A + B over (64, 6) f32; A comes in as a (64, 2, 3) tensor reshaped.
+    ProgramBuilder pb("reshape_add");
+    const int A = pb.arg("A", ArgKind::Input, DType::F32, {64, 6});
+    const int B = pb.arg("B", ArgKind::Input, DType::F32, {64, 6});
+    const int Out = pb.arg("Out", ArgKind::Output, DType::F32, {64, 6});
+    const int64_t row = 256, block = row * 6;
+    pb.load(0, A, 0, 0, row, 6);
+    pb.load(0, B, 0, block, row, 6);
+    pb.signal(0, Unit::Dma, 0);
+    pb.wait(0, Unit::Sfu, 0);
+    pb.emit(0, Unit::Sfu, Opcode::Add, {2 * block, row, 0, row, 0, block, row, 0, 64, 6, (int)DType::F32, 0});
+    pb.signal(0, Unit::Sfu, 1);
+    pb.wait(0, Unit::Dma, 1);
+    pb.store(0, Out, 0, 2 * block, row, 6);
+    std::vector<uint8_t> bytes = encode_program(pb.p);
+    Buffer<uint8_t> blob(bytes.data(), (int)bytes.size());
+
+    Buffer<float> a3 = f32({64, 2, 3}, 19), b = f32({64, 6}, 20), out(64, 6);
+    ASSERT_EQ(a3.copy_to_device(iface()), 0);
+    Buffer<float> a2(nullptr, 64, 6);
+    ASSERT_EQ(spyre_device_reshape(nullptr, a3.raw_buffer(), a2.raw_buffer()), 0) << spyre_last_error();
+    halide_buffer_t *args[3] = {a2.raw_buffer(), b.raw_buffer(), out.raw_buffer()};
+    ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, args, 0, nullptr), 0) << spyre_last_error();
+    for (int y = 0; y < 6; y++)
+        for (int x = 0; x < 64; x++) ASSERT_EQ(out(x, y), a3(x, y % 2, y / 2) + b(x, y)) << x << "," << y;
+}
+
+TEST(DeviceReshape, RefusesWhatWouldMoveData) {
+    Buffer<float> a(40, 6);
+    ASSERT_EQ(a.device_malloc(iface()), 0);
+    Buffer<float> split_lanes(20, 12), merged(240), other(40, 5);
+    EXPECT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), split_lanes.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "padded");
+    EXPECT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), merged.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "padded");
+    EXPECT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), other.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "element counts differ");
+    Buffer<float> b(64, 6), not_sticks(16, 24);
+    ASSERT_EQ(b.device_malloc(iface()), 0);
+    EXPECT_EQ(spyre_device_reshape(nullptr, b.raw_buffer(), not_sticks.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "whole number of sticks");
+    Buffer<float> crop_src = b.cropped(1, 0, 3), three(64, 3);
+    EXPECT_EQ(spyre_device_reshape(nullptr, crop_src.raw_buffer(), three.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "spyre_device_copy");
+}
+
+}  // namespace
+}  // namespace spyre::testing
