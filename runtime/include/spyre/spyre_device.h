@@ -8,13 +8,18 @@
  *   a.device_free();
  *
  * buffer->device holds the id of a runtime record {device allocation, the
- * tensor's device layout, whether its padding is known to be zero}. Ids are
+ * tensor's device layout, the region of it the buffer sees}; the allocation
+ * knows whether its padding is zero and whether it holds values (not after a
+ * timing-only write, spyre_set_timing_only). Buffer::cropped / sliced give
+ * views of the same allocation (device_crop / device_slice); transposed()
+ * buffers share the id and are recognised by host stride. Ids are
  * never reused: a halide_buffer_t that still names a freed allocation gets an
  * error code from every Spyre entry point, never a crash. Copies pack and
  * unpack between the host strides and the device layout and are accounted as
  * host-link time in the profile entries "host->device" and "device->host"
  * (spyre_get_kernel_stats). The residency rule of kernel calls and the error
- * codes are documented in docs/runtime.md.
+ * codes are documented in docs/runtime.md ("Views", "Device-to-device
+ * copies", "Reshape views", "Timing-only mode").
  *
  * Only HalideRuntime.h is needed to use this header. */
 #ifndef SPYRE_DEVICE_H
