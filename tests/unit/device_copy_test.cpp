@@ -30,11 +30,22 @@ const halide_type_t kF16(halide_type_float, 16);
 float value(int x, int y, int z, int salt) { return (float)(x + 1000 * y + 100000 * z + salt) * 0.5f; }
 uint16_t bits16(int x, int y, int z, int salt) { return (uint16_t)(x * 7 + y * 131 + z * 1031 + salt * 17 + 1); }
 
+// Calls fn(p) for every coordinate of `sizes` (all mins 0), dim 0 fastest.
+template <typename Fn>
+void for_each_coordinate(const std::vector<int> &sizes, Fn fn) {
+    int64_t n = 1;
+    for (int e : sizes) n *= e;
+    for (int64_t i = 0; i < n; i++) {
+        int p[3] = {0, 0, 0};
+        int64_t q = i;
+        for (size_t d = 0; d < sizes.size(); d++) p[d] = (int)(q % sizes[d]), q /= sizes[d];
+        fn(p);
+    }
+}
+
 Buffer<float> f32(std::vector<int> sizes, int salt) {
     Buffer<float> b(sizes);
-    b.for_each_element([&](const int *p) {
-        b(p) = value(p[0], sizes.size() > 1 ? p[1] : 0, sizes.size() > 2 ? p[2] : 0, salt);
-    });
+    for_each_coordinate(sizes, [&](int *p) { b(p) = value(p[0], p[1], p[2], salt); });
     return b;
 }
 
@@ -48,9 +59,7 @@ uint16_t *elem16(const Buffer<void> &b, const int *p) {
 
 Buffer<void> f16(std::vector<int> sizes, int salt) {
     Buffer<void> b(kF16, sizes);
-    b.for_each_element([&](const int *p) {
-        *elem16(b, p) = bits16(p[0], sizes.size() > 1 ? p[1] : 0, sizes.size() > 2 ? p[2] : 0, salt);
-    });
+    for_each_coordinate(sizes, [&](int *p) { *elem16(b, p) = bits16(p[0], p[1], p[2], salt); });
     b.set_host_dirty();
     return b;
 }
@@ -152,6 +161,18 @@ TEST(DeviceCopy, TransposedOuterDims) {
     for (int z = 0; z < 4; z++)
         for (int y = 0; y < 5; y++)
             for (int x = 0; x < 40; x++) ASSERT_EQ(dst(x, y, z), src(x, z, y)) << x << "," << y << "," << z;
+}
+
+TEST(DeviceCopy, CropOfATransposedView) {
+    Buffer<float> src = f32({40, 4, 5}, 21), dst(40, 3, 4);
+    ASSERT_EQ(src.copy_to_device(iface()), 0);
+    ASSERT_EQ(dst.device_malloc(iface()), 0);
+    Buffer<float> view = src.transposed(1, 2).cropped(1, 1, 3);  // view(x, y, z) = src(x, z, y), y in [1, 4)
+    ASSERT_EQ(spyre_device_copy(nullptr, view.raw_buffer(), dst.raw_buffer()), 0) << spyre_last_error();
+    read_back(dst);
+    for (int z = 0; z < 4; z++)
+        for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 40; x++) ASSERT_EQ(dst(x, y, z), src(x, z, y + 1)) << x << "," << y << "," << z;
 }
 
 TEST(DeviceCopy, TransposedStickDimF32AndF16) {
@@ -326,6 +347,13 @@ TEST(DeviceCopyErrors, OverlappingRegionsOfOneAllocation) {
     Buffer<float> left = a.cropped(0, 0, 10), right = a.cropped(0, 10, 10);
     EXPECT_EQ(spyre_device_copy(nullptr, left.raw_buffer(), right.raw_buffer()), 0) << spyre_last_error();
     EXPECT_EQ(spyre_device_copy(nullptr, a.raw_buffer(), a.raw_buffer()), spyre_error_bad_argument);
+    // A reshape view aliases the same bytes in another shape: compared by byte span.
+    Buffer<float> r(nullptr, 64, 2, 4);
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), r.raw_buffer()), 0) << spyre_last_error();
+    Buffer<float> r_first = r.sliced(2, 0), a_rows = a.cropped(1, 1, 2), a_last = a.cropped(1, 6, 2);
+    EXPECT_EQ(spyre_device_copy(nullptr, r_first.raw_buffer(), a_rows.raw_buffer()), spyre_error_bad_argument);
+    EXPECT_CONTAINS(spyre_last_error(), "overlap");
+    EXPECT_EQ(spyre_device_copy(nullptr, r_first.raw_buffer(), a_last.raw_buffer()), 0) << spyre_last_error();
 }
 
 TEST(DeviceCopyErrors, ACropAsAKernelArgumentAsksForACopy) {
