@@ -97,7 +97,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            // sticks or tiles (Granite-3-8B: n=49155, k=4096), decode and a batch.
                                            MatmulCase{4, 1027, 256, "float16", "none"},
                                            MatmulCase{1, 1027, 256, "float16", "none"},
-                                           MatmulCase{1, 4099, 512, "float16", "none"}),
+                                           MatmulCase{1, 4099, 512, "float16", "none"},
+                                           MatmulCase{1, 49155, 4096, "float16", "none"}),  // the LM head, decode
                          case_name);
 
 }  // namespace
