@@ -116,6 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ElementwiseCase{"gelu", 4100, 9, 1, "float16", ""},        // rows cut into SFU vectors
                       ElementwiseCase{"silu", 31, 100, 1, "float32", ""},
                       ElementwiseCase{"silu", 128, 65, 2, "float16", ""},
+                      ElementwiseCase{"add", 4096, 1, 1, "float16", ""},    // Granite-3-8B residual adds:
+                      ElementwiseCase{"add", 4096, 512, 1, "float16", ""},  // decode and a prefill
                       // swiglu: a = (2 d0, d1, d2), gate then up; d0 whole sticks for Spyre.
                       ElementwiseCase{"swiglu", 64, 37, 3, "float16", ""},
                       ElementwiseCase{"swiglu", 96, 20, 1, "float32", ""},
