@@ -1,10 +1,18 @@
 // Elementwise kernels over a 3-D tensor (x = d0 innermost, y = d1, z = d2):
 //   op = add, mul:   out(x, y, z) = a(x, y, z) op b(bx, by, bz)
 //   op = gelu, silu: out(x, y, z) = op(a(x, y, z))
+//   op = swiglu:     out(x, y, z) = silu(a(x, y, z)) * a(x + d0, y, z)
 // `broadcast_b` lists the dims along which b has extent 1 ("", "d1", "d0,d2",
 // ...); b is read at index 0 along them. gelu is the tanh approximation
 //   gelu(v) = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
 // (the SFU has tanh and no erf); silu(v) = v / (1 + exp(-v)).
+// swiglu is the gate of a SwiGLU MLP after a fused gate/up projection: a is
+// (2 d0, d1, d2), the gate in x < d0 and the up projection in d0 <= x < 2 d0
+// (gen_matmul n=2F computes gu(2F, M) in exactly this layout: pass d0=F,
+// d1=M, d2=1); out is (d0, d1, d2). For Spyre d0 must be whole sticks (e.g.
+// F = 12800: 200 fp16 sticks), so the up half starts on a stick boundary.
+// It is planned and scheduled like silu (schedules/elementwise_schedule.cpp),
+// with a row of a twice as wide: den = 1 + exp(-gate), result = gate / den * up.
 // The unary ops are written as a few Funcs (gelu: wide = v, sq = v * v,
 // result; silu: den = 1 + exp(-v), result). The host inlines them; the Spyre
 // schedule computes them row by row in scratchpad. A value read twice in one
@@ -51,7 +59,7 @@ public:
     // Device layout of a, b and out: their dims outermost first, x (the stick dim) last: "zyx" or "yzx".
     GeneratorParam<std::string> device_order{"device_order", "zyx"};
 
-    Input<Buffer<>> *a = nullptr;     // a(x, y, z)
+    Input<Buffer<>> *a = nullptr;     // a(x, y, z); swiglu: (2 d0, d1, d2), gate then up along x
     Input<Buffer<>> *b = nullptr;     // b(x, y, z), extent 1 along the broadcast dims; binary ops only
     Output<Buffer<>> *out = nullptr;  // out(x, y, z)
 
@@ -63,16 +71,23 @@ public:
         shape_.op = op;
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "elementwise: dtype must be float16 or float32, not " << t;
-        _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu")
-            << "elementwise: op must be add, mul, gelu or silu, not '" << shape_.op << "'";
-        _halide_user_assert(shape_.d0 > 0 && shape_.d1 > 0 && shape_.d2 > 0) << "elementwise: extents must be positive";
+        _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu" || shape_.gated())
+            << "elementwise: op must be add, mul, gelu, silu or swiglu, not '" << shape_.op << "'";
+        _halide_user_assert(shape_.d0 > 0 && shape_.d1 > 0 && shape_.d2 > 0)
+            << "elementwise: extents must be positive (got d0=" << shape_.d0 << " d1=" << shape_.d1 << " d2=" << shape_.d2
+            << ")";
+        _halide_user_assert(!shape_.gated() || !spyre::is_spyre() || shape_.d0 % spyre::stick_lanes(t) == 0)
+            << "elementwise: for Spyre, op=swiglu needs d0 (the gate's width; a is 2 d0 wide) to be whole sticks of "
+            << spyre::stick_lanes(t) << " " << t << " lanes, so the up half a(d0.., y, z) starts on a stick; d0="
+            << shape_.d0 << " is not";
         _halide_user_assert(max_cores >= 0 && tile_rows >= 0)
             << "elementwise: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0 (0: chosen by the planner)";
         _halide_user_assert(device_order.value() == "zyx" || device_order.value() == "yzx")
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
         parse_broadcast(broadcast_b);
-        spyre::check_tensor_fits("elementwise", "a", {{"d0", shape_.d0}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
+        spyre::check_tensor_fits("elementwise", "a",
+                                 {{shape_.gated() ? "2 d0" : "d0", shape_.a_d0()}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
         a = add_input<Buffer<>>("a", t, 3);
         if (shape_.binary()) b = add_input<Buffer<>>("b", t, 3);
         out = add_output<Buffer<>>("out", t, 3);
@@ -103,6 +118,7 @@ public:
             Func den("silu_den");
             den(x_, y_, z_) = 1.0f + exp(-v);
             r = v / den(x_, y_, z_);
+            if (shape_.gated()) r = r * cast<float>((*a)(x_ + shape_.d0, y_, z_));  // silu(gate) * up
             intermediates_ = {den};
         }
         result_(x_, y_, z_) = cast(t, r);
@@ -113,7 +129,7 @@ public:
 
     // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; device_order_ the layout.
     void constrain_tensors() {
-        spyre::constrain_tensor(*a, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
+        spyre::constrain_tensor(*a, {shape_.a_d0(), shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         spyre::constrain_tensor(*out, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         if (b) {
             const bool *bc = shape_.broadcast_b;

@@ -2,13 +2,23 @@
 // in Hugging Face transformers), per token t and head h, half = d / 2, i < half:
 //   out(i, h, t)        = x(i, h, t) cos(i, t) - x(i + half, h, t) sin(i, t)
 //   out(i + half, h, t) = x(i + half, h, t) cos(i, t) + x(i, h, t) sin(i, t)
-// Dimensions innermost first: x and out are (d, heads, tokens); cos and sin are
+// Dimensions innermost first: x is (d, in_heads, tokens), out (d, heads, tokens)
+// (in_heads = heads unless set); cos and sin are
 // (half, tokens), the table rows of the tokens' positions, gathered by the
 // caller (a prefill of positions 0..T-1 passes the tables' first T rows, a
 // decode step the row of its position), in the dtype of x.
 // GeneratorParams: d (even), heads, tokens, dtype (float16/float32; computes in
-// float32 and rounds once); the Spyre schedule's knobs max_cores,
-// double_buffer, tile_tokens.
+// float32 and rounds once), in_heads (0, the default: heads); the Spyre
+// schedule's knobs max_cores, double_buffer, tile_tokens.
+//
+// in_heads > heads: x has in_heads heads per token and only its first `heads`
+// are rotated (into out) and read; the others are neither read nor copied.
+// This rotates the Q and K heads of a fused QKV projection in place of its
+// output, e.g. Granite-3-8B: x = qkv(128, 48, t) (32 query, 8 key and 8 value
+// heads of each token) with heads=40 in_heads=48; out is (128, 40, t), the
+// rotated query and key heads, and the value heads are read from qkv directly.
+// Each core's DMA of its x tile is then `heads / cores along heads` heads of
+// every token of the tile, strided by in_heads * d.
 //
 // Formulation: the two halves are two update definitions of one Func over an
 // RDom r of extent half, result(r) and result(r + half), each reading x at r
@@ -35,13 +45,14 @@ public:
     GeneratorParam<int> d_size{"d", 128};
     GeneratorParam<int> heads{"heads", 32};
     GeneratorParam<int> tokens{"tokens", 1};
+    GeneratorParam<int> in_heads{"in_heads", 0};  // heads of x per token (0: heads); the first `heads` are rotated
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Knobs of the Spyre schedule (see RopeSpyreOptions); the defaults are the hand schedule.
     GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
     GeneratorParam<bool> double_buffer{"double_buffer", true};
     GeneratorParam<int> tile_tokens{"tile_tokens", 0};  // 0: chosen by the planner
 
-    Input<Buffer<>> *x = nullptr;       // x(d, h, t)
+    Input<Buffer<>> *x = nullptr;       // x(d, in_heads, t)
     Input<Buffer<>> *cos_t = nullptr;   // cos(i, t), i < d / 2
     Input<Buffer<>> *sin_t = nullptr;   // sin(i, t)
     Output<Buffer<>> *out = nullptr;    // out(d, h, t)
@@ -52,6 +63,9 @@ public:
         _halide_user_assert((int)d_size >= 1 && (int)heads >= 1 && (int)tokens >= 1)
             << "rope: d, heads and tokens must be positive (got d=" << (int)d_size << " heads=" << (int)heads
             << " tokens=" << (int)tokens << ")";
+        _halide_user_assert((int)in_heads >= 0 && ((int)in_heads == 0 || (int)in_heads >= (int)heads))
+            << "rope: in_heads (the heads of x per token, of which the first `heads` are rotated) must be 0 (the "
+               "default: heads) or at least heads=" << (int)heads << ", not " << (int)in_heads;
         _halide_user_assert((int)d_size % 2 == 0) << "rope: d must be even (rotate-half pairs i with i + d/2), not "
                                                   << (int)d_size;
         _halide_user_assert(!spyre::is_spyre() || ((int)d_size / 2) % spyre::stick_lanes(t) == 0)
@@ -62,7 +76,8 @@ public:
         _halide_user_assert((int)tile_tokens >= 0) << "rope: tile_tokens must be >= 0 (0: chosen by the planner), not "
                                                    << (int)tile_tokens;
         const spyre::ShapeDim d{"d", d_size}, h{"heads", heads}, n{"tokens", tokens};
-        spyre::check_tensor_fits("rope", "x", {d, h, n}, t);
+        const spyre::ShapeDim hx = (int)in_heads == 0 ? h : spyre::ShapeDim{"in_heads", in_heads};
+        spyre::check_tensor_fits("rope", "x", {d, hx, n}, t);
         spyre::check_tensor_fits("rope", "cos", {{"d", (int)d_size / 2}, n}, t);
         x = add_input<Buffer<>>("x", t, 3);
         cos_t = add_input<Buffer<>>("cos", t, 2);
@@ -89,7 +104,8 @@ public:
         f.out = *out;
 
         const int T = plan_.tile_tokens;
-        spyre::constrain_tensor(*x, {d, (int)heads, (int)tokens}, {1, 1, T});
+        const int x_heads = (int)in_heads == 0 ? (int)heads : (int)in_heads;
+        spyre::constrain_tensor(*x, {d, x_heads, (int)tokens}, {1, 1, T});
         spyre::constrain_tensor(*cos_t, {half, (int)tokens}, {1, T});
         spyre::constrain_tensor(*sin_t, {half, (int)tokens}, {1, T});
         spyre::constrain_tensor(*out, {d, (int)heads, (int)tokens}, {1, 1, T});

@@ -27,8 +27,9 @@ namespace {
 
 // SFU instructions per element vector of the op (fp32 work; transcendentals weighted by their cost).
 double sfu_passes(const ElementwiseShape &s, double transcendental) {
-    const double casts = s.dtype.bits() == 16 ? (s.binary() ? 3 : 2) : 0;
+    const double casts = s.dtype.bits() == 16 ? (s.binary() || s.gated() ? 3 : 2) : 0;
     if (s.op == "gelu") return casts + 9 + transcendental;
+    if (s.gated()) return casts + 5 + 2 * transcendental;  // silu, then the product with the up half
     if (s.op == "silu") return casts + 4 + 2 * transcendental;  // exp and the division
     return casts + 1;
 }
@@ -38,6 +39,7 @@ double sfu_passes(const ElementwiseShape &s, double transcendental) {
 int sfu_temporaries(const ElementwiseShape &s) {
     if (s.op == "gelu") return 6 + 2;
     if (s.op == "silu") return 4 + 1;
+    if (s.gated()) return 6 + 1;
     return 3;
 }
 
@@ -65,8 +67,9 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
 
     const bool b_rows = s.binary() && !s.broadcast_b[1];                // b moves with y
     const int64_t b_row_bytes = s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)p.d0p * eb) : 0;
-    // a and result (and b when it moves with y) per row, in `copies` copies.
-    const int64_t per_row = copies * (2 * (int64_t)p.d0p * eb + (b_rows ? b_row_bytes : 0));
+    // a (2 d0p wide for swiglu) and result (and b when it moves with y) per row, in `copies` copies.
+    const int a_widths = s.gated() ? 2 : 1;
+    const int64_t per_row = copies * ((a_widths + 1) * (int64_t)p.d0p * eb + (b_rows ? b_row_bytes : 0));
     const int64_t fixed = (int64_t)sfu_temporaries(s) * p.row_vector * 4 + (b_rows ? 0 : b_row_bytes);
     const int64_t budget = m.scratchpad_bytes * 3 / 4 - fixed;
     if (budget < per_row) return p;
@@ -95,9 +98,9 @@ ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const Elementwi
         if (copies == 2 && (tiles / cy) % 2 != 0) continue;  // (cy = 1 and an odd tile count)
         const double rows_per_core = (double)d1p / cy * s.d2 / cz;
         const double tiles_per_core = rows_per_core / ty;
-        const double a_bytes = (double)s.d2 * d1p * p.d0p * eb;
+        const double out_bytes = (double)s.d2 * d1p * p.d0p * eb, a_bytes = a_widths * out_bytes;
         const double b_bytes = b_rows ? (double)s.d2 * d1p * b_row_bytes : (double)s.d2 * (d1p / ty) * b_row_bytes;
-        const double read = a_bytes + b_bytes, write = a_bytes;
+        const double read = a_bytes + b_bytes, write = out_bytes;
         const double dram = m.dram_cycles(read, write, cz * cy);
         const double cost = dram + tiles_per_core * (2 * m.dma_latency_cycles + ty * row_sfu) / copies;
         if (cost < best * 0.999) {
@@ -128,7 +131,7 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                      std::to_string(s.d0) + " elements do not fit the scratchpad, or exceed d1=" +
                                      std::to_string(s.d1));
         }
-        const int64_t row = 2 * (int64_t)p.d0p * s.dtype.bytes();
+        const int64_t row = (s.gated() ? 3 : 2) * (int64_t)p.d0p * s.dtype.bytes();
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
                                  std::to_string(row) + " bytes of " + std::to_string(m.scratchpad_bytes * 3 / 4) + ")");
     }

@@ -2,6 +2,7 @@
 //   out(x, y, z) = op(a(x, y, z), b(bx, by, bz))   op in {add, mul}, b broadcast
 //                                                   along any of its dims
 //   out(x, y, z) = op(a(x, y, z))                   op in {gelu, silu}
+//   out(x, y, z) = silu(a(x, y, z)) * a(x + d0, y, z)  op = swiglu (a is 2 d0 wide)
 // fp16 tensors compute in fp32 and round once.
 //
 // schedule_elementwise_host: the CPU reference (rows in parallel, vectorized x).
@@ -33,16 +34,20 @@ struct ElementwiseFuncs {
 struct ElementwiseShape {
     int d0 = 1, d1 = 1, d2 = 1;
     Halide::Type dtype;
-    std::string op;                       // add, mul (binary); gelu, silu (unary)
+    std::string op;                       // add, mul (binary); gelu, silu (unary); swiglu (gated, one input)
     bool broadcast_b[3] = {false, false, false};
 
     bool binary() const { return op == "add" || op == "mul"; }
+    // swiglu: a holds the gate in x < d0 and the up projection in d0 <= x < 2 d0.
+    bool gated() const { return op == "swiglu"; }
+    // The extent of a along x: 2 d0 for swiglu, else d0 (out's).
+    int a_d0() const { return gated() ? 2 * d0 : d0; }
 };
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
 struct ElementwiseSpyrePlan {
     int lanes = 0;        // stick lanes of the dtype
-    int d0p = 0;          // d0 padded to whole sticks
+    int d0p = 0;          // d0 padded to whole sticks (out's; a is 2 d0p wide for swiglu, whose d0 is whole sticks)
     int d1p = 0;          // d1 padded to a multiple of tile_rows
     int tile_rows = 1;    // rows of y per scratchpad tile
     int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)

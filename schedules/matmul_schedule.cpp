@@ -84,9 +84,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 }
             }
             if (tk == 0) continue;
-            const int mp = round_up(shape.m, tm), np = round_up(shape.n, tn);
-            const int m_tiles = mp / tm, n_tiles = np / tn;
-            for (int cn : divisors(n_tiles)) {
+            const int mp = round_up(shape.m, tm), m_tiles = mp / tm;
+            const int min_n_tiles = (shape.n + tn - 1) / tn;
+            // N is padded to whole tiles, and further to a multiple of cn tiles (at most one
+            // more tile per core): a tile count with no good divisor (N = 49155, a vocabulary,
+            // is 769 sticks, a prime) would otherwise leave most cores idle.
+            for (int cn = 1; cn <= std::min(max_cores, min_n_tiles); cn++) {
+                const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
                 for (int cm : divisors(m_tiles)) {
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;

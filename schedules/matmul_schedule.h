@@ -71,7 +71,10 @@ struct MatmulSpyreOptions {
 // buffering reserves room for the second copies of the A and B tiles and the
 // result tile; tiles for which they do not fit stay single-buffered. A forced
 // tile (tile_m, tile_n) is the only one considered; throws Halide::CompileError
-// if no K chunk of it fits.
+// if no K chunk of it fits. The cores along N need not divide N's tile count:
+// np may be padded by up to one tile per core (zeros in B and the bias), so an
+// N of a prime number of sticks (a vocabulary: 49155 is 769 fp16 sticks) still
+// spreads over the cores.
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options = {});
 
 // Number of fp32 tile-sized epilogue stages an activation needs in scratchpad.

@@ -150,7 +150,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            // An additive key mask: a cache of 512 (or 300) positions, the first ones valid
                                            AttentionCase{128, 512, 8, "float16", false, 0, 4, 200},
                                            AttentionCase{64, 300, 2, "float32", false, 64, 32, 77},
-                                           AttentionCase{64, 256, 2, "float16", true, 0, 0, 130}),  // with the causal mask
+                                           AttentionCase{64, 256, 2, "float16", true, 0, 0, 130},  // with the causal mask
+                                           // Granite-3-8B: GQA decode (8 KV heads, 4 query heads each stacked as
+                                           // rows) over a 1024-key cache bucket holding 1000 valid keys, at batch 1
+                                           // and 8 (heads = 8 sequences x 8 KV heads), and a causal prefill.
+                                           AttentionCase{128, 1024, 8, "float16", false, 0, 4, 1000},
+                                           AttentionCase{128, 1024, 64, "float16", false, 0, 4, 1000},
+                                           AttentionCase{128, 512, 32, "float16", true}),
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +

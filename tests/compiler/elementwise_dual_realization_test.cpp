@@ -1,7 +1,9 @@
 // gen_elementwise built for Spyre against its host build on random data: every
 // op (add, mul, gelu, silu), both dtypes, b broadcast along each dim and along
 // several, over shapes that are not multiples of a stick, a tile or the core
-// count, and rows longer than one SFU vector.
+// count, and rows longer than one SFU vector. op=swiglu (a twice as wide as
+// out, gate then up) is also checked against a direct double-precision
+// silu(gate) * up, on small shapes and on Granite-3-8B's MLP (F = 12800).
 #include <gtest/gtest.h>
 
 #include "elementwise_schedule.h"
@@ -49,7 +51,8 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
     set_compiling_for_spyre(false);
 
     // The nonlinear ops get inputs in [-4, 4) so gelu and silu leave their linear range.
-    Halide::Buffer<> a = random_buffer("a", t, {c.d0, c.d1, c.d2}, 11);
+    const int a_d0 = shape.a_d0();
+    Halide::Buffer<> a = random_buffer("a", t, {a_d0, c.d1, c.d2}, 11);
     if (!shape.binary()) scale(a, 4.0f);
     const std::vector<int> out_extents = {c.d0, c.d1, c.d2};
     Halide::Buffer<> spyre, host;
@@ -61,7 +64,7 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
         spyre = run_generator("elementwise", params, true, t, out_extents, a_padded, b_padded);
         host = run_generator("elementwise", params, false, t, out_extents, a, b);
     } else {
-        Halide::Buffer<> a_padded = padded_copy(a, {plan.d0p, plan.d1p, c.d2});
+        Halide::Buffer<> a_padded = padded_copy(a, {shape.gated() ? 2 * plan.d0p : plan.d0p, plan.d1p, c.d2});
         spyre = run_generator("elementwise", params, true, t, out_extents, a_padded);
         host = run_generator("elementwise", params, false, t, out_extents, a);
     }
@@ -69,14 +72,20 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
     // add/mul: one fp32 operation; gelu/silu: tanh/exp approximated differently
     // on the host. fp16 results round once (half an ulp, 2^-11, plus a boundary case).
     const double tol = t == Halide::Float(32) ? (shape.binary() ? 1e-6 : 2e-5) : 2e-3;
-    double max_err = 0, max_ref = 0;
-    int distinct = 0;
+    double max_err = 0, max_ref = 0, max_err_direct = 0;
+    int distinct = 0, nonfinite = 0;
     const double first = value_at(host, 0, 0, 0);
     for (int z = 0; z < c.d2; z++)
         for (int y = 0; y < c.d1; y++)
             for (int x = 0; x < c.d0; x++) {
                 const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
                 max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+                nonfinite += !std::isfinite(h) || !std::isfinite(s);
+                if (shape.gated()) {
+                    const double g = value_at(a, x, y, z), u = value_at(a, x + c.d0, y, z);
+                    const double direct = g / (1.0 + std::exp(-g)) * u;
+                    max_err_direct = std::max(max_err_direct, std::fabs(h - direct) / std::max(1.0, std::fabs(direct)));
+                }
                 max_ref = std::max(max_ref, std::fabs(h));
                 if (h != first) distinct++;
             }
@@ -84,6 +93,8 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
         EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
     }
     EXPECT_GT(max_ref, 0.05) << "the host reference is (nearly) zero: the test could pass by accident";
+    EXPECT_EQ(nonfinite, 0) << "outputs that are not finite";
+    EXPECT_LE(max_err_direct, t == Halide::Float(32) ? 2e-5 : 2e-3) << "the host build is not silu(gate) * up";
     EXPECT_LE(max_err, tol) << "max relative error " << max_err << " (plan: " << plan.tile_rows << " rows per tile, "
                             << plan.cores() << " cores, vector " << plan.row_vector << ")";
 }
@@ -104,8 +115,43 @@ INSTANTIATE_TEST_SUITE_P(
                       ElementwiseCase{"gelu", 100, 37, 5, "float16", ""},
                       ElementwiseCase{"gelu", 4100, 9, 1, "float16", ""},        // rows cut into SFU vectors
                       ElementwiseCase{"silu", 31, 100, 1, "float32", ""},
-                      ElementwiseCase{"silu", 128, 65, 2, "float16", ""}),
+                      ElementwiseCase{"silu", 128, 65, 2, "float16", ""},
+                      ElementwiseCase{"add", 4096, 1, 1, "float16", ""},    // Granite-3-8B residual adds:
+                      ElementwiseCase{"add", 4096, 512, 1, "float16", ""},  // decode and a prefill
+                      // swiglu: a = (2 d0, d1, d2), gate then up; d0 whole sticks for Spyre.
+                      ElementwiseCase{"swiglu", 64, 37, 3, "float16", ""},
+                      ElementwiseCase{"swiglu", 96, 20, 1, "float32", ""},
+                      ElementwiseCase{"swiglu", 4160, 5, 1, "float16", ""},    // rows cut into SFU vectors
+                      // Granite-3-8B's MLP gate (F = 12800): decode, small batches, a prefill.
+                      ElementwiseCase{"swiglu", 12800, 1, 1, "float16", ""},
+                      ElementwiseCase{"swiglu", 12800, 4, 1, "float16", ""},
+                      ElementwiseCase{"swiglu", 12800, 8, 1, "float16", ""},
+                      ElementwiseCase{"swiglu", 12800, 8, 1, "float32", ""},
+                      ElementwiseCase{"swiglu", 12800, 512, 1, "float16", ""}),
     case_name);
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// op=swiglu with a gate width that is not whole sticks is refused for Spyre at configure() time.
+TEST(ElementwiseParams, SpyreSwigluRefusesAGateThatIsNotWholeSticks) {
+    std::string msg;
+    set_compiling_for_spyre(true);
+    try {
+        auto gen = Halide::Internal::GeneratorRegistry::create("elementwise", Halide::GeneratorContext(Halide::Target("x86-64-linux")));
+        Halide::Internal::GeneratorParamsMap pm = {{"op", "swiglu"}, {"d0", "100"}, {"d1", "4"}, {"d2", "1"}};
+        gen->set_generator_param_values(pm);
+        GeneratorSteps::configure(gen.get());
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("op=swiglu needs d0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("d0=100 is not"), std::string::npos) << msg;
+}
 
 }  // namespace
 }  // namespace spyre::testing

@@ -92,7 +92,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{200, 40, 96, "float32", "silu"},   // M over several tiles
                                            MatmulCase{128, 256, 128, "float16", "silu"},
                                            MatmulCase{1, 1, 1, "float32", "gelu"},       // the smallest
-                                           MatmulCase{300, 520, 2000, "float16", "relu"}),  // several tiles and K chunks
+                                           MatmulCase{300, 520, 2000, "float16", "relu"},  // several tiles and K chunks
+                                           // An LM head's shape at small scale: n (the vocabulary) odd, not whole
+                                           // sticks or tiles (Granite-3-8B: n=49155, k=4096), decode and a batch.
+                                           MatmulCase{4, 1027, 256, "float16", "none"},
+                                           MatmulCase{1, 1027, 256, "float16", "none"},
+                                           MatmulCase{1, 4099, 512, "float16", "none"},
+                                           MatmulCase{1, 49155, 4096, "float16", "none"}),  // the LM head, decode
                          case_name);
 
 }  // namespace

@@ -88,7 +88,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, NormDualRealization,
                                            NormCase{"rmsnorm", 64, 32, "float16"},
                                            NormCase{"rmsnorm", 1000, 37, "float32"},
                                            NormCase{"rmsnorm", 1, 5, "float32"},        // one element per row
-                                           NormCase{"rmsnorm", 4160, 9, "float16"}),
+                                           NormCase{"rmsnorm", 4160, 9, "float16"},
+                                           NormCase{"rmsnorm", 4096, 1, "float16"},     // Granite-3-8B: decode
+                                           NormCase{"rmsnorm", 4096, 512, "float16"}),  // and a prefill
                          [](const auto &info) {
                              return std::string(info.param.kernel) + "_" + info.param.dtype + "_" +
                                     std::to_string(info.param.cols) + "x" + std::to_string(info.param.rows);

@@ -62,7 +62,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeDualRealization,
                                            TransposeCase{1, 33, 0, "float32"},     // a column becomes a row
                                            TransposeCase{256, 128, 2, "float32"},  // two-stick tiles, batched
                                            TransposeCase{1000, 37, 0, "float16"},  // long and thin
-                                           TransposeCase{192, 320, 1, "float16"}), // batch 1, 3-D
+                                           TransposeCase{192, 320, 1, "float16"},  // batch 1, 3-D
+                                           // An LLM's new key vectors (d, 1, heads) to (1, d, heads), decode at
+                                           // batch 1 and 8 (8 and 64 KV heads), and a prefill's keys.
+                                           TransposeCase{128, 1, 8, "float16"}, TransposeCase{128, 1, 64, "float16"},
+                                           TransposeCase{128, 512, 8, "float16"}),
                          [](const auto &info) {
                              const TransposeCase &c = info.param;
                              return std::string(c.dtype) + "_" + std::to_string(c.x) + "x" + std::to_string(c.y) +
