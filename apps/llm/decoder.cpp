@@ -1,0 +1,564 @@
+// The decoder chain (decoder.h), kernel by kernel. T tokens of one step, B
+// sequences, D head dim, QH/KVH query/KV heads, G = QH / KVH.
+//
+// Prefill of sequence b (T = prompt tokens, positions 0..T-1):
+//   x(H, T)          <- embedding rows                         device copies
+//   per layer:
+//     xn = rmsnorm(x);  qkv = xn . wqkv  (NQKV, T) viewed as (D, QH+2KVH, T)
+//     qk = rope(qkv)    (D, QH+KVH, T): the query and key heads rotated
+//     q(D, T, QH)      <- qk heads [0, QH), tokens and heads swapped    copy
+//     k(D, T, KVH)     <- qk heads [QH, QH+KVH), swapped                copy
+//     kt = transpose(k) (T, D, KVH)
+//     v(D, T, KVH)     <- qkv heads [QH+KVH, QH+2KVH), swapped         copy
+//     cache: Kt[0:T, :, heads of b] <- kt;  V[:, 0:T, heads of b] <- v  copies
+//     kt_g(T, D, QH), v_g(D, T, QH) <- each KV head repeated for its G query heads (copies)
+//     o = attention(q, kt_g, v_g), causal      (D, T, QH)
+//     a(D, QH, T)      <- o, swapped back; viewed as (H, T)             copy
+//     x = x + a . wo;  x = x + swiglu(rmsnorm(x) . wgu) . wdown
+//   the last token's x -> rmsnorm -> LM head (batch-1 decode kernels) -> argmax on the host
+//
+// Decode step (T = B, one token per sequence, position p):
+//   x(H, B) <- embedding rows; per layer:
+//     xn, qkv, qk as above (T = B)
+//     q(D, QH, B) <- qk heads [0, QH), viewed as (D, G, KVH*B): the G query
+//                    heads of KV head kvh of sequence b are the rows of attention head kvh + KVH*b
+//     k(D, KVH, B) <- qk heads [QH, ...) viewed (D, 1, KVH*B); kt = transpose(k) (1, D, KVH*B)
+//     Kt[p, :, :] <- kt;  V[:, p, :] <- qkv heads [QH+KVH, ...)         copies (the append)
+//     o = attention(q, Kt, V, key_mask), the mask 0 for positions <= p, -30000 after
+//     (D, G, KVH*B) is (H, B): x = x + o . wo; MLP as above
+//   rmsnorm -> LM head -> logits (V, B) -> argmax per sequence on the host
+#include "decoder.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "kernel_table.h"
+#include "spyre/dtype.h"
+#include "spyre/program_format.h"
+#include "spyre/spyre_device.h"
+#include "spyre/spyre_runtime.h"
+
+namespace llm {
+
+namespace {
+
+const std::vector<KernelEntry> kKernels = {LLM_KERNEL_ENTRIES};
+
+// The device layout `function` was compiled with for its argument `arg` (its
+// program file, written by the build next to the kernel). False if missing.
+bool program_layout(const std::string &function, const char *arg, spyre_device_layout *out) {
+    try {
+        const spyre::Program p =
+            spyre::decode_program(spyre::read_file_bytes(std::string(LLM_PROGRAM_DIR) + "/" + function + ".spyre"));
+        for (const spyre::ProgramArgument &a : p.args) {
+            if (a.name != arg) continue;
+            *out = spyre_device_layout{};
+            out->dimensions = (int32_t)a.layout.order.size();
+            out->stick_dim = a.layout.stick_dim;
+            for (int d = 0; d < out->dimensions; d++) {
+                out->order[d] = a.layout.order[d];
+                out->padded[d] = a.layout.padded[d];
+            }
+            return true;
+        }
+    } catch (const std::exception &) {
+    }
+    return false;
+}
+
+spyre_kernel_stats profile_entry(const char *name) {
+    spyre_kernel_stats s{};
+    if (spyre_get_kernel_stats(name, &s) != 0) s = spyre_kernel_stats{};
+    return s;
+}
+
+}  // namespace
+
+const ModelShape &compiled_shape() {
+    static const ModelShape shape = [] {
+        ModelShape s;
+        s.name = LLM_CONFIG_NAME;
+        s.hidden = LLM_HIDDEN;
+        s.qheads = LLM_QHEADS;
+        s.kvheads = LLM_KVHEADS;
+        s.head_dim = LLM_HEAD_DIM;
+        s.ffn = LLM_FFN;
+        s.vocab = LLM_VOCAB;
+        s.layers = LLM_LAYERS;
+        s.prompt = LLM_PROMPT;
+        s.capacity = LLM_CAPACITY;
+        s.batches = LLM_BATCHES;
+        return s;
+    }();
+    return shape;
+}
+
+const std::vector<KernelEntry> &compiled_kernels() { return kKernels; }
+
+int64_t ModelShape::layer_weight_bytes() const {
+    const int64_t h = hidden;
+    return 2 * (2 * h + (int64_t)qkv_features() * h + h * h + 2 * (int64_t)ffn * h + h * (int64_t)ffn);
+}
+
+int64_t ModelShape::weight_bytes_per_step(int layers, int batch) const {
+    return layers * layer_weight_bytes() + 2 * ((int64_t)hidden + (int64_t)vocab * hidden + (int64_t)batch * hidden);
+}
+
+ModelWeights random_weights(const ModelShape &s, int layers, uint64_t seed) {
+    // Uniform weights of variance 1/fan_in keep every projection's output near unit variance.
+    auto uniform = [&](std::vector<int> extents, int fan_in, uint64_t stream) {
+        Tensor t(kF16, extents);
+        fill_uniform_f16(t, seed * 1000003 + stream, 0.0f, std::sqrt(3.0f / (float)fan_in));
+        return t;
+    };
+    auto norm = [&](uint64_t stream) {
+        Tensor t(kF16, s.hidden);
+        fill_uniform_f16(t, seed * 1000003 + stream, 1.0f, 0.2f);
+        return t;
+    };
+    ModelWeights w;
+    for (int l = 0; l < layers; l++) {
+        const uint64_t base = 100 + 10 * (uint64_t)l;
+        LayerWeights lw;
+        lw.attn_norm = norm(base + 0);
+        lw.wqkv = uniform({s.qkv_features(), s.hidden}, s.hidden, base + 1);
+        lw.wo = uniform({s.hidden, s.hidden}, s.hidden, base + 2);
+        lw.mlp_norm = norm(base + 3);
+        lw.wgu = uniform({2 * s.ffn, s.hidden}, s.hidden, base + 4);
+        lw.wdown = uniform({s.hidden, s.ffn}, s.ffn, base + 5);
+        w.layers.push_back(std::move(lw));
+    }
+    w.embedding = uniform({s.hidden, s.vocab}, 3, 1);  // unit variance
+    w.final_norm = norm(2);
+    w.lm_head = uniform({s.vocab, s.hidden}, s.hidden, 3);
+    return w;
+}
+
+Decoder::Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch,
+                 RunRecorder *recorder)
+    : r_(realization), shape_(shape), layers_(layers), batch_(batch), recorder_(recorder) {
+    bool known = false;
+    for (int b : shape.batches) known |= b == batch;
+    if (!known) {
+        std::string list;
+        for (int b : shape.batches) list += (list.empty() ? "" : ", ") + std::to_string(b);
+        throw std::runtime_error("batch " + std::to_string(batch) + " has no kernels in configuration " + shape.name +
+                                 " (built for batches " + list + "; add it to BATCHES in apps/llm/CMakeLists.txt)");
+    }
+}
+
+const KernelEntry &Decoder::kernel(const std::string &role) const {
+    for (const KernelEntry &k : kKernels) {
+        if (role == k.role) return k;
+    }
+    throw std::runtime_error("configuration " + shape_.name + " has no kernel '" + role + "'");
+}
+
+template <typename... Args>
+void Decoder::run(const std::string &kernel_role, const std::string &label, Args... args) {
+    const KernelEntry &k = kernel(kernel_role);
+    const KernelFn &fn = r_.on_device() ? k.spyre : k.host;
+    const spyre_kernel_stats relayout_before = r_.on_device() ? profile_entry("relayout") : spyre_kernel_stats{};
+    r_.check(fn.call(std::string(k.function) + (r_.on_device() ? "" : "_host"), args...), label + " (" + k.function + ")");
+    if (!recorder_ || !r_.on_device()) return;
+    recorder_->kernel_ran(label, k.function);
+    const spyre_kernel_stats relayout_after = profile_entry("relayout");
+    if (relayout_after.calls > relayout_before.calls) {
+        // The runtime re-laid out an operand for this kernel: shown, not hidden in the kernel's row.
+        OpRecord rr;
+        rr.role = "relayout:" + label;
+        rr.function = "relayout";
+        rr.us = relayout_after.simulated_us - relayout_before.simulated_us;
+        rr.bound_us = rr.us;
+        rr.read_bytes = relayout_after.dram_read_bytes - relayout_before.dram_read_bytes;
+        rr.write_bytes = relayout_after.dram_write_bytes - relayout_before.dram_write_bytes;
+        rr.bottleneck = "dma";
+        recorder_->add(rr);
+    }
+}
+
+void Decoder::copies(const std::string &label, const std::function<void()> &op) {
+    if (recorder_ && r_.on_device()) {
+        recorder_->device_copies(label, op);
+    } else {
+        op();
+    }
+}
+
+Tensor Decoder::place_weight(const Tensor *host, const std::vector<int> &extents, const std::string &kernel_role,
+                             const char *arg) {
+    if (!r_.on_device()) return *host;  // the host chain reads the host weights themselves
+    // Shares the host weight's memory (functional) or has none (timing-only).
+    Tensor t = host && !r_.timing_only() ? *host : Tensor(kF16, nullptr, extents);
+    spyre_device_layout layout;
+    if (!kernel_role.empty() && program_layout(kernel(kernel_role).function, arg, &layout)) {
+        r_.check(spyre_device_malloc_with_layout(nullptr, t.raw_buffer(), &layout), "weight device_malloc");
+    } else {
+        r_.check(t.device_malloc(spyre_device_interface()), "weight device_malloc");
+    }
+    if (t.data()) {
+        t.set_host_dirty();
+        r_.check(t.copy_to_device(spyre_device_interface()), "weight upload");
+    }
+    return t;
+}
+
+void Decoder::load_weights(const ModelWeights *host) {
+    if (!host && !r_.timing_only()) throw std::logic_error("a functional run needs weights");
+    const ModelShape &s = shape_;
+    const std::string d = "d" + std::to_string(batch_) + "_";
+    layer_.clear();
+    for (int l = 0; l < layers_; l++) {
+        const LayerWeights *hw = host ? &host->layers[l] : nullptr;
+        LayerState st;
+        st.attn_norm = place_weight(hw ? &hw->attn_norm : nullptr, {s.hidden}, d + "norm", "weight");
+        st.wqkv = place_weight(hw ? &hw->wqkv : nullptr, {s.qkv_features(), s.hidden}, d + "qkv", "B");
+        st.wo = place_weight(hw ? &hw->wo : nullptr, {s.hidden, s.hidden}, d + "oproj", "B");
+        st.mlp_norm = place_weight(hw ? &hw->mlp_norm : nullptr, {s.hidden}, d + "norm", "weight");
+        st.wgu = place_weight(hw ? &hw->wgu : nullptr, {2 * s.ffn, s.hidden}, d + "gu", "B");
+        st.wdown = place_weight(hw ? &hw->wdown : nullptr, {s.hidden, s.ffn}, d + "down", "B");
+        st.kt_cache = tensor_for(d + "attn", "Kt", {s.capacity, s.head_dim, s.kvheads * batch_});
+        st.v_cache = tensor_for(d + "attn", "V", {s.head_dim, s.capacity, s.kvheads * batch_});
+        layer_.push_back(std::move(st));
+        if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\rweights: layer %d/%d placed", l + 1, layers_);
+    }
+    if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\n");
+    embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab}, "", nullptr);  // read by copies only
+    final_norm_ = place_weight(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "weight");
+    lm_head_ = place_weight(host ? &host->lm_head : nullptr, {s.vocab, s.hidden}, d + "lm", "B");
+    auto zeros = [&](int n) {
+        Tensor z(kF16, n);
+        std::memset(z.data(), 0, z.size_in_bytes());
+        return r_.timing_only() ? r_.make({n}) : r_.make_from_host(z);
+    };
+    bias_qkv_ = zeros(s.qkv_features());
+    bias_hidden_ = zeros(s.hidden);
+    bias_gu_ = zeros(2 * s.ffn);
+    bias_vocab_ = zeros(s.vocab);
+}
+
+// ---- helpers of one step ----
+
+// A new tensor in the device layout `kernel_role`'s program has for its
+// argument `arg`: a kernel writes such an output in place (another layout
+// would make the runtime give the output a new allocation, which views of
+// the old one would not see) and reads such an input without a relayout.
+Tensor Decoder::tensor_for(const std::string &kernel_role, const char *arg, const std::vector<int> &extents,
+                           bool host_memory) {
+    if (!r_.on_device()) return r_.make(extents);
+    const std::string key = kernel_role + "/" + arg;
+    auto it = layouts_.find(key);
+    if (it == layouts_.end()) {
+        spyre_device_layout layout{};
+        const bool found = program_layout(kernel(kernel_role).function, arg, &layout);
+        it = layouts_.emplace(key, std::make_pair(found, layout)).first;
+    }
+    if (!it->second.first) return r_.make(extents, host_memory);
+    Tensor t = host_memory && !r_.timing_only() ? Tensor(kF16, extents) : Tensor(kF16, nullptr, extents);
+    r_.check(spyre_device_malloc_with_layout(nullptr, t.raw_buffer(), &it->second.second),
+             "device_malloc in the layout of " + key);
+    return t;
+}
+
+Tensor Decoder::view(Tensor &t, const std::vector<int> &extents) {
+    Tensor v;
+    try {
+        v = r_.reshape(t, extents);
+    } catch (const std::runtime_error &e) {
+        if (!r_.on_device()) throw;
+        if (std::getenv("LLM_PROBE")) std::fprintf(stderr, "view fallback: %s\n", e.what());
+        // The tensor's device layout (a kernel's output layout) pads a dimension the
+        // view would merge: the bytes differ, so the elements are copied (charged, shown).
+        std::vector<int> own;
+        for (int d = 0; d < t.dimensions(); d++) own.push_back(t.dim(d).extent());
+        Tensor dense = r_.make(own);
+        copies("relayout for a view", [&] { r_.copy(t, dense); });
+        keep_alive_.push_back(dense);
+        v = r_.reshape(dense, extents);
+    }
+    if (r_.on_device()) views_.push_back(v);
+    return v;
+}
+
+void Decoder::release_views() {
+    // A copied Buffer takes ownership of a device handle it was given (Halide's
+    // Buffer::incref), so dropping the last copy frees each view.
+    views_.clear();
+    keep_alive_.clear();
+}
+
+Tensor Decoder::upload(const std::string &label, const Tensor &host) {
+    const spyre_kernel_stats before = r_.on_device() ? profile_entry("host->device") : spyre_kernel_stats{};
+    Tensor t = r_.make_from_host(host);
+    if (recorder_ && r_.on_device()) {
+        const spyre_kernel_stats after = profile_entry("host->device");
+        OpRecord rec;
+        rec.role = label;
+        rec.function = "host->device";
+        rec.us = after.simulated_us - before.simulated_us;
+        rec.bound_us = rec.us;
+        rec.write_bytes = after.dram_write_bytes - before.dram_write_bytes;
+        rec.bottleneck = "host link";
+        recorder_->add(rec);
+    }
+    return t;
+}
+
+Tensor Decoder::rope_table(const std::vector<int> &positions, bool sine) {
+    const int half = shape_.head_dim / 2;
+    Tensor t(kF16, half, (int)positions.size());
+    uint16_t *p = static_cast<uint16_t *>(t.data());
+    for (size_t j = 0; j < positions.size(); j++) {
+        for (int i = 0; i < half; i++) {
+            const double freq = std::pow(shape_.rope_theta, -2.0 * i / shape_.head_dim);
+            const double angle = positions[j] * freq;
+            p[j * half + i] = spyre::float_to_half((float)(sine ? std::sin(angle) : std::cos(angle)));
+        }
+    }
+    return upload(sine ? "rope sin table" : "rope cos table", t);
+}
+
+Tensor Decoder::embed(const std::vector<int> &tokens) {
+    Tensor x = r_.make({shape_.hidden, (int)tokens.size()});
+    copies("embedding", [&] {
+        for (size_t i = 0; i < tokens.size(); i++) {
+            const int token = tokens[i] < 0 ? 0 : tokens[i];  // timing-only runs have no tokens
+            if (token >= shape_.vocab) throw std::runtime_error("token " + std::to_string(token) + " is not in the vocabulary");
+            r_.copy(embedding_.cropped(1, token, 1), x.cropped(1, (int)i, 1));
+        }
+    });
+    return x;
+}
+
+std::vector<int> Decoder::greedy(Tensor &logits) {
+    const int n = logits.dim(1).extent();
+    if (r_.timing_only()) return std::vector<int>(n, -1);
+    const spyre_kernel_stats before = r_.on_device() ? profile_entry("device->host") : spyre_kernel_stats{};
+    r_.to_host(logits);
+    if (recorder_ && r_.on_device()) {
+        const spyre_kernel_stats after = profile_entry("device->host");
+        OpRecord rec;
+        rec.role = "logits to host";
+        rec.function = "device->host";
+        rec.us = after.simulated_us - before.simulated_us;
+        rec.bound_us = rec.us;
+        rec.read_bytes = after.dram_read_bytes - before.dram_read_bytes;
+        rec.bottleneck = "host link";
+        recorder_->add(rec);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<int> next(n);
+    for (int b = 0; b < n; b++) {
+        int best = 0;
+        float best_value = -INFINITY;
+        for (int v = 0; v < shape_.vocab; v++) {
+            const float value = f16_at(logits, {v, b});
+            if (value > best_value) best_value = value, best = v;
+        }
+        next[b] = best;
+    }
+    host_argmax_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    return next;
+}
+
+// LLM_PROBE=1 (functional runs): prints the mean |value| of the chain's
+// intermediate tensors, to locate where two realizations part. Costs
+// device->host copies, so never on by default.
+void Decoder::probe(const char *what, const Tensor &t) {
+    static const bool on = std::getenv("LLM_PROBE") && *std::getenv("LLM_PROBE") == '1';
+    if (!on || r_.timing_only()) return;
+    std::vector<int> extents;
+    for (int d = 0; d < t.dimensions(); d++) extents.push_back(t.dim(d).extent());
+    Tensor h = r_.make(extents, true);
+    r_.copy(t, h);
+    if (r_.on_device()) h.set_device_dirty();  // copy() marks its own Buffer copy of h
+    r_.to_host(h);
+    double sum = 0;
+    const uint16_t *p = static_cast<const uint16_t *>(h.data());
+    for (size_t i = 0; i < h.number_of_elements(); i++) sum += std::fabs(spyre::half_to_float(p[i]));
+    std::fprintf(stderr, "probe %s %-14s mean|x| %.6f over %zu\n", r_.name(), what, sum / h.number_of_elements(),
+                 h.number_of_elements());
+}
+
+// ---- the sub-blocks ----
+
+// x + swiglu(rmsnorm(x) . wgu) . wdown, with the kernels of prefix ("p_" or "dB_").
+Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
+    const ModelShape &s = shape_;
+    const int T = x.dim(1).extent();
+    Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
+    run(k + "norm", "rmsnorm", x.raw_buffer(), L.mlp_norm.raw_buffer(), s.eps, xn.raw_buffer());
+    Tensor gu = tensor_for(k + "gu", "C", {2 * s.ffn, T});
+    run(k + "gu", "gate/up proj", xn.raw_buffer(), L.wgu.raw_buffer(), bias_gu_.raw_buffer(), gu.raw_buffer());
+    Tensor act3 = tensor_for(k + "swiglu", "out", {s.ffn, T, 1});
+    Tensor gu3 = view(gu, {2 * s.ffn, T, 1});
+    run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
+    Tensor act = view(act3, {s.ffn, T});
+    Tensor m = tensor_for(k + "down", "C", {s.hidden, T});
+    run(k + "down", "down proj", act.raw_buffer(), L.wdown.raw_buffer(), bias_hidden_.raw_buffer(), m.raw_buffer());
+    return residual(k, x, m);
+}
+
+Tensor Decoder::residual(const std::string &k, Tensor &x, Tensor &y) {
+    const int T = x.dim(1).extent();
+    Tensor out3 = tensor_for(k + "add", "out", {shape_.hidden, T, 1});
+    Tensor x3 = view(x, {shape_.hidden, T, 1}), y3 = view(y, {shape_.hidden, T, 1});
+    run(k + "add", "residual add", x3.raw_buffer(), y3.raw_buffer(), out3.raw_buffer());
+    return view(out3, {shape_.hidden, T});
+}
+
+// rmsnorm(x) . wqkv, then the rotation of the query and key heads. Returns
+// qkv viewed (D, QH + 2 KVH, T) and sets *qk to the rotated (D, QH + KVH, T).
+Tensor Decoder::qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Tensor &cos, Tensor &sin, Tensor *qk) {
+    const ModelShape &s = shape_;
+    const int T = x.dim(1).extent();
+    Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
+    run(k + "norm", "rmsnorm", x.raw_buffer(), L.attn_norm.raw_buffer(), s.eps, xn.raw_buffer());
+    Tensor qkv = tensor_for(k + "qkv", "C", {s.qkv_features(), T});
+    run(k + "qkv", "qkv proj", xn.raw_buffer(), L.wqkv.raw_buffer(), bias_qkv_.raw_buffer(), qkv.raw_buffer());
+    Tensor qkv3 = view(qkv, {s.head_dim, s.qkv_heads(), T});
+    *qk = tensor_for(k + "rope", "out", {s.head_dim, s.qheads + s.kvheads, T});
+    run(k + "rope", "rope", qkv3.raw_buffer(), cos.raw_buffer(), sin.raw_buffer(), qk->raw_buffer());
+    return qkv3;
+}
+
+Tensor Decoder::lm_head(Tensor &x) {
+    // The batch's own kernels (decode), or the batch-1 ones for the last prompt token.
+    const ModelShape &s = shape_;
+    const int T = x.dim(1).extent();
+    const std::string k = "d" + std::to_string(T) + "_";
+    if (recorder_) recorder_->set_layer(-1);
+    Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
+    run(k + "norm", "final rmsnorm", x.raw_buffer(), final_norm_.raw_buffer(), s.eps, xn.raw_buffer());
+    Tensor logits = tensor_for(k + "lm", "C", {s.vocab, T}, true);
+    run(k + "lm", "lm head", xn.raw_buffer(), lm_head_.raw_buffer(), bias_vocab_.raw_buffer(), logits.raw_buffer());
+    return logits;
+}
+
+int Decoder::prefill(int slot, const std::vector<int> &prompt) {
+    const ModelShape &s = shape_;
+    const int T = s.prompt, D = s.head_dim, QH = s.qheads, KVH = s.kvheads, G = s.group();
+    if ((int)prompt.size() != T) {
+        throw std::runtime_error("prefill: the prompt has " + std::to_string(prompt.size()) + " tokens; configuration " +
+                                 s.name + " is built for " + std::to_string(T));
+    }
+    if (slot < 0 || slot >= batch_) throw std::runtime_error("prefill: no sequence slot " + std::to_string(slot));
+    if (recorder_) recorder_->set_layer(-1);
+    Tensor x = embed(prompt);
+    std::vector<int> positions(T);
+    for (int i = 0; i < T; i++) positions[i] = i;
+    Tensor cos = rope_table(positions, false), sin = rope_table(positions, true);
+    for (int l = 0; l < layers_; l++) {
+        if (recorder_) recorder_->set_layer(l);
+        LayerState &L = layer_[l];
+        Tensor qk;
+        Tensor qkv3 = qkv_and_rope("p_", L, x, cos, sin, &qk);
+        Tensor q = tensor_for("p_attn", "Q", {D, T, QH}), k = tensor_for("p_kt", "in", {D, T, KVH}),
+               v = r_.make({D, T, KVH});
+        copies("qkv split", [&] {
+            r_.copy(qk.cropped(1, 0, QH), q.transposed(1, 2));
+            r_.copy(qk.cropped(1, QH, KVH), k.transposed(1, 2));
+            r_.copy(qkv3.cropped(1, QH + KVH, KVH), v.transposed(1, 2));
+        });
+        Tensor kt = tensor_for("p_kt", "out", {T, D, KVH});
+        run("p_kt", "k transpose", k.raw_buffer(), kt.raw_buffer());
+        copies("kv cache write", [&] {
+            r_.copy(kt, L.kt_cache.cropped(0, 0, T).cropped(2, KVH * slot, KVH));
+            r_.copy(v, L.v_cache.cropped(1, 0, T).cropped(2, KVH * slot, KVH));
+        });
+        // Grouped-query attention: each KV head serves G query heads.
+        Tensor kt_g = tensor_for("p_attn", "Kt", {T, D, QH}), v_g = tensor_for("p_attn", "V", {D, T, QH});
+        copies("kv head repeat", [&] {
+            for (int h = 0; h < QH; h++) {
+                r_.copy(kt.cropped(2, h / G, 1), kt_g.cropped(2, h, 1));
+                r_.copy(v.cropped(2, h / G, 1), v_g.cropped(2, h, 1));
+            }
+        });
+        Tensor o = tensor_for("p_attn", "O", {D, T, QH});
+        run("p_attn", "attention", q.raw_buffer(), kt_g.raw_buffer(), v_g.raw_buffer(), o.raw_buffer());
+        Tensor a = r_.make({D, QH, T});
+        copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
+        Tensor a2 = view(a, {s.hidden, T});
+        Tensor y = tensor_for("p_oproj", "C", {s.hidden, T});
+        run("p_oproj", "o proj", a2.raw_buffer(), L.wo.raw_buffer(), bias_hidden_.raw_buffer(), y.raw_buffer());
+        Tensor x2 = residual("p_", x, y);
+        x = mlp("p_", L, x2);
+        release_views();
+    }
+    if (recorder_) recorder_->set_layer(-1);
+    Tensor last = r_.make({s.hidden, 1});
+    copies("last token", [&] { r_.copy(x.cropped(1, T - 1, 1), last); });
+    logits_ = lm_head(last);
+    const int next = greedy(logits_)[0];
+    release_views();
+    return next;
+}
+
+std::vector<int> Decoder::decode_step(const std::vector<int> &tokens, int position) {
+    const ModelShape &s = shape_;
+    const int B = batch_, D = s.head_dim, QH = s.qheads, KVH = s.kvheads, G = s.group();
+    if ((int)tokens.size() != B) throw std::runtime_error("decode_step: one token per sequence is needed");
+    if (position < 0 || position >= s.capacity) {
+        throw std::runtime_error("decode_step: position " + std::to_string(position) + " is outside the KV cache (" +
+                                 std::to_string(s.capacity) + " positions in configuration " + s.name + ")");
+    }
+    const std::string k = "d" + std::to_string(B) + "_";
+    if (recorder_) recorder_->set_layer(-1);
+    Tensor x = embed(tokens);
+    Tensor cos = rope_table(std::vector<int>(B, position), false), sin = rope_table(std::vector<int>(B, position), true);
+    Tensor mask_host(kF16, s.capacity);
+    for (int j = 0; j < s.capacity; j++) {
+        static_cast<uint16_t *>(mask_host.data())[j] = spyre::float_to_half(j <= position ? 0.0f : -30000.0f);
+    }
+    Tensor mask = upload("key mask", mask_host);
+    for (int l = 0; l < layers_; l++) {
+        if (recorder_) recorder_->set_layer(l);
+        LayerState &L = layer_[l];
+        probe("x", x);
+        Tensor qk;
+        Tensor qkv3 = qkv_and_rope(k, L, x, cos, sin, &qk);
+        probe("qkv", qkv3);
+        probe("qk", qk);
+        Tensor q = r_.make({D, QH, B}), kn = r_.make({D, KVH, B}), vn = r_.make({D, KVH, B});
+        copies("qkv split", [&] {
+            r_.copy(qk.cropped(1, 0, QH), q);
+            r_.copy(qk.cropped(1, QH, KVH), kn);
+            r_.copy(qkv3.cropped(1, QH + KVH, KVH), vn);
+        });
+        Tensor kn3 = view(kn, {D, 1, KVH * B});
+        Tensor ktn = tensor_for(k + "kt", "out", {1, D, KVH * B});
+        run(k + "kt", "k transpose", kn3.raw_buffer(), ktn.raw_buffer());
+        Tensor vn3 = view(vn, {D, 1, KVH * B});
+        copies("kv append", [&] {
+            r_.copy(ktn, L.kt_cache.cropped(0, position, 1));
+            r_.copy(vn3, L.v_cache.cropped(1, position, 1));
+        });
+        Tensor qv = view(q, {D, G, KVH * B});
+        Tensor o = tensor_for(k + "attn", "O", {D, G, KVH * B});
+        run(k + "attn", "attention", qv.raw_buffer(), L.kt_cache.raw_buffer(), L.v_cache.raw_buffer(),
+            mask.raw_buffer(), o.raw_buffer());
+        probe("q", q);
+        probe("kt cache", L.kt_cache);
+        probe("v cache", L.v_cache);
+        probe("attention", o);
+        Tensor o2 = view(o, {s.hidden, B});
+        Tensor y = tensor_for(k + "oproj", "C", {s.hidden, B});
+        run(k + "oproj", "o proj", o2.raw_buffer(), L.wo.raw_buffer(), bias_hidden_.raw_buffer(), y.raw_buffer());
+        Tensor x2 = residual(k, x, y);
+        probe("after attention", x2);
+        x = mlp(k, L, x2);
+        probe("after mlp", x);
+        release_views();
+    }
+    logits_ = lm_head(x);
+    probe("logits", logits_);
+    std::vector<int> next = greedy(logits_);
+    release_views();
+    return next;
+}
+
+}  // namespace llm

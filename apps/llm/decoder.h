@@ -1,0 +1,131 @@
+// A Llama/Granite-style decoder (RMSNorm, one fused QKV projection, rotary
+// embeddings, grouped-query attention over a KV cache, SwiGLU MLP, final
+// norm and LM head, greedy decoding) as a chain of the suite's generated
+// kernels and device copies, written once for both realizations
+// (device_tensors.h): on the Spyre device the weights and the KV cache stay
+// resident in device memory; the host realization is the reference chain.
+//
+// Layouts, innermost dimension first (D head dim, G = query heads per KV head):
+//   activations        x(H, T)                      one feature vector per token
+//   fused QKV output   qkv(D, QH + 2 KVH, T)        heads: QH query, KVH key, KVH value
+//   KV cache, layer l  Kt(C, D, KVH * B)            keys transposed: position innermost
+//                      V(D, C, KVH * B)             values: head dim innermost
+//                      (C positions; cache head kvh + KVH * b belongs to sequence b)
+//   weights            matmul B operands (N, K): wqkv(NQKV, H), wo(H, H),
+//                      wgu(2F, H) (gate rows first), wdown(H, F), lm(V, H);
+//                      the embedding table E(H, V) (a row per token).
+// What each step does, kernel by kernel, is in decoder.cpp and docs/llm.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "device_tensors.h"
+#include "spyre/spyre_device.h"
+#include "kernel_fn.h"
+#include "run_report.h"
+
+namespace llm {
+
+struct ModelShape {
+    std::string name;
+    int hidden = 0, qheads = 0, kvheads = 0, head_dim = 0, ffn = 0, vocab = 0;
+    int layers = 0;                // the model's layer count (a run may use fewer)
+    int prompt = 0, capacity = 0;  // prefill tokens; KV cache positions
+    std::vector<int> batches;      // decode batch sizes with kernels
+    double rope_theta = 10000.0;
+    float eps = 1e-5f;
+
+    int group() const { return qheads / kvheads; }
+    int qkv_heads() const { return qheads + 2 * kvheads; }
+    int qkv_features() const { return qkv_heads() * head_dim; }
+    // Bytes of fp16 weights one decode step reads once: every layer's
+    // projections and norms, the final norm, the LM head, and one embedding
+    // row per sequence.
+    int64_t weight_bytes_per_step(int layers, int batch) const;
+    int64_t layer_weight_bytes() const;
+};
+
+// The shape and kernels this executable was built with (kernel_table.h).
+const ModelShape &compiled_shape();
+const std::vector<KernelEntry> &compiled_kernels();
+
+// Random weights, reproducible from a seed, on the host: the inputs of a
+// functional run (timing-only runs have none).
+struct LayerWeights {
+    Tensor attn_norm, wqkv, wo, mlp_norm, wgu, wdown;
+};
+struct ModelWeights {
+    std::vector<LayerWeights> layers;
+    Tensor embedding, final_norm, lm_head;
+};
+ModelWeights random_weights(const ModelShape &shape, int layers, uint64_t seed);
+
+class Decoder {
+public:
+    // batch: sequences decoded together (one of shape.batches); prefill runs per sequence.
+    Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch, RunRecorder *recorder);
+
+    // Uploads the weights (functional) or allocates them on the device
+    // without values (timing-only: host is null). Each weight is placed in
+    // the device layout of the kernel argument it feeds.
+    void load_weights(const ModelWeights *host);
+
+    // Prefill of sequence `slot`'s prompt (shape.prompt tokens, positions
+    // 0..prompt-1): writes the slot's KV cache, returns the greedy next token
+    // (-1 in timing-only mode).
+    int prefill(int slot, const std::vector<int> &prompt);
+    // One decode step of all sequences at `position` (every sequence has the
+    // same length): appends one position to every layer's cache and returns
+    // the greedy next token of each sequence (-1s in timing-only mode).
+    std::vector<int> decode_step(const std::vector<int> &tokens, int position);
+
+    // The logits (V, B) of the last decode step, or (V, 1) of the last prefill (functional runs).
+    const Tensor &last_logits() const { return logits_; }
+    // Host CPU time spent in greedy argmax so far (us), measured.
+    double host_argmax_us() const { return host_argmax_us_; }
+
+private:
+    struct LayerState {
+        Tensor attn_norm, wqkv, wo, mlp_norm, wgu, wdown;
+        Tensor kt_cache, v_cache;
+    };
+
+    const KernelEntry &kernel(const std::string &role) const;
+    template <typename... Args>
+    void run(const std::string &kernel_role, const std::string &label, Args... args);
+    void copies(const std::string &label, const std::function<void()> &op);
+    Tensor place_weight(const Tensor *host, const std::vector<int> &extents, const std::string &kernel_role,
+                        const char *arg);
+    Tensor tensor_for(const std::string &kernel_role, const char *arg, const std::vector<int> &extents,
+                      bool host_memory = false);
+    Tensor view(Tensor &t, const std::vector<int> &extents);
+    void probe(const char *what, const Tensor &t);
+    void release_views();
+    Tensor upload(const std::string &label, const Tensor &host);
+    Tensor rope_table(const std::vector<int> &positions, bool sine);
+    std::vector<int> greedy(Tensor &logits);
+    Tensor embed(const std::vector<int> &tokens);
+    Tensor qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Tensor &cos, Tensor &sin, Tensor *qk);
+    Tensor mlp(const std::string &k, LayerState &L, Tensor &x);
+    Tensor residual(const std::string &k, Tensor &x, Tensor &y);
+    Tensor lm_head(Tensor &x);
+
+    const Realization &r_;
+    ModelShape shape_;
+    int layers_, batch_;
+    RunRecorder *recorder_;
+    std::vector<LayerState> layer_;
+    Tensor embedding_, final_norm_, lm_head_;
+    Tensor bias_qkv_, bias_hidden_, bias_gu_, bias_vocab_;  // zeros: the matmuls' bias operands
+    Tensor logits_;
+    std::map<std::string, std::pair<bool, spyre_device_layout>> layouts_;  // program layouts by "role/arg"
+    std::vector<Tensor> views_;       // device views of this step, freed at its end
+    std::vector<Tensor> keep_alive_;  // the tensors this step's views see
+    double host_argmax_us_ = 0;
+};
+
+}  // namespace llm
