@@ -207,20 +207,56 @@ Tensor Decoder::place_weight(const Tensor *host, const std::vector<int> &extents
     return t;
 }
 
+Decoder::Weight Decoder::place(const Tensor *host, const std::vector<int> &extents, const std::string &kernel,
+                              const char *arg) {
+    return place_for(host, extents, "d" + std::to_string(batch_) + "_" + kernel, "p_" + kernel, arg);
+}
+
+Decoder::Weight Decoder::place_for(const Tensor *host, const std::vector<int> &extents, const std::string &decode_role,
+                                  const std::string &prefill_role, const char *arg) {
+    // The decode kernels' layout first (decode streams every weight every
+    // step); a prefill kernel compiled with another layout gets its own copy,
+    // placed once here, rather than a relayout of the weight on every call.
+    Weight w;
+    w.decode = place_weight(host, extents, decode_role, arg);
+    w.prefill = w.decode;
+    if (!r_.on_device()) return w;
+    spyre_device_layout dl{}, pl{};
+    const bool has_d = program_layout(this->kernel(decode_role).function, arg, &dl);
+    const bool has_p = has_role(prefill_role) && program_layout(this->kernel(prefill_role).function, arg, &pl);
+    bool same = !has_p || (has_d && dl.dimensions == pl.dimensions && dl.stick_dim == pl.stick_dim);
+    for (int d = 0; same && d < dl.dimensions; d++) same = dl.order[d] == pl.order[d] && dl.padded[d] == pl.padded[d];
+    if (!same) {
+        w.prefill = place_weight(host, extents, prefill_role, arg);
+        int64_t elements = 1;
+        for (int e : extents) elements *= e;
+        second_copy_bytes_ += 2 * elements;
+    }
+    return w;
+}
+
+bool Decoder::has_role(const std::string &role) const {
+    for (const KernelEntry &k : kKernels) {
+        if (role == k.role) return true;
+    }
+    return false;
+}
+
 void Decoder::load_weights(const ModelWeights *host) {
     if (!host && !r_.timing_only()) throw std::logic_error("a functional run needs weights");
     const ModelShape &s = shape_;
     const std::string d = "d" + std::to_string(batch_) + "_";
     layer_.clear();
+    second_copy_bytes_ = 0;
     for (int l = 0; l < layers_; l++) {
         const LayerWeights *hw = host ? &host->layers[l] : nullptr;
         LayerState st;
-        st.attn_norm = place_weight(hw ? &hw->attn_norm : nullptr, {s.hidden}, d + "norm", "weight");
-        st.wqkv = place_weight(hw ? &hw->wqkv : nullptr, {s.qkv_features(), s.hidden}, d + "qkv", "B");
-        st.wo = place_weight(hw ? &hw->wo : nullptr, {s.hidden, s.hidden}, d + "oproj", "B");
-        st.mlp_norm = place_weight(hw ? &hw->mlp_norm : nullptr, {s.hidden}, d + "norm", "weight");
-        st.wgu = place_weight(hw ? &hw->wgu : nullptr, {2 * s.ffn, s.hidden}, d + "gu", "B");
-        st.wdown = place_weight(hw ? &hw->wdown : nullptr, {s.hidden, s.ffn}, d + "down", "B");
+        st.attn_norm = place(hw ? &hw->attn_norm : nullptr, {s.hidden}, "norm", "weight");
+        st.wqkv = place(hw ? &hw->wqkv : nullptr, {s.qkv_features(), s.hidden}, "qkv", "B");
+        st.wo = place(hw ? &hw->wo : nullptr, {s.hidden, s.hidden}, "oproj", "B");
+        st.mlp_norm = place(hw ? &hw->mlp_norm : nullptr, {s.hidden}, "norm", "weight");
+        st.wgu = place(hw ? &hw->wgu : nullptr, {2 * s.ffn, s.hidden}, "gu", "B");
+        st.wdown = place(hw ? &hw->wdown : nullptr, {s.hidden, s.ffn}, "down", "B");
         st.kt_cache = tensor_for(d + "attn", "Kt", {s.capacity, s.head_dim, s.kvheads * batch_});
         st.v_cache = tensor_for(d + "attn", "V", {s.head_dim, s.capacity, s.kvheads * batch_});
         layer_.push_back(std::move(st));
@@ -228,20 +264,27 @@ void Decoder::load_weights(const ModelWeights *host) {
     }
     if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\n");
     embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab}, "", nullptr);  // read by copies only
-    final_norm_ = place_weight(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "weight");
-    lm_head_ = place_weight(host ? &host->lm_head : nullptr, {s.vocab, s.hidden}, d + "lm", "B");
-    auto zeros = [&](int n) {
+    // The prefill's last token goes through the batch-1 LM head.
+    final_norm_ = place_for(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "d1_norm", "weight");
+    lm_head_ = place_for(host ? &host->lm_head : nullptr, {s.vocab, s.hidden}, d + "lm", "d1_lm", "B");
+    auto zeros = [&](const std::string &kernel, int n) {
         Tensor z(kF16, n);
         std::memset(z.data(), 0, z.size_in_bytes());
-        return r_.timing_only() ? r_.make({n}) : r_.make_from_host(z);
+        return place(&z, {n}, kernel, "bias");
     };
-    bias_qkv_ = zeros(s.qkv_features());
-    bias_hidden_ = zeros(s.hidden);
-    bias_gu_ = zeros(2 * s.ffn);
-    bias_vocab_ = zeros(s.vocab);
+    bias_qkv_ = zeros("qkv", s.qkv_features());
+    bias_hidden_ = zeros("oproj", s.hidden);
+    bias_down_ = zeros("down", s.hidden);
+    bias_gu_ = zeros("gu", 2 * s.ffn);
+    Tensor zv(kF16, s.vocab);
+    std::memset(zv.data(), 0, zv.size_in_bytes());
+    bias_vocab_ = place_for(&zv, {s.vocab}, d + "lm", "d1_lm", "bias");
 }
 
 // ---- helpers of one step ----
+
+// The placement of a weight the kernels of prefix k ("p_" or "dB_") read.
+Tensor &Decoder::W(Weight &w, const std::string &k) { return k == "p_" ? w.prefill : w.decode; }
 
 // A new tensor in the device layout `kernel_role`'s program has for its
 // argument `arg`: a kernel writes such an output in place (another layout
@@ -391,15 +434,15 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     const ModelShape &s = shape_;
     const int T = x.dim(1).extent();
     Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
-    run(k + "norm", "rmsnorm", x.raw_buffer(), L.mlp_norm.raw_buffer(), s.eps, xn.raw_buffer());
+    run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.mlp_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
     Tensor gu = tensor_for(k + "gu", "C", {2 * s.ffn, T});
-    run(k + "gu", "gate/up proj", xn.raw_buffer(), L.wgu.raw_buffer(), bias_gu_.raw_buffer(), gu.raw_buffer());
+    run(k + "gu", "gate/up proj", xn.raw_buffer(), W(L.wgu, k).raw_buffer(), W(bias_gu_, k).raw_buffer(), gu.raw_buffer());
     Tensor act3 = tensor_for(k + "swiglu", "out", {s.ffn, T, 1});
     Tensor gu3 = view(gu, {2 * s.ffn, T, 1});
     run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
     Tensor act = view(act3, {s.ffn, T});
     Tensor m = tensor_for(k + "down", "C", {s.hidden, T});
-    run(k + "down", "down proj", act.raw_buffer(), L.wdown.raw_buffer(), bias_hidden_.raw_buffer(), m.raw_buffer());
+    run(k + "down", "down proj", act.raw_buffer(), W(L.wdown, k).raw_buffer(), W(bias_down_, k).raw_buffer(), m.raw_buffer());
     return residual(k, x, m);
 }
 
@@ -417,9 +460,9 @@ Tensor Decoder::qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Ten
     const ModelShape &s = shape_;
     const int T = x.dim(1).extent();
     Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
-    run(k + "norm", "rmsnorm", x.raw_buffer(), L.attn_norm.raw_buffer(), s.eps, xn.raw_buffer());
+    run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.attn_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
     Tensor qkv = tensor_for(k + "qkv", "C", {s.qkv_features(), T});
-    run(k + "qkv", "qkv proj", xn.raw_buffer(), L.wqkv.raw_buffer(), bias_qkv_.raw_buffer(), qkv.raw_buffer());
+    run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(), qkv.raw_buffer());
     Tensor qkv3 = view(qkv, {s.head_dim, s.qkv_heads(), T});
     *qk = tensor_for(k + "rope", "out", {s.head_dim, s.qheads + s.kvheads, T});
     run(k + "rope", "rope", qkv3.raw_buffer(), cos.raw_buffer(), sin.raw_buffer(), qk->raw_buffer());
@@ -433,9 +476,13 @@ Tensor Decoder::lm_head(Tensor &x) {
     const std::string k = "d" + std::to_string(T) + "_";
     if (recorder_) recorder_->set_layer(-1);
     Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
-    run(k + "norm", "final rmsnorm", x.raw_buffer(), final_norm_.raw_buffer(), s.eps, xn.raw_buffer());
+    const bool batch_kernels = T == batch_;
+    Tensor &norm = batch_kernels ? final_norm_.decode : final_norm_.prefill;
+    Tensor &lm = batch_kernels ? lm_head_.decode : lm_head_.prefill;
+    Tensor &bias = batch_kernels ? bias_vocab_.decode : bias_vocab_.prefill;
+    run(k + "norm", "final rmsnorm", x.raw_buffer(), norm.raw_buffer(), s.eps, xn.raw_buffer());
     Tensor logits = tensor_for(k + "lm", "C", {s.vocab, T}, true);
-    run(k + "lm", "lm head", xn.raw_buffer(), lm_head_.raw_buffer(), bias_vocab_.raw_buffer(), logits.raw_buffer());
+    run(k + "lm", "lm head", xn.raw_buffer(), lm.raw_buffer(), bias.raw_buffer(), logits.raw_buffer());
     return logits;
 }
 
@@ -484,7 +531,7 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
         Tensor a2 = view(a, {s.hidden, T});
         Tensor y = tensor_for("p_oproj", "C", {s.hidden, T});
-        run("p_oproj", "o proj", a2.raw_buffer(), L.wo.raw_buffer(), bias_hidden_.raw_buffer(), y.raw_buffer());
+        run("p_oproj", "o proj", a2.raw_buffer(), L.wo.prefill.raw_buffer(), bias_hidden_.prefill.raw_buffer(), y.raw_buffer());
         Tensor x2 = residual("p_", x, y);
         x = mlp("p_", L, x2);
         release_views();
@@ -547,7 +594,7 @@ std::vector<int> Decoder::decode_step(const std::vector<int> &tokens, int positi
         probe("attention", o);
         Tensor o2 = view(o, {s.hidden, B});
         Tensor y = tensor_for(k + "oproj", "C", {s.hidden, B});
-        run(k + "oproj", "o proj", o2.raw_buffer(), L.wo.raw_buffer(), bias_hidden_.raw_buffer(), y.raw_buffer());
+        run(k + "oproj", "o proj", o2.raw_buffer(), L.wo.decode.raw_buffer(), bias_hidden_.decode.raw_buffer(), y.raw_buffer());
         Tensor x2 = residual(k, x, y);
         probe("after attention", x2);
         x = mlp(k, L, x2);

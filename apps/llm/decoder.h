@@ -85,14 +85,26 @@ public:
 
     // The logits (V, B) of the last decode step, or (V, 1) of the last prefill (functional runs).
     const Tensor &last_logits() const { return logits_; }
+    // Bytes of weights placed a second time, in a prefill kernel's layout.
+    int64_t second_copy_bytes() const { return second_copy_bytes_; }
     // Host CPU time spent in greedy argmax so far (us), measured.
     double host_argmax_us() const { return host_argmax_us_; }
 
 private:
+    // A weight as the decode kernels and as the prefill kernels read it: the
+    // same tensor unless the two were compiled with different layouts for it.
+    struct Weight {
+        Tensor decode, prefill;
+    };
     struct LayerState {
-        Tensor attn_norm, wqkv, wo, mlp_norm, wgu, wdown;
+        Weight attn_norm, wqkv, wo, mlp_norm, wgu, wdown;
         Tensor kt_cache, v_cache;
     };
+    Weight place(const Tensor *host, const std::vector<int> &extents, const std::string &kernel, const char *arg);
+    Weight place_for(const Tensor *host, const std::vector<int> &extents, const std::string &decode_role,
+                     const std::string &prefill_role, const char *arg);
+    bool has_role(const std::string &role) const;
+    static Tensor &W(Weight &w, const std::string &k);
 
     const KernelEntry &kernel(const std::string &role) const;
     template <typename... Args>
@@ -119,8 +131,11 @@ private:
     int layers_, batch_;
     RunRecorder *recorder_;
     std::vector<LayerState> layer_;
-    Tensor embedding_, final_norm_, lm_head_;
-    Tensor bias_qkv_, bias_hidden_, bias_gu_, bias_vocab_;  // zeros: the matmuls' bias operands
+    Tensor embedding_;
+    Weight final_norm_, lm_head_;
+    Weight bias_qkv_, bias_hidden_, bias_down_, bias_gu_;  // zeros: the matmuls' bias operands
+    Weight bias_vocab_;
+    int64_t second_copy_bytes_ = 0;
     Tensor logits_;
     std::map<std::string, std::pair<bool, spyre_device_layout>> layouts_;  // program layouts by "role/arg"
     std::vector<Tensor> views_;       // device views of this step, freed at its end

@@ -17,10 +17,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "decoder.h"
 #include "run_report.h"
@@ -183,7 +185,7 @@ int main(int argc, char **argv) {
     int layers = s.layers, steps = 4, batch = 1;
     uint64_t seed = 1;
     bool timing_only = false, check = false;
-    std::string trace_path;
+    std::string trace_path, json_path;
     app.add_option("--layers", layers, "decoder layers to run (the model has " + std::to_string(s.layers) + ")")
         ->check(CLI::Range(1, 1000));
     app.add_option("--tokens", steps, "decode steps after the prompt")->check(CLI::Range(0, 100000));
@@ -196,6 +198,7 @@ int main(int argc, char **argv) {
                  "(the full model runs in a few MB of host memory)");
     app.add_flag("--check", check, "also run the host build of the same chain and compare tokens and logits");
     app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, ui.perfetto.dev) of the last decode step");
+    app.add_option("--json", json_path, "also write the figures printed below as JSON (benchmarks/llm/llm_report.py reads it)");
     CLI11_PARSE(app, argc, argv);
     if (timing_only && check) {
         std::fprintf(stderr, "llm: --check compares values, which a --timing-only run does not compute\n");
@@ -242,11 +245,37 @@ int main(int argc, char **argv) {
         RunRecorder rec;
         Decoder d(device, s, layers, batch, &rec);
         d.load_weights(timing_only ? nullptr : &weights);
+        if (d.second_copy_bytes()) {
+            std::printf("     weights placed twice (a prefill kernel was compiled with another layout of them than "
+                        "the decode kernels): %.1f MB more device memory\n", d.second_copy_bytes() / 1e6);
+        }
         const auto wall0 = std::chrono::steady_clock::now();
         const Run dev_run = run_model(d, &rec, s, batch, steps, prompts, check ? &host_run : nullptr, check, true);
         const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
         const spyre::MachineDescription &m = spyre::default_machine();
+        nlohmann::json out{{"config", s.name}, {"layers", layers}, {"model_layers", s.layers}, {"batch", batch},
+                           {"prompt", s.prompt}, {"steps", steps}, {"timing_only", timing_only},
+                           {"wall_s", wall_s}};
+        auto table_json = [](const std::vector<OpRecord> &v) {
+            nlohmann::json rows = nlohmann::json::array();
+            std::vector<std::string> order;
+            std::map<std::string, nlohmann::json> by_role;
+            for (const OpRecord &r : v) {
+                if (!by_role.count(r.role)) {
+                    order.push_back(r.role);
+                    by_role[r.role] = {{"kernel", r.role}, {"calls", 0}, {"us", 0.0}, {"bound_us", 0.0}, {"bytes", 0},
+                                       {"bottleneck", r.bottleneck}};
+                }
+                nlohmann::json &j = by_role[r.role];
+                j["calls"] = j["calls"].get<int>() + 1;
+                j["us"] = j["us"].get<double>() + r.us;
+                j["bound_us"] = j["bound_us"].get<double>() + r.bound_us;
+                j["bytes"] = j["bytes"].get<uint64_t>() + r.read_bytes + r.write_bytes;
+            }
+            for (const std::string &role : order) rows.push_back(by_role[role]);
+            return rows;
+        };
         // ---- prefill ----
         const std::vector<OpRecord> prefill = rec.of_phase("prefill");
         print_phase(("prefill (" + std::to_string(batch) + " x " + std::to_string(s.prompt) + " tokens)").c_str(),
@@ -265,6 +294,14 @@ int main(int argc, char **argv) {
                     prefill_ratio <= kPrefillTarget ? "met" : "MISSED");
         std::printf("  %.0f tokens/s (%d tokens in %.2f ms)\n", batch * s.prompt / (pt.us / 1e6), batch * s.prompt,
                     pt.us / 1e3);
+        out["prefill"] = {{"us", pt.us},
+                          {"layer_us", layer_us(device_only(prefill))},
+                          {"compute_bound_us", compute_us},
+                          {"traffic_bound_us", traffic_us},
+                          {"ratio", prefill_ratio},
+                          {"target", kPrefillTarget},
+                          {"tokens_per_s", batch * s.prompt / (pt.us / 1e6)},
+                          {"kernels", table_json(device_only(prefill))}};
 
         // ---- decode ----
         if (steps > 0) {
@@ -286,6 +323,14 @@ int main(int argc, char **argv) {
                         "target <= %.1fx: %s\n",
                         s.weight_bytes_per_step(layers, batch) / 1e6, m.dram_bandwidth_gbps, floor_us / 1e3, ratio,
                         kDecodeTarget, ratio <= kDecodeTarget ? "met" : "MISSED");
+            out["decode"] = {{"step_us", step_us},
+                             {"layer_us", layer_us(device_only(decode)) / steps},
+                             {"floor_us", floor_us},
+                             {"ratio", ratio},
+                             {"target", kDecodeTarget},
+                             {"tokens_per_s", batch / (step_us / 1e6)},
+                             {"weight_bytes_per_step", s.weight_bytes_per_step(layers, batch)},
+                             {"kernels", table_json(device_only(decode))}};
             if (layers == s.layers) {
                 std::printf("  the incumbent's published figure for this model: ~%.0f ms per token at batch 1; ours "
                             "%.1f ms (%.1fx faster)\n",
@@ -309,6 +354,7 @@ int main(int argc, char **argv) {
             std::printf(" (sequence 0)\n");
         }
         std::printf("host wall time of the simulation: %.1f s\n", wall_s);
+        if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
         if (check) {
             const bool ok = check_against_host(dev_run, host_run);
             std::printf("llm: %s\n", ok ? "PASS" : "FAIL");
