@@ -15,14 +15,16 @@
 //
 // The decomposition walks rows (the elements along the buffer dim that is
 // dst's stick dim) and splits each row only where a stick boundary breaks
-// contiguity, so its cost is per row piece, not per element, except for
-// copies that really are single-element runs. Functional mode memcpy's each
-// piece (only the element lanes: other lanes and padding of dst sticks are
-// left alone); timing-only mode computes the same plan and moves nothing.
+// contiguity. Functional mode memcpy's each piece (only the element lanes:
+// other lanes and padding of dst sticks are left alone). Timing-only mode
+// moves nothing and does not visit pieces: a row's pieces depend only on the
+// lanes its first element sits in, so each such pattern is computed once and
+// a row costs O(rank) however many single-element runs it has.
 // Assumes src and dst regions do not overlap (checked).
 #include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <map>
+#include <utility>
 
 #include "device_state.h"
 #include "spyre/machine.h"
@@ -65,7 +67,7 @@ void close_run(OpenRun &r, int64_t stick, CopyPlanTotals &t) {
 // Walks the copy in dst byte order as pieces contiguous in both layouts;
 // calls piece(src_offset, dst_offset, bytes) for each and returns the run totals.
 template <typename Piece>
-CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64_t stick, Piece piece) {
+CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64_t stick, bool visit_pieces, Piece piece) {
     const int rank = dst.rank();
     const LayoutAddressing as = layout_addressing(src.tensor.shape, src.tensor.layout, stick);
     const LayoutAddressing ad = layout_addressing(dst.tensor.shape, dst.tensor.layout, stick);
@@ -101,31 +103,85 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
     std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size());
     CopyPlanTotals totals;
     OpenRun run;
-    while (true) {
-        int64_t j = 0;
-        while (j < row_extent) {
-            if (row >= 0) l[row] = j;
-            src.alloc_index(l.data(), xs.data());
-            dst.alloc_index(l.data(), xd.data());
-            const int64_t so = device_offset(as, src.tensor.layout, xs.data());
-            const int64_t dof = device_offset(ad, dst.tensor.layout, xd.data());
-            int64_t len = row_extent - j;
-            if (!d_lanes || !s_lanes) {
-                len = 1;
-            } else {
-                if (!d_across) len = std::min(len, lanes - xd[d_stick] % lanes);
-                if (!s_across) len = std::min(len, lanes - xs[s_stick] % lanes);
+    auto offsets_at = [&](int64_t j, int64_t *so, int64_t *dof) {
+        if (row >= 0) l[row] = j;
+        src.alloc_index(l.data(), xs.data());
+        dst.alloc_index(l.data(), xd.data());
+        *so = device_offset(as, src.tensor.layout, xs.data());
+        *dof = device_offset(ad, dst.tensor.layout, xd.data());
+    };
+    // The piece starting at element j of a row whose first element sits in lanes (lane_d0, lane_s0).
+    auto piece_len = [&](int64_t j, int64_t lane_d0, int64_t lane_s0) {
+        int64_t len = row_extent - j;
+        if (!d_lanes || !s_lanes) return (int64_t)1;
+        if (!d_across) len = std::min(len, lanes - (lane_d0 + j) % lanes);
+        if (!s_across) len = std::min(len, lanes - (lane_s0 + j) % lanes);
+        return len;
+    };
+    auto extend = [&](int64_t so, int64_t dof, int64_t bytes) {
+        if (run.open && run.src_end == so && run.dst_end == dof) {
+            run.src_end += bytes;
+            run.dst_end += bytes;
+        } else {
+            close_run(run, stick, totals);
+            run = OpenRun{true, so, so + bytes, dof, dof + bytes};
+        }
+    };
+    // Without pieces to visit (timing-only), a row's pieces depend only on the lanes its first
+    // element sits in: each pattern is computed once; inner pieces of a row are closed runs.
+    struct RowPattern {
+        int64_t pieces = 0, first_len = 0, last_j = 0, last_len = 0;
+        CopyPlanTotals inner;
+    };
+    std::map<std::pair<int64_t, int64_t>, RowPattern> patterns;
+    auto pattern_of = [&](int64_t lane_d0, int64_t lane_s0) -> const RowPattern & {
+        auto it = patterns.find({lane_d0, lane_s0});
+        if (it != patterns.end()) return it->second;
+        RowPattern p;
+        for (int64_t j = 0; j < row_extent;) {
+            const int64_t len = piece_len(j, lane_d0, lane_s0);
+            if (p.pieces == 0) p.first_len = len;
+            if (p.pieces > 0 && j + len < row_extent) {  // an inner piece: a run of its own
+                OpenRun r{true, 0, 0, 0, 0};
+                r.src_begin = (s_lanes ? (lane_s0 + j) % lanes : lane_s0) * eb;
+                r.dst_begin = (d_lanes ? (lane_d0 + j) % lanes : lane_d0) * eb;
+                r.src_end = r.src_begin + len * eb;
+                r.dst_end = r.dst_begin + len * eb;
+                close_run(r, stick, p.inner);
             }
-            const int64_t bytes = len * eb;
-            piece(so, dof, bytes);
-            if (run.open && run.src_end == so && run.dst_end == dof) {
-                run.src_end += bytes;
-                run.dst_end += bytes;
-            } else {
-                close_run(run, stick, totals);
-                run = OpenRun{true, so, so + bytes, dof, dof + bytes};
-            }
+            p.last_j = j;
+            p.last_len = len;
+            p.pieces++;
             j += len;
+        }
+        return patterns.emplace(std::make_pair(lane_d0, lane_s0), p).first->second;
+    };
+    while (true) {
+        int64_t so, dof;
+        if (!visit_pieces && row >= 0) {
+            offsets_at(0, &so, &dof);
+            const RowPattern &p = pattern_of(xd[d_stick] % lanes, xs[s_stick] % lanes);
+            extend(so, dof, p.first_len * eb);
+            if (p.pieces > 1) {
+                close_run(run, stick, totals);
+                totals.runs += p.inner.runs;
+                totals.src_sticks += p.inner.src_sticks;
+                totals.dst_sticks += p.inner.dst_sticks;
+                totals.partial_dst_sticks += p.inner.partial_dst_sticks;
+                offsets_at(p.last_j, &so, &dof);
+                extend(so, dof, p.last_len * eb);
+            }
+        } else {
+            int64_t j = 0;
+            offsets_at(0, &so, &dof);
+            const int64_t lane_d0 = xd[d_stick] % lanes, lane_s0 = xs[s_stick] % lanes;
+            while (j < row_extent) {
+                offsets_at(j, &so, &dof);
+                const int64_t bytes = piece_len(j, lane_d0, lane_s0) * eb;
+                piece(so, dof, bytes);
+                extend(so, dof, bytes);
+                j += bytes / eb;
+            }
         }
         if (row >= 0) l[row] = 0;
         int k = (int)outer.size() - 1;
@@ -215,10 +271,11 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
     uint8_t *to = rd.tensor.block->data();
     CopyPlanTotals t;
     if (timing) {
-        t = plan_copy(rs, rd, stick, [](int64_t, int64_t, int64_t) {});
+        t = plan_copy(rs, rd, stick, /*visit_pieces=*/false, [](int64_t, int64_t, int64_t) {});
         rd.tensor.block->holds_values = false;
     } else {
-        t = plan_copy(rs, rd, stick, [&](int64_t so, int64_t dof, int64_t n) { std::memcpy(to + dof, from + so, (size_t)n); });
+        t = plan_copy(rs, rd, stick, /*visit_pieces=*/true,
+                      [&](int64_t so, int64_t dof, int64_t n) { std::memcpy(to + dof, from + so, (size_t)n); });
         if (rd.whole()) rd.tensor.block->holds_values = true;
     }
     const MachineDescription &m = default_machine();

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,7 +45,7 @@ void for_each_coordinate(const std::vector<int> &sizes, Fn fn) {
     }
 }
 
-Buffer<float> f32(std::vector<int> sizes, int salt) {
+Buffer<float> f32(const std::vector<int> &sizes, int salt) {
     Buffer<float> b(sizes);
     for_each_coordinate(sizes, [&](int *p) { b(p) = value(p[0], p[1], p[2], salt); });
     return b;
@@ -261,6 +263,42 @@ TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
 
 // ---- the cost model ----
 
+// The device->device charge of one copy (read, write, us) in the current mode.
+struct Charge {
+    uint64_t read = 0, write = 0;
+    double us = 0;
+};
+Charge charge_of(const halide_buffer_t *src, halide_buffer_t *dst) {
+    const spyre_kernel_stats b = entry("device->device");
+    EXPECT_EQ(spyre_device_copy(nullptr, src, dst), 0) << spyre_last_error();
+    const spyre_kernel_stats a = entry("device->device");
+    return Charge{a.dram_read_bytes - b.dram_read_bytes, a.dram_write_bytes - b.dram_write_bytes, a.simulated_us - b.simulated_us};
+}
+
+// Timing-only mode computes the plan without visiting pieces; it must charge what the functional copy does.
+void expect_same_charge_in_both_modes(const halide_buffer_t *src, halide_buffer_t *dst) {
+    const Charge functional = charge_of(src, dst);
+    spyre_set_timing_only(1);
+    const Charge timing = charge_of(src, dst);
+    spyre_set_timing_only(0);
+    EXPECT_EQ(timing.read, functional.read);
+    EXPECT_EQ(timing.write, functional.write);
+    EXPECT_NEAR(timing.us, functional.us, 1e-9);
+}
+
+TEST(DeviceCopy, TimingOnlyChargesWhatTheFunctionalCopyCharges) {
+    Buffer<void> a = f16({150, 9}, 22), b(kF16, {150, 9}), t(kF16, {9, 150}), c(kF16, {90, 7});
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    for (auto *x : {&b, &t, &c}) ASSERT_EQ(x->device_malloc(iface()), 0);
+    expect_same_charge_in_both_modes(a.raw_buffer(), b.raw_buffer());                                    // whole
+    expect_same_charge_in_both_modes(a.cropped(0, 7, 90).cropped(1, 1, 7).raw_buffer(), c.raw_buffer());  // partial sticks
+    Buffer<void> c2 = f16({90, 7}, 23);  // c holds no values now (a timing-only copy wrote it)
+    ASSERT_EQ(c2.copy_to_device(iface()), 0);
+    expect_same_charge_in_both_modes(c2.raw_buffer(), b.cropped(0, 33, 90).cropped(1, 2, 7).raw_buffer());
+    expect_same_charge_in_both_modes(a.transposed(0, 1).raw_buffer(), t.raw_buffer());                  // single elements
+    expect_same_charge_in_both_modes(a.cropped(0, 3, 9).transposed(0, 1).raw_buffer(), t.cropped(0, 0, 9).cropped(1, 3, 9).transposed(0, 1).transposed(0, 1).raw_buffer());
+}
+
 TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     const MachineDescription m = builtin_machine();
     const double latency_us = m.dma_latency_cycles / (m.clock_ghz * 1e3);
@@ -311,6 +349,48 @@ TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     spyre_print_profile(f);
     std::fclose(f);
     EXPECT_CONTAINS(line, "device->device");
+}
+
+TEST(DeviceCopy, RandomCropsAndPermutationsMatchHostLoops) {
+    std::mt19937 rng(7);
+    auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int iter = 0; iter < 150; iter++) {
+        const int rank = uniform(1, 3);
+        std::vector<int> v(rank), order_s(rank), order_d(rank);
+        for (int i = 0; i < rank; i++) v[i] = uniform(1, i == 0 ? 70 : 6);
+        std::iota(order_s.begin(), order_s.end(), 0);
+        std::iota(order_d.begin(), order_d.end(), 0);
+        std::shuffle(order_s.begin(), order_s.end(), rng);
+        std::shuffle(order_d.begin(), order_d.end(), rng);
+        // Parents at least as large as the crops. Buffer::transposed(order) makes crop dim j
+        // view dim order[j], so crop extent c[j] = v[order[j]].
+        std::vector<int> cs(rank), cd(rank), ps(rank), pd(rank), ms(rank), md(rank);
+        for (int j = 0; j < rank; j++) cs[j] = v[order_s[j]], cd[j] = v[order_d[j]];
+        for (int k = 0; k < rank; k++) {
+            ps[k] = cs[k] + uniform(0, 40), ms[k] = uniform(0, ps[k] - cs[k]);
+            pd[k] = cd[k] + uniform(0, 40), md[k] = uniform(0, pd[k] - cd[k]);
+        }
+        Buffer<float> src = f32(ps, 30 + iter), dst = f32(pd, 80 + iter);
+        ASSERT_EQ(src.copy_to_device(iface()), 0);
+        ASSERT_EQ(dst.copy_to_device(iface()), 0);
+        Buffer<float> expect = dst.copy();
+        Buffer<float> sv = src, dv = dst;
+        for (int k = 0; k < rank; k++) sv = sv.cropped(k, ms[k], cs[k]), dv = dv.cropped(k, md[k], cd[k]);
+        sv = sv.transposed(order_s);
+        dv = dv.transposed(order_d);
+        for (int i = 0; i < rank; i++) ASSERT_EQ(sv.dim(i).extent(), v[i]) << "the test's own permutation";
+        ASSERT_EQ(spyre_device_copy(nullptr, sv.raw_buffer(), dv.raw_buffer()), 0) << spyre_last_error() << " iter " << iter;
+        for_each_coordinate(v, [&](int *x) {
+            int y[3] = {0, 0, 0}, z[3] = {0, 0, 0};
+            for (int j = 0; j < rank; j++) z[j] = x[order_s[j]] + ms[j], y[j] = x[order_d[j]] + md[j];
+            expect(y) = src(z);
+        });
+        read_back(dst);
+        bool same = true;
+        for_each_coordinate(pd, [&](int *y) { same = same && dst(y) == expect(y); });
+        ASSERT_TRUE(same) << "iter " << iter;
+        expect_same_charge_in_both_modes(sv.raw_buffer(), dv.raw_buffer());
+    }
 }
 
 // ---- refusals ----
