@@ -15,15 +15,19 @@
 //
 // The decomposition walks rows (the elements along the buffer dim that is
 // dst's stick dim) and splits each row only where a stick boundary breaks
-// contiguity. Functional mode memcpy's each piece (only the element lanes:
-// other lanes and padding of dst sticks are left alone). Timing-only mode
-// moves nothing and does not visit pieces: a row's pieces depend only on the
-// lanes its first element sits in, so each such pattern is computed once and
-// a row costs O(rank) however many single-element runs it has.
+// contiguity; when dst's sticks along the row are not adjacent, the row is cut
+// into one segment per dst stick, looped at the stick dim's place in dst's
+// order, so the walk is in dst byte order. Functional mode memcpy's each
+// piece (only the element lanes: other lanes and padding of dst sticks are
+// left alone). Timing-only mode moves nothing and does not visit pieces: a
+// segment's pieces depend only on its length and the lanes its first element
+// sits in, so each such pattern is computed once and a segment costs O(rank)
+// however many single-element runs it has.
 // Assumes src and dst regions do not overlap (checked).
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "device_state.h"
@@ -84,14 +88,6 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
             if (ad.stride_bytes[dst.alloc_dim[i]] < ad.stride_bytes[dst.alloc_dim[row]]) row = i;
         }
     }
-    // The other dims, outermost (largest dst stride) first; the last varies fastest.
-    std::vector<int> outer;
-    for (int i = 0; i < rank; i++) {
-        if (i != row) outer.push_back(i);
-    }
-    std::stable_sort(outer.begin(), outer.end(), [&](int x, int y) {
-        return ad.stride_bytes[dst.alloc_dim[x]] > ad.stride_bytes[dst.alloc_dim[y]];
-    });
     const int64_t row_extent = row >= 0 ? dst.extent[row] : 1;
     // Along the row, consecutive elements are adjacent bytes in a layout only if the row dim is
     // its stick dim, and across a stick boundary only if that layout's sticks along it are adjacent.
@@ -99,8 +95,24 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
     const bool s_lanes = row >= 0 && src.alloc_dim[row] == s_stick;
     const bool d_across = d_lanes && ad.stride_bytes[d_stick] == stick;
     const bool s_across = s_lanes && as.stride_bytes[s_stick] == stick;
+    // The row is walked in segments: one, or, when dst's sticks along it are not adjacent, one
+    // per dst stick (the segment index is then a loop at the stick dim's place in dst's order),
+    // so the whole walk is in dst byte order and a run is never cut where dst bytes continue.
+    const bool split_row = d_lanes && !d_across;
+    const int64_t head = split_row ? std::min(row_extent, lanes - dst.origin[d_stick] % lanes) : row_extent;
+    const int64_t segments = split_row ? 1 + (row_extent - head + lanes - 1) / lanes : 1;
+    struct Loop {
+        int dim;  // a buffer dim, or -1: the row's segments
+        int64_t extent, dst_stride;
+    };
+    std::vector<Loop> loops;  // outermost (largest dst stride) first; the last varies fastest
+    for (int i = 0; i < rank; i++) {
+        if (i != row) loops.push_back(Loop{i, dst.extent[i], ad.stride_bytes[dst.alloc_dim[i]]});
+    }
+    if (segments > 1) loops.push_back(Loop{-1, segments, ad.stride_bytes[d_stick]});
+    std::stable_sort(loops.begin(), loops.end(), [](const Loop &x, const Loop &y) { return x.dst_stride > y.dst_stride; });
 
-    std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size());
+    std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size()), idx(loops.size(), 0);
     CopyPlanTotals totals;
     OpenRun run;
     auto offsets_at = [&](int64_t j, int64_t *so, int64_t *dof) {
@@ -110,9 +122,10 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
         *so = device_offset(as, src.tensor.layout, xs.data());
         *dof = device_offset(ad, dst.tensor.layout, xd.data());
     };
-    // The piece starting at element j of a row whose first element sits in lanes (lane_d0, lane_s0).
-    auto piece_len = [&](int64_t j, int64_t lane_d0, int64_t lane_s0) {
-        int64_t len = row_extent - j;
+    // The piece starting at element j of a segment of n elements whose first element sits in
+    // lanes (lane_d0, lane_s0) of its dst and src sticks.
+    auto piece_len = [&](int64_t j, int64_t n, int64_t lane_d0, int64_t lane_s0) {
+        int64_t len = n - j;
         if (!d_lanes || !s_lanes) return (int64_t)1;
         if (!d_across) len = std::min(len, lanes - (lane_d0 + j) % lanes);
         if (!s_across) len = std::min(len, lanes - (lane_s0 + j) % lanes);
@@ -127,21 +140,22 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
             run = OpenRun{true, so, so + bytes, dof, dof + bytes};
         }
     };
-    // Without pieces to visit (timing-only), a row's pieces depend only on the lanes its first
-    // element sits in: each pattern is computed once; inner pieces of a row are closed runs.
-    struct RowPattern {
+    // Without pieces to visit (timing-only), a segment's pieces depend only on its length and
+    // the lanes its first element sits in: each pattern is computed once; inner pieces are closed runs.
+    struct Pattern {
         int64_t pieces = 0, first_len = 0, last_j = 0, last_len = 0;
         CopyPlanTotals inner;
     };
-    std::map<std::pair<int64_t, int64_t>, RowPattern> patterns;
-    auto pattern_of = [&](int64_t lane_d0, int64_t lane_s0) -> const RowPattern & {
-        auto it = patterns.find({lane_d0, lane_s0});
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Pattern> patterns;
+    auto pattern_of = [&](int64_t n, int64_t lane_d0, int64_t lane_s0) -> const Pattern & {
+        const auto key = std::make_tuple(n, lane_d0, lane_s0);
+        auto it = patterns.find(key);
         if (it != patterns.end()) return it->second;
-        RowPattern p;
-        for (int64_t j = 0; j < row_extent;) {
-            const int64_t len = piece_len(j, lane_d0, lane_s0);
+        Pattern p;
+        for (int64_t j = 0; j < n;) {
+            const int64_t len = piece_len(j, n, lane_d0, lane_s0);
             if (p.pieces == 0) p.first_len = len;
-            if (p.pieces > 0 && j + len < row_extent) {  // an inner piece: a run of its own
+            if (p.pieces > 0 && j + len < n) {  // an inner piece: a run of its own
                 OpenRun r{true, 0, 0, 0, 0};
                 r.src_begin = (s_lanes ? (lane_s0 + j) % lanes : lane_s0) * eb;
                 r.dst_begin = (d_lanes ? (lane_d0 + j) % lanes : lane_d0) * eb;
@@ -154,13 +168,21 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
             p.pieces++;
             j += len;
         }
-        return patterns.emplace(std::make_pair(lane_d0, lane_s0), p).first->second;
+        return patterns.emplace(key, p).first->second;
     };
     while (true) {
+        int64_t segment = 0;
+        for (size_t k = 0; k < loops.size(); k++) {
+            if (loops[k].dim >= 0) l[loops[k].dim] = idx[k];
+            else segment = idx[k];
+        }
+        const int64_t jb = segment == 0 ? 0 : head + (segment - 1) * lanes;
+        const int64_t n = std::min(row_extent, segment == 0 ? head : head + segment * lanes) - jb;
         int64_t so, dof;
-        if (!visit_pieces && row >= 0) {
-            offsets_at(0, &so, &dof);
-            const RowPattern &p = pattern_of(xd[d_stick] % lanes, xs[s_stick] % lanes);
+        offsets_at(jb, &so, &dof);
+        const int64_t lane_d0 = xd[d_stick] % lanes, lane_s0 = xs[s_stick] % lanes;
+        if (!visit_pieces) {
+            const Pattern &p = pattern_of(n, lane_d0, lane_s0);
             extend(so, dof, p.first_len * eb);
             if (p.pieces > 1) {
                 close_run(run, stick, totals);
@@ -168,27 +190,22 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
                 totals.src_sticks += p.inner.src_sticks;
                 totals.dst_sticks += p.inner.dst_sticks;
                 totals.partial_dst_sticks += p.inner.partial_dst_sticks;
-                offsets_at(p.last_j, &so, &dof);
+                offsets_at(jb + p.last_j, &so, &dof);
                 extend(so, dof, p.last_len * eb);
             }
         } else {
-            int64_t j = 0;
-            offsets_at(0, &so, &dof);
-            const int64_t lane_d0 = xd[d_stick] % lanes, lane_s0 = xs[s_stick] % lanes;
-            while (j < row_extent) {
-                offsets_at(j, &so, &dof);
-                const int64_t bytes = piece_len(j, lane_d0, lane_s0) * eb;
-                piece(so, dof, bytes);
-                extend(so, dof, bytes);
-                j += bytes / eb;
+            for (int64_t j = 0; j < n;) {
+                offsets_at(jb + j, &so, &dof);
+                const int64_t len = piece_len(j, n, lane_d0, lane_s0);
+                piece(so, dof, len * eb);
+                extend(so, dof, len * eb);
+                j += len;
             }
         }
-        if (row >= 0) l[row] = 0;
-        int k = (int)outer.size() - 1;
+        int k = (int)loops.size() - 1;
         for (; k >= 0; k--) {
-            const int i = outer[k];
-            if (++l[i] < dst.extent[i]) break;
-            l[i] = 0;
+            if (++idx[k] < loops[k].extent) break;
+            idx[k] = 0;
         }
         if (k < 0) break;
     }
