@@ -466,13 +466,23 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         if (!find_tensor(u.tensor_id, &t)) {
             throw RunError(spyre_error_bad_argument, p.kernel_name + ": buffer '" + a.name + "' was freed during the run");
         }
-        if (u.install_block) {
+        DeviceBlock *written = blocks[u.arg].get();
+        if (u.install_block && records_naming(t.block.get()) > 1) {
+            // Views (crops, slices, spyre_device_view aliases) name the tensor's block: keep it
+            // and write the result into it, re-laid out to its layout (zero padding), so they see it.
+            if (!timing) relayout_on_device(a.shape, a.layout, written->data(), t.layout, t.block->data());
+            record_transfer(kRelayout, written->bytes(), t.block->bytes(), relayout_us(t.block->bytes()));
+            written = t.block.get();
+            written->padding_is_zero = !timing;
+        } else if (u.install_block) {
             t.block = blocks[u.arg];
             t.layout = a.layout;
             update_tensor(u.tensor_id, t);
+            written->padding_is_zero = false;  // kernels may write anything into padding
+        } else {
+            written->padding_is_zero = false;
         }
-        blocks[u.arg]->padding_is_zero = false;  // kernels may write anything into padding
-        blocks[u.arg]->holds_values = !timing;
+        written->holds_values = !timing;
         b->flags = (b->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
     }
 

@@ -639,6 +639,34 @@ TEST(DeviceReshape, AViewFeedsAKernel) {
         for (int x = 0; x < 64; x++) ASSERT_EQ(out(x, y), a3(x, y % 2, y / 2) + b(x, y)) << x << "," << y;
 }
 
+TEST(DeviceCopy, AKernelUpdatingATensorInPlaceKeepsItsViewsInSync) {
+    // Out = A + B with A and Out the same tensor: the kernel writes a new block; a crop of the
+    // tensor that is alive must see the result, so the result is written back into the tensor's block.
+    ProgramBuilder pb("inplace_add");
+    const int A = pb.arg("A", ArgKind::Input, DType::F32, {64, 2});
+    const int B = pb.arg("B", ArgKind::Input, DType::F32, {64, 2});
+    const int Out = pb.arg("Out", ArgKind::Output, DType::F32, {64, 2});
+    pb.load(0, A, 0, 0, 256, 2);
+    pb.load(0, B, 0, 512, 256, 2);
+    pb.signal(0, Unit::Dma, 0);
+    pb.wait(0, Unit::Sfu, 0);
+    pb.emit(0, Unit::Sfu, Opcode::Add, {1024, 256, 0, 256, 0, 512, 256, 0, 64, 2, (int)DType::F32, 0});
+    pb.signal(0, Unit::Sfu, 1);
+    pb.wait(0, Unit::Dma, 1);
+    pb.store(0, Out, 0, 1024, 256, 2);
+    std::vector<uint8_t> bytes = encode_program(pb.p);
+    Buffer<uint8_t> blob(bytes.data(), (int)bytes.size());
+    Buffer<float> t = f32({64, 2}, 25), b = f32({64, 2}, 26), row(64, 1);
+    ASSERT_EQ(t.copy_to_device(iface()), 0);
+    ASSERT_EQ(row.device_malloc(iface()), 0);
+    Buffer<float> second = t.cropped(1, 1, 1);
+    halide_buffer_t *args[3] = {t.raw_buffer(), b.raw_buffer(), t.raw_buffer()};
+    ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, args, 0, nullptr), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
+    read_back(row);
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + value(x, 1, 0, 26)) << x;
+}
+
 TEST(DeviceReshape, RefusesWhatWouldMoveData) {
     Buffer<float> a(40, 6);
     ASSERT_EQ(a.device_malloc(iface()), 0);
