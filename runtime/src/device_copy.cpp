@@ -267,8 +267,15 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
                                                                 " differ (" + shapes + "); crop one of them to the other's shape");
         }
     }
-    const TensorRegion rs = resolve_region(src, (w + ": src").c_str());
-    const TensorRegion rd = resolve_region(dst, (w + ": dst").c_str());
+    auto resolve = [&](const halide_buffer_t *b, const char *which) {
+        try {
+            return resolve_region(b, (w + ": " + which).c_str());
+        } catch (const RuntimeError &e) {
+            throw RuntimeError(e.code, std::string(e.what()) + " (" + shapes + ")");
+        }
+    };
+    const TensorRegion rs = resolve(src, "src");
+    const TensorRegion rd = resolve(dst, "dst");
     const int64_t stick = default_machine().stick_bytes;
     if (src->flags & halide_buffer_flag_host_dirty) {
         throw RuntimeError(spyre_error_bad_argument, w + ": src is host-dirty (" + shapes +
