@@ -87,6 +87,12 @@ spyre_kernel_stats entry(const char *name) {
     return s;
 }
 
+struct Charge {
+    uint64_t read = 0, write = 0;
+    double us = 0;
+};
+Charge charge_of(const halide_buffer_t *src, halide_buffer_t *dst);
+
 // ---- crops ----
 
 TEST(DeviceCopy, CropIntoTheMiddleOfABiggerTensorF32LeavesNeighboursUntouched) {
@@ -241,6 +247,21 @@ TEST(DeviceCopy, SliceCopiesBothWays) {
                 ASSERT_EQ(at16(dst, x, y, z), z == 1 ? at16(src, x, 2, y) : bits16(x, y, z, 12)) << x << "," << y << "," << z;
 }
 
+TEST(DeviceCopy, OneElementThroughZeroDimensionalSlices) {
+    Buffer<float> a = f32({64}, 27), b = f32({40}, 28);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    ASSERT_EQ(b.copy_to_device(iface()), 0);
+    {
+        Buffer<float> from = a.sliced(0, 5), to = b.sliced(0, 7);
+        ASSERT_EQ(from.dimensions(), 0);
+        const Charge c = charge_of(from.raw_buffer(), to.raw_buffer());
+        EXPECT_EQ(c.read, 2u * 128) << "one src stick, one partly covered dst stick";
+        EXPECT_EQ(c.write, 1u * 128);
+    }
+    read_back(b);
+    for (int x = 0; x < 40; x++) ASSERT_EQ(b(x), x == 7 ? value(5, 0, 0, 27) : value(x, 0, 0, 28)) << x;
+}
+
 TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
     Buffer<float> a = f32({32, 4}, 13), out(32, 2);
     ASSERT_EQ(a.copy_to_device(iface()), 0);
@@ -265,10 +286,6 @@ TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
 // ---- the cost model ----
 
 // The device->device charge of one copy (read, write, us) in the current mode.
-struct Charge {
-    uint64_t read = 0, write = 0;
-    double us = 0;
-};
 Charge charge_of(const halide_buffer_t *src, halide_buffer_t *dst) {
     const spyre_kernel_stats b = entry("device->device");
     EXPECT_EQ(spyre_device_copy(nullptr, src, dst), 0) << spyre_last_error();
