@@ -682,6 +682,15 @@ TEST(DeviceCopy, AKernelUpdatingATensorInPlaceKeepsItsViewsInSync) {
     ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
     read_back(row);
     for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + value(x, 1, 0, 26)) << x;
+    // The same through a whole-tensor crop (a view record) as input and output.
+    {
+        Buffer<float> whole = t.cropped(1, 0, 2);
+        halide_buffer_t *vargs[3] = {whole.raw_buffer(), b.raw_buffer(), whole.raw_buffer()};
+        ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, vargs, 0, nullptr), 0) << spyre_last_error();
+    }
+    ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
+    read_back(row);
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + 2 * value(x, 1, 0, 26)) << x;
 }
 
 TEST(DeviceReshape, RefusesWhatWouldMoveData) {
