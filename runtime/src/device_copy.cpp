@@ -304,7 +304,8 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
     }
     const MachineDescription &m = default_machine();
     const int64_t read = (t.src_sticks + t.partial_dst_sticks) * stick, write = t.dst_sticks * stick;
-    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) + (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) +
+                      (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
     record_transfer(kDeviceToDevice, read, write, us);
     dst->flags = (dst->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
 }
