@@ -15,14 +15,20 @@
 //
 // The decomposition walks rows (the elements along the buffer dim that is
 // dst's stick dim) and splits each row only where a stick boundary breaks
-// contiguity, so its cost is per row piece, not per element, except for
-// copies that really are single-element runs. Functional mode memcpy's each
+// contiguity; when dst's sticks along the row are not adjacent, the row is cut
+// into one segment per dst stick, looped at the stick dim's place in dst's
+// order, so the walk is in dst byte order. Functional mode memcpy's each
 // piece (only the element lanes: other lanes and padding of dst sticks are
-// left alone); timing-only mode computes the same plan and moves nothing.
+// left alone). Timing-only mode moves nothing and does not visit pieces: a
+// segment's pieces depend only on its length and the lanes its first element
+// sits in, so each such pattern is computed once and a segment costs O(rank)
+// however many single-element runs it has.
 // Assumes src and dst regions do not overlap (checked).
 #include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <map>
+#include <tuple>
+#include <utility>
 
 #include "device_state.h"
 #include "spyre/machine.h"
@@ -65,7 +71,7 @@ void close_run(OpenRun &r, int64_t stick, CopyPlanTotals &t) {
 // Walks the copy in dst byte order as pieces contiguous in both layouts;
 // calls piece(src_offset, dst_offset, bytes) for each and returns the run totals.
 template <typename Piece>
-CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64_t stick, Piece piece) {
+CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64_t stick, bool visit_pieces, Piece piece) {
     const int rank = dst.rank();
     const LayoutAddressing as = layout_addressing(src.tensor.shape, src.tensor.layout, stick);
     const LayoutAddressing ad = layout_addressing(dst.tensor.shape, dst.tensor.layout, stick);
@@ -82,14 +88,6 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
             if (ad.stride_bytes[dst.alloc_dim[i]] < ad.stride_bytes[dst.alloc_dim[row]]) row = i;
         }
     }
-    // The other dims, outermost (largest dst stride) first; the last varies fastest.
-    std::vector<int> outer;
-    for (int i = 0; i < rank; i++) {
-        if (i != row) outer.push_back(i);
-    }
-    std::stable_sort(outer.begin(), outer.end(), [&](int x, int y) {
-        return ad.stride_bytes[dst.alloc_dim[x]] > ad.stride_bytes[dst.alloc_dim[y]];
-    });
     const int64_t row_extent = row >= 0 ? dst.extent[row] : 1;
     // Along the row, consecutive elements are adjacent bytes in a layout only if the row dim is
     // its stick dim, and across a stick boundary only if that layout's sticks along it are adjacent.
@@ -97,42 +95,117 @@ CopyPlanTotals plan_copy(const TensorRegion &src, const TensorRegion &dst, int64
     const bool s_lanes = row >= 0 && src.alloc_dim[row] == s_stick;
     const bool d_across = d_lanes && ad.stride_bytes[d_stick] == stick;
     const bool s_across = s_lanes && as.stride_bytes[s_stick] == stick;
+    // The row is walked in segments: one, or, when dst's sticks along it are not adjacent, one
+    // per dst stick (the segment index is then a loop at the stick dim's place in dst's order),
+    // so the whole walk is in dst byte order and a run is never cut where dst bytes continue.
+    const bool split_row = d_lanes && !d_across;
+    const int64_t head = split_row ? std::min(row_extent, lanes - dst.origin[d_stick] % lanes) : row_extent;
+    const int64_t segments = split_row ? 1 + (row_extent - head + lanes - 1) / lanes : 1;
+    struct Loop {
+        int dim;  // a buffer dim, or -1: the row's segments
+        int64_t extent, dst_stride;
+    };
+    std::vector<Loop> loops;  // outermost (largest dst stride) first; the last varies fastest
+    for (int i = 0; i < rank; i++) {
+        if (i != row) loops.push_back(Loop{i, dst.extent[i], ad.stride_bytes[dst.alloc_dim[i]]});
+    }
+    if (segments > 1) loops.push_back(Loop{-1, segments, ad.stride_bytes[d_stick]});
+    std::stable_sort(loops.begin(), loops.end(), [](const Loop &x, const Loop &y) { return x.dst_stride > y.dst_stride; });
 
-    std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size());
+    std::vector<int64_t> l(rank, 0), xs(src.origin.size()), xd(dst.origin.size()), idx(loops.size(), 0);
     CopyPlanTotals totals;
     OpenRun run;
-    while (true) {
-        int64_t j = 0;
-        while (j < row_extent) {
-            if (row >= 0) l[row] = j;
-            src.alloc_index(l.data(), xs.data());
-            dst.alloc_index(l.data(), xd.data());
-            const int64_t so = device_offset(as, src.tensor.layout, xs.data());
-            const int64_t dof = device_offset(ad, dst.tensor.layout, xd.data());
-            int64_t len = row_extent - j;
-            if (!d_lanes || !s_lanes) {
-                len = 1;
-            } else {
-                if (!d_across) len = std::min(len, lanes - xd[d_stick] % lanes);
-                if (!s_across) len = std::min(len, lanes - xs[s_stick] % lanes);
+    auto offsets_at = [&](int64_t j, int64_t *so, int64_t *dof) {
+        if (row >= 0) l[row] = j;
+        src.alloc_index(l.data(), xs.data());
+        dst.alloc_index(l.data(), xd.data());
+        *so = device_offset(as, src.tensor.layout, xs.data());
+        *dof = device_offset(ad, dst.tensor.layout, xd.data());
+    };
+    // The piece starting at element j of a segment of n elements whose first element sits in
+    // lanes (lane_d0, lane_s0) of its dst and src sticks.
+    auto piece_len = [&](int64_t j, int64_t n, int64_t lane_d0, int64_t lane_s0) {
+        int64_t len = n - j;
+        if (!d_lanes || !s_lanes) return (int64_t)1;
+        if (!d_across) len = std::min(len, lanes - (lane_d0 + j) % lanes);
+        if (!s_across) len = std::min(len, lanes - (lane_s0 + j) % lanes);
+        return len;
+    };
+    auto extend = [&](int64_t so, int64_t dof, int64_t bytes) {
+        if (run.open && run.src_end == so && run.dst_end == dof) {
+            run.src_end += bytes;
+            run.dst_end += bytes;
+        } else {
+            close_run(run, stick, totals);
+            run = OpenRun{true, so, so + bytes, dof, dof + bytes};
+        }
+    };
+    // Without pieces to visit (timing-only), a segment's pieces depend only on its length and
+    // the lanes its first element sits in: each pattern is computed once; inner pieces are closed runs.
+    struct Pattern {
+        int64_t pieces = 0, first_len = 0, last_j = 0, last_len = 0;
+        CopyPlanTotals inner;
+    };
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Pattern> patterns;
+    auto pattern_of = [&](int64_t n, int64_t lane_d0, int64_t lane_s0) -> const Pattern & {
+        const auto key = std::make_tuple(n, lane_d0, lane_s0);
+        auto it = patterns.find(key);
+        if (it != patterns.end()) return it->second;
+        Pattern p;
+        for (int64_t j = 0; j < n;) {
+            const int64_t len = piece_len(j, n, lane_d0, lane_s0);
+            if (p.pieces == 0) p.first_len = len;
+            if (p.pieces > 0 && j + len < n) {  // an inner piece: a run of its own
+                OpenRun r{true, 0, 0, 0, 0};
+                r.src_begin = (s_lanes ? (lane_s0 + j) % lanes : lane_s0) * eb;
+                r.dst_begin = (d_lanes ? (lane_d0 + j) % lanes : lane_d0) * eb;
+                r.src_end = r.src_begin + len * eb;
+                r.dst_end = r.dst_begin + len * eb;
+                close_run(r, stick, p.inner);
             }
-            const int64_t bytes = len * eb;
-            piece(so, dof, bytes);
-            if (run.open && run.src_end == so && run.dst_end == dof) {
-                run.src_end += bytes;
-                run.dst_end += bytes;
-            } else {
-                close_run(run, stick, totals);
-                run = OpenRun{true, so, so + bytes, dof, dof + bytes};
-            }
+            p.last_j = j;
+            p.last_len = len;
+            p.pieces++;
             j += len;
         }
-        if (row >= 0) l[row] = 0;
-        int k = (int)outer.size() - 1;
+        return patterns.emplace(key, p).first->second;
+    };
+    while (true) {
+        int64_t segment = 0;
+        for (size_t k = 0; k < loops.size(); k++) {
+            if (loops[k].dim >= 0) l[loops[k].dim] = idx[k];
+            else segment = idx[k];
+        }
+        const int64_t jb = segment == 0 ? 0 : head + (segment - 1) * lanes;
+        const int64_t n = std::min(row_extent, segment == 0 ? head : head + segment * lanes) - jb;
+        int64_t so, dof;
+        offsets_at(jb, &so, &dof);
+        const int64_t lane_d0 = xd[d_stick] % lanes, lane_s0 = xs[s_stick] % lanes;
+        if (!visit_pieces) {
+            const Pattern &p = pattern_of(n, lane_d0, lane_s0);
+            extend(so, dof, p.first_len * eb);
+            if (p.pieces > 1) {
+                close_run(run, stick, totals);
+                totals.runs += p.inner.runs;
+                totals.src_sticks += p.inner.src_sticks;
+                totals.dst_sticks += p.inner.dst_sticks;
+                totals.partial_dst_sticks += p.inner.partial_dst_sticks;
+                offsets_at(jb + p.last_j, &so, &dof);
+                extend(so, dof, p.last_len * eb);
+            }
+        } else {
+            for (int64_t j = 0; j < n;) {
+                offsets_at(jb + j, &so, &dof);
+                const int64_t len = piece_len(j, n, lane_d0, lane_s0);
+                piece(so, dof, len * eb);
+                extend(so, dof, len * eb);
+                j += len;
+            }
+        }
+        int k = (int)loops.size() - 1;
         for (; k >= 0; k--) {
-            const int i = outer[k];
-            if (++l[i] < dst.extent[i]) break;
-            l[i] = 0;
+            if (++idx[k] < loops[k].extent) break;
+            idx[k] = 0;
         }
         if (k < 0) break;
     }
@@ -194,8 +267,15 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
                                                                 " differ (" + shapes + "); crop one of them to the other's shape");
         }
     }
-    const TensorRegion rs = resolve_region(src, (w + ": src").c_str());
-    const TensorRegion rd = resolve_region(dst, (w + ": dst").c_str());
+    auto resolve = [&](const halide_buffer_t *b, const char *which) {
+        try {
+            return resolve_region(b, (w + ": " + which).c_str());
+        } catch (const RuntimeError &e) {
+            throw RuntimeError(e.code, std::string(e.what()) + " (" + shapes + ")");
+        }
+    };
+    const TensorRegion rs = resolve(src, "src");
+    const TensorRegion rd = resolve(dst, "dst");
     const int64_t stick = default_machine().stick_bytes;
     if (src->flags & halide_buffer_flag_host_dirty) {
         throw RuntimeError(spyre_error_bad_argument, w + ": src is host-dirty (" + shapes +
@@ -215,15 +295,17 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
     uint8_t *to = rd.tensor.block->data();
     CopyPlanTotals t;
     if (timing) {
-        t = plan_copy(rs, rd, stick, [](int64_t, int64_t, int64_t) {});
+        t = plan_copy(rs, rd, stick, /*visit_pieces=*/false, [](int64_t, int64_t, int64_t) {});
         rd.tensor.block->holds_values = false;
     } else {
-        t = plan_copy(rs, rd, stick, [&](int64_t so, int64_t dof, int64_t n) { std::memcpy(to + dof, from + so, (size_t)n); });
+        t = plan_copy(rs, rd, stick, /*visit_pieces=*/true,
+                      [&](int64_t so, int64_t dof, int64_t n) { std::memcpy(to + dof, from + so, (size_t)n); });
         if (rd.whole()) rd.tensor.block->holds_values = true;
     }
     const MachineDescription &m = default_machine();
     const int64_t read = (t.src_sticks + t.partial_dst_sticks) * stick, write = t.dst_sticks * stick;
-    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) + (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) +
+                      (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
     record_transfer(kDeviceToDevice, read, write, us);
     dst->flags = (dst->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
 }

@@ -58,7 +58,9 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     std::vector<int> sd, dd;  // the dims that are not unit dims
     for (int d = 0; d < (int)S.extent.size(); d++) {
         if (S.extent[d] != 1) sd.push_back(d);
-        else if (L.padded[d] != 1 || d == L.stick_dim) refuse("src dimension " + std::to_string(d) + " has extent 1 but is padded in its device layout");
+        else if (L.padded[d] != 1 || d == L.stick_dim) {
+            refuse("src dimension " + std::to_string(d) + " has extent 1 but is padded in its device layout");
+        }
     }
     for (int d = 0; d < (int)D.extent.size(); d++) {
         if (D.extent[d] != 1) dd.push_back(d);

@@ -128,6 +128,14 @@ DeviceTensor whole_tensor_record(const TensorShape &shape, const DeviceLayout &l
     return t;
 }
 
+int records_naming(const DeviceBlock *block) {
+    TensorRegistry &r = tensor_registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    int n = 0;
+    for (const auto &kv : r.live) n += kv.second.block.get() == block ? 1 : 0;
+    return n;
+}
+
 bool layout_has_padding(const TensorShape &shape, const DeviceLayout &layout) {
     for (size_t d = 0; d < shape.extent.size(); d++) {
         if (layout.padded[d] != shape.extent[d]) return true;

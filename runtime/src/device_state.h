@@ -136,6 +136,8 @@ bool find_tensor(uint64_t id, DeviceTensor *out);
 bool update_tensor(uint64_t id, const DeviceTensor &t);
 // Removes `id` (its block is freed once no run holds it); false if not live.
 bool unregister_tensor(uint64_t id);
+// How many live records (a tensor, its views and aliases) name `block`.
+int records_naming(const DeviceBlock *block);
 
 // True when the layout holds bytes that are not elements (so their contents matter).
 bool layout_has_padding(const TensorShape &shape, const DeviceLayout &layout);

@@ -396,10 +396,6 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         // program's layout and no other argument of this run uses its memory.
         if (u.tensor_id != 0 && u.tensor.layout == a.layout && !bound(u.tensor.block)) {
             blocks[u.arg] = u.tensor.block;
-        } else if (u.is_view) {
-            throw RunError(spyre_error_bad_argument,
-                           p.kernel_name + ": buffer '" + a.name + "' is a view of a device tensor that is also an input of "
-                           "this call; write the result into its own tensor and spyre_device_copy it");
         } else {
             blocks[u.arg] = allocate_argument(p, a, m.stick_bytes);
             u.install_block = u.tensor_id != 0;
@@ -466,13 +462,24 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
         if (!find_tensor(u.tensor_id, &t)) {
             throw RunError(spyre_error_bad_argument, p.kernel_name + ": buffer '" + a.name + "' was freed during the run");
         }
-        if (u.install_block) {
+        DeviceBlock *written = blocks[u.arg].get();
+        if (u.install_block && (u.is_view || records_naming(t.block.get()) > 1)) {
+            // A view, or a tensor other records (crops, slices, spyre_device_view aliases) name the
+            // block of: keep the block and write the result into it, re-laid out to the buffer's
+            // layout of it (zero padding), so every record sees it.
+            if (!timing) relayout_on_device(a.shape, a.layout, written->data(), u.tensor.layout, t.block->data());
+            record_transfer(kRelayout, written->bytes(), t.block->bytes(), relayout_us(t.block->bytes()));
+            written = t.block.get();
+            written->padding_is_zero = !timing;
+        } else if (u.install_block) {
             t.block = blocks[u.arg];
             t.layout = a.layout;
             update_tensor(u.tensor_id, t);
+            written->padding_is_zero = false;  // kernels may write anything into padding
+        } else {
+            written->padding_is_zero = false;
         }
-        blocks[u.arg]->padding_is_zero = false;  // kernels may write anything into padding
-        blocks[u.arg]->holds_values = !timing;
+        written->holds_values = !timing;
         b->flags = (b->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
     }
 

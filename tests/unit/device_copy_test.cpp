@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "HalideBuffer.h"
 #include "program_builder.h"
+#include "spyre/layout.h"
 #include "spyre/program_format.h"
 #include "spyre/spyre_device.h"
 #include "spyre/spyre_runtime.h"
@@ -43,7 +46,7 @@ void for_each_coordinate(const std::vector<int> &sizes, Fn fn) {
     }
 }
 
-Buffer<float> f32(std::vector<int> sizes, int salt) {
+Buffer<float> f32(const std::vector<int> &sizes, int salt) {
     Buffer<float> b(sizes);
     for_each_coordinate(sizes, [&](int *p) { b(p) = value(p[0], p[1], p[2], salt); });
     return b;
@@ -83,6 +86,12 @@ spyre_kernel_stats entry(const char *name) {
     spyre_get_kernel_stats(name, &s);
     return s;
 }
+
+struct Charge {
+    uint64_t read = 0, write = 0;
+    double us = 0;
+};
+Charge charge_of(const halide_buffer_t *src, halide_buffer_t *dst);
 
 // ---- crops ----
 
@@ -238,6 +247,21 @@ TEST(DeviceCopy, SliceCopiesBothWays) {
                 ASSERT_EQ(at16(dst, x, y, z), z == 1 ? at16(src, x, 2, y) : bits16(x, y, z, 12)) << x << "," << y << "," << z;
 }
 
+TEST(DeviceCopy, OneElementThroughZeroDimensionalSlices) {
+    Buffer<float> a = f32({64}, 27), b = f32({40}, 28);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    ASSERT_EQ(b.copy_to_device(iface()), 0);
+    {
+        Buffer<float> from = a.sliced(0, 5), to = b.sliced(0, 7);
+        ASSERT_EQ(from.dimensions(), 0);
+        const Charge c = charge_of(from.raw_buffer(), to.raw_buffer());
+        EXPECT_EQ(c.read, 2u * 128) << "one src stick, one partly covered dst stick";
+        EXPECT_EQ(c.write, 1u * 128);
+    }
+    read_back(b);
+    for (int x = 0; x < 40; x++) ASSERT_EQ(b(x), x == 7 ? value(5, 0, 0, 27) : value(x, 0, 0, 28)) << x;
+}
+
 TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
     Buffer<float> a = f32({32, 4}, 13), out(32, 2);
     ASSERT_EQ(a.copy_to_device(iface()), 0);
@@ -260,6 +284,70 @@ TEST(DeviceCopy, ViewsKeepTheAllocationAliveAfterTheParentIsFreed) {
 }
 
 // ---- the cost model ----
+
+// The device->device charge of one copy (read, write, us) in the current mode.
+Charge charge_of(const halide_buffer_t *src, halide_buffer_t *dst) {
+    const spyre_kernel_stats b = entry("device->device");
+    EXPECT_EQ(spyre_device_copy(nullptr, src, dst), 0) << spyre_last_error();
+    const spyre_kernel_stats a = entry("device->device");
+    return Charge{a.dram_read_bytes - b.dram_read_bytes, a.dram_write_bytes - b.dram_write_bytes, a.simulated_us - b.simulated_us};
+}
+
+// Timing-only mode computes the plan without visiting pieces; it must charge what the functional copy does.
+void expect_same_charge_in_both_modes(const halide_buffer_t *src, halide_buffer_t *dst) {
+    const Charge functional = charge_of(src, dst);
+    spyre_set_timing_only(1);
+    const Charge timing = charge_of(src, dst);
+    spyre_set_timing_only(0);
+    EXPECT_EQ(timing.read, functional.read);
+    EXPECT_EQ(timing.write, functional.write);
+    EXPECT_NEAR(timing.us, functional.us, 1e-9);
+}
+
+TEST(DeviceCopy, RunsFollowDstByteOrderInOtherLayouts) {
+    // Sticks along dim 0 but dim 0 outermost in the order: the bytes of a (64, 3) f32 tensor are
+    // stick 0 of rows 0..2, then stick 1 of rows 0..2. A whole copy between two such tensors is
+    // still one contiguous run of 6 sticks.
+    spyre_device_layout l{};
+    l.dimensions = 2;
+    l.stick_dim = 0;
+    l.order[0] = 0;
+    l.order[1] = 1;
+    l.padded[0] = 64;
+    l.padded[1] = 3;
+    Buffer<float> a = f32({64, 3}, 24), b(64, 3);
+    ASSERT_EQ(spyre_device_malloc_with_layout(nullptr, a.raw_buffer(), &l), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_malloc_with_layout(nullptr, b.raw_buffer(), &l), 0) << spyre_last_error();
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    const MachineDescription m = builtin_machine();
+    const Charge c = charge_of(a.raw_buffer(), b.raw_buffer());
+    EXPECT_EQ(c.read, 6u * 128);
+    EXPECT_EQ(c.write, 6u * 128);
+    EXPECT_NEAR(c.us, 12 * 128 / (m.dram_bandwidth_gbps * 1e3) + m.dma_latency_cycles / (m.clock_ghz * 1e3), 1e-9);
+    expect_same_charge_in_both_modes(a.raw_buffer(), b.raw_buffer());
+    // Into the default layout: every stick is its own run (6 runs, whole sticks).
+    Buffer<float> d(64, 3);
+    ASSERT_EQ(d.device_malloc(iface()), 0);
+    const Charge e = charge_of(a.raw_buffer(), d.raw_buffer());
+    EXPECT_EQ(e.read, 6u * 128);
+    EXPECT_NEAR(e.us, 12 * 128 / (m.dram_bandwidth_gbps * 1e3) + 6 * m.dma_latency_cycles / (m.clock_ghz * 1e3), 1e-9);
+    read_back(d);
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 64; x++) ASSERT_EQ(d(x, y), value(x, y, 0, 24));
+}
+
+TEST(DeviceCopy, TimingOnlyChargesWhatTheFunctionalCopyCharges) {
+    Buffer<void> a = f16({150, 9}, 22), b(kF16, {150, 9}), t(kF16, {9, 150}), c(kF16, {90, 7});
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    for (auto *x : {&b, &t, &c}) ASSERT_EQ(x->device_malloc(iface()), 0);
+    expect_same_charge_in_both_modes(a.raw_buffer(), b.raw_buffer());                                    // whole
+    expect_same_charge_in_both_modes(a.cropped(0, 7, 90).cropped(1, 1, 7).raw_buffer(), c.raw_buffer());  // partial sticks
+    Buffer<void> c2 = f16({90, 7}, 23);  // c holds no values now (a timing-only copy wrote it)
+    ASSERT_EQ(c2.copy_to_device(iface()), 0);
+    expect_same_charge_in_both_modes(c2.raw_buffer(), b.cropped(0, 33, 90).cropped(1, 2, 7).raw_buffer());
+    expect_same_charge_in_both_modes(a.transposed(0, 1).raw_buffer(), t.raw_buffer());                  // single elements
+    expect_same_charge_in_both_modes(a.cropped(0, 3, 9).transposed(0, 1).raw_buffer(), t.cropped(0, 0, 9).cropped(1, 3, 9).transposed(0, 1).transposed(0, 1).raw_buffer());
+}
 
 TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     const MachineDescription m = builtin_machine();
@@ -311,6 +399,119 @@ TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     spyre_print_profile(f);
     std::fclose(f);
     EXPECT_CONTAINS(line, "device->device");
+}
+
+// The layout of a Spyre device buffer, as spyre/layout.h sees it.
+DeviceLayout layout_of(const halide_buffer_t *b) {
+    spyre_device_layout l{};
+    EXPECT_EQ(spyre_device_get_layout(b, &l, nullptr), 0);
+    DeviceLayout d;
+    d.stick_dim = l.stick_dim;
+    d.order.assign(l.order, l.order + l.dimensions);
+    d.padded.assign(l.padded, l.padded + l.dimensions);
+    return d;
+}
+
+// A random dimension order for a device_malloc_with_layout of b (sticks along dim 0).
+void malloc_in_random_order(halide_buffer_t *b, std::mt19937 &rng) {
+    spyre_device_layout l{};
+    l.dimensions = b->dimensions;
+    l.stick_dim = 0;
+    std::vector<int> order(b->dimensions);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int d = 0; d < b->dimensions; d++) {
+        l.order[d] = order[d];
+        l.padded[d] = d == 0 ? (b->dim[0].extent + 31) / 32 * 32 : b->dim[d].extent;
+    }
+    ASSERT_EQ(spyre_device_malloc_with_layout(nullptr, b, &l), 0) << spyre_last_error();
+}
+
+// The cost model by brute force: every element's src and dst byte offset, sorted by dst
+// offset, runs cut wherever either side is not the next element's bytes.
+Charge reference_charge(const std::vector<std::pair<int64_t, int64_t>> &dst_src, int64_t eb) {
+    const MachineDescription m = builtin_machine();
+    const int64_t S = m.stick_bytes;
+    std::vector<std::pair<int64_t, int64_t>> e = dst_src;
+    std::sort(e.begin(), e.end());
+    int64_t runs = 0, src_sticks = 0, dst_sticks = 0, partial = 0;
+    size_t i = 0;
+    while (i < e.size()) {
+        size_t k = i + 1;
+        while (k < e.size() && e[k].first == e[k - 1].first + eb && e[k].second == e[k - 1].second + eb) k++;
+        const int64_t d0 = e[i].first, d1 = e[k - 1].first + eb, s0 = e[i].second, s1 = e[k - 1].second + eb;
+        runs++;
+        src_sticks += (s1 - 1) / S - s0 / S + 1;
+        dst_sticks += (d1 - 1) / S - d0 / S + 1;
+        if ((d1 - 1) / S == d0 / S) partial += (d0 % S || d1 % S) ? 1 : 0;
+        else partial += (d0 % S ? 1 : 0) + (d1 % S ? 1 : 0);
+        i = k;
+    }
+    Charge c;
+    c.read = (uint64_t)((src_sticks + partial) * S);
+    c.write = (uint64_t)(dst_sticks * S);
+    c.us = (double)(c.read + c.write) / (m.dram_bandwidth_gbps * 1e3) + runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    return c;
+}
+
+// Random crops of random shapes in random dimension orders, copied through random permutations:
+// values against host loops, charges against the brute-force cost model, in both modes.
+TEST(DeviceCopy, RandomCropsAndPermutationsMatchHostLoops) {
+    std::mt19937 rng(7);
+    auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int iter = 0; iter < 150; iter++) {
+        const int rank = uniform(1, 3);
+        std::vector<int> v(rank), order_s(rank), order_d(rank);
+        for (int i = 0; i < rank; i++) v[i] = uniform(1, i == 0 ? 70 : 6);
+        std::iota(order_s.begin(), order_s.end(), 0);
+        std::iota(order_d.begin(), order_d.end(), 0);
+        std::shuffle(order_s.begin(), order_s.end(), rng);
+        std::shuffle(order_d.begin(), order_d.end(), rng);
+        // Parents at least as large as the crops. Buffer::transposed(order) makes crop dim j
+        // view dim order[j], so crop extent c[j] = v[order[j]].
+        std::vector<int> cs(rank), cd(rank), ps(rank), pd(rank), ms(rank), md(rank);
+        for (int j = 0; j < rank; j++) cs[j] = v[order_s[j]], cd[j] = v[order_d[j]];
+        for (int k = 0; k < rank; k++) {
+            ps[k] = cs[k] + uniform(0, 40), ms[k] = uniform(0, ps[k] - cs[k]);
+            pd[k] = cd[k] + uniform(0, 40), md[k] = uniform(0, pd[k] - cd[k]);
+        }
+        Buffer<float> src = f32(ps, 30 + iter), dst = f32(pd, 80 + iter);
+        if (iter % 2) {  // layouts in other dimension orders
+            malloc_in_random_order(src.raw_buffer(), rng);
+            malloc_in_random_order(dst.raw_buffer(), rng);
+        }
+        ASSERT_EQ(src.copy_to_device(iface()), 0);
+        ASSERT_EQ(dst.copy_to_device(iface()), 0);
+        Buffer<float> expect = dst.copy();
+        Buffer<float> sv = src, dv = dst;
+        for (int k = 0; k < rank; k++) sv = sv.cropped(k, ms[k], cs[k]), dv = dv.cropped(k, md[k], cd[k]);
+        sv = sv.transposed(order_s);
+        dv = dv.transposed(order_d);
+        for (int i = 0; i < rank; i++) ASSERT_EQ(sv.dim(i).extent(), v[i]) << "the test's own permutation";
+        const spyre_kernel_stats before = entry("device->device");
+        ASSERT_EQ(spyre_device_copy(nullptr, sv.raw_buffer(), dv.raw_buffer()), 0) << spyre_last_error() << " iter " << iter;
+        const DeviceLayout ls = layout_of(src.raw_buffer()), ld = layout_of(dst.raw_buffer());
+        TensorShape ss{DType::F32, std::vector<int64_t>(ps.begin(), ps.end())}, sd{DType::F32, std::vector<int64_t>(pd.begin(), pd.end())};
+        const LayoutAddressing as = layout_addressing(ss, ls, 128), ad = layout_addressing(sd, ld, 128);
+        std::vector<std::pair<int64_t, int64_t>> offsets;
+        for_each_coordinate(v, [&](int *x) {
+            int y[3] = {0, 0, 0}, z[3] = {0, 0, 0};
+            for (int j = 0; j < rank; j++) z[j] = x[order_s[j]] + ms[j], y[j] = x[order_d[j]] + md[j];
+            expect(y) = src(z);
+            const int64_t zs[3] = {z[0], z[1], z[2]}, yd[3] = {y[0], y[1], y[2]};
+            offsets.emplace_back(device_offset(ad, ld, yd), device_offset(as, ls, zs));
+        });
+        const Charge model = reference_charge(offsets, 4);
+        read_back(dst);
+        bool same = true;
+        for_each_coordinate(pd, [&](int *y) { same = same && dst(y) == expect(y); });
+        ASSERT_TRUE(same) << "iter " << iter;
+        const spyre_kernel_stats after = entry("device->device");
+        EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, model.read) << "iter " << iter;
+        EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, model.write) << "iter " << iter;
+        EXPECT_NEAR(after.simulated_us - before.simulated_us, model.us, 1e-9) << "iter " << iter;
+        expect_same_charge_in_both_modes(sv.raw_buffer(), dv.raw_buffer());
+    }
 }
 
 // ---- refusals ----
@@ -453,6 +654,43 @@ TEST(DeviceReshape, AViewFeedsAKernel) {
     ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, args, 0, nullptr), 0) << spyre_last_error();
     for (int y = 0; y < 6; y++)
         for (int x = 0; x < 64; x++) ASSERT_EQ(out(x, y), a3(x, y % 2, y / 2) + b(x, y)) << x << "," << y;
+}
+
+TEST(DeviceCopy, AKernelUpdatingATensorInPlaceKeepsItsViewsInSync) {
+    // Out = A + B with A and Out the same tensor: the kernel writes a new block; a crop of the
+    // tensor that is alive must see the result, so the result is written back into the tensor's block.
+    ProgramBuilder pb("inplace_add");
+    const int A = pb.arg("A", ArgKind::Input, DType::F32, {64, 2});
+    const int B = pb.arg("B", ArgKind::Input, DType::F32, {64, 2});
+    const int Out = pb.arg("Out", ArgKind::Output, DType::F32, {64, 2});
+    pb.load(0, A, 0, 0, 256, 2);
+    pb.load(0, B, 0, 512, 256, 2);
+    pb.signal(0, Unit::Dma, 0);
+    pb.wait(0, Unit::Sfu, 0);
+    pb.emit(0, Unit::Sfu, Opcode::Add, {1024, 256, 0, 256, 0, 512, 256, 0, 64, 2, (int)DType::F32, 0});
+    pb.signal(0, Unit::Sfu, 1);
+    pb.wait(0, Unit::Dma, 1);
+    pb.store(0, Out, 0, 1024, 256, 2);
+    std::vector<uint8_t> bytes = encode_program(pb.p);
+    Buffer<uint8_t> blob(bytes.data(), (int)bytes.size());
+    Buffer<float> t = f32({64, 2}, 25), b = f32({64, 2}, 26), row(64, 1);
+    ASSERT_EQ(t.copy_to_device(iface()), 0);
+    ASSERT_EQ(row.device_malloc(iface()), 0);
+    Buffer<float> second = t.cropped(1, 1, 1);
+    halide_buffer_t *args[3] = {t.raw_buffer(), b.raw_buffer(), t.raw_buffer()};
+    ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, args, 0, nullptr), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
+    read_back(row);
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + value(x, 1, 0, 26)) << x;
+    // The same through a whole-tensor crop (a view record) as input and output.
+    {
+        Buffer<float> whole = t.cropped(1, 0, 2);
+        halide_buffer_t *vargs[3] = {whole.raw_buffer(), b.raw_buffer(), whole.raw_buffer()};
+        ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, vargs, 0, nullptr), 0) << spyre_last_error();
+    }
+    ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
+    read_back(row);
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + 2 * value(x, 1, 0, 26)) << x;
 }
 
 TEST(DeviceReshape, RefusesWhatWouldMoveData) {
