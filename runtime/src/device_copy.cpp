@@ -7,9 +7,9 @@
 // BOTH the src and the dst stick layouts, taken in dst byte order. A run reads
 // every src stick it touches, writes every dst stick it touches, and reads
 // too every dst stick it only partly covers (read-modify-write). Bytes are
-// sticks x stick_bytes;
-//   time = (read + write bytes) / dram_bandwidth_gbps + runs x dma_latency_cycles / clock_ghz,
-// all machine numbers from the machine description. Charged to the profile
+// sticks x stick_bytes; the time is MachineDescription::copy_dma_cycles of
+// those bytes and the runs (one DMA descriptor each, spread over the cores'
+// DMA engines), all machine numbers from the machine description. Charged to the profile
 // entry "device->device". A whole-tensor copy between identical layouts is
 // one run; a copy that transposes the stick dim has single-element runs.
 //
@@ -304,8 +304,7 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
     }
     const MachineDescription &m = default_machine();
     const int64_t read = (t.src_sticks + t.partial_dst_sticks) * stick, write = t.dst_sticks * stick;
-    const double us = (double)(read + write) / (m.dram_bandwidth_gbps * 1e3) +
-                      (double)t.runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    const double us = m.copy_dma_cycles((double)read, (double)write, (double)t.runs) / (m.clock_ghz * 1e3);
     record_transfer(kDeviceToDevice, read, write, us);
     dst->flags = (dst->flags | halide_buffer_flag_device_dirty) & ~(uint64_t)halide_buffer_flag_host_dirty;
 }

@@ -3,7 +3,8 @@
 // the device bytes are identical, so nothing moves.
 //
 // The rule, checked constructively: drop the unit dims (unpadded, extent 1)
-// of both shapes; group the remaining dims of src and dst into runs with equal
+// of both shapes (a src unit dim padded in the layout is kept, and becomes the
+// next dst unit dim, keeping its padding); group the remaining dims of src and dst into runs with equal
 // products (a dim kept, split or merged). A kept dim keeps its padding and
 // place in the layout order. A split or merged group must be unpadded in src,
 // its src dims adjacent in the layout order (outer to inner), and if it holds
@@ -55,11 +56,19 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     const int64_t stick = default_machine().stick_bytes;
     const int64_t lanes = stick / dtype_bytes(dt);
 
-    std::vector<int> sd, dd;  // the dims that are not unit dims
+    // The dims that are not unit dims; a src unit dim that is padded in the
+    // layout is kept too and must become a dst unit dim in the same place
+    // (e.g. (1024, 1) with its row padded to 8, seen as (128, 8, 1)).
+    std::vector<int> sd, dd;
+    std::vector<bool> padded_unit(S.extent.size(), false);
     for (int d = 0; d < (int)S.extent.size(); d++) {
-        if (S.extent[d] != 1) sd.push_back(d);
-        else if (L.padded[d] != 1 || d == L.stick_dim) {
-            refuse("src dimension " + std::to_string(d) + " has extent 1 but is padded in its device layout");
+        if (S.extent[d] != 1) {
+            sd.push_back(d);
+        } else if (d == L.stick_dim) {
+            refuse("src dimension " + std::to_string(d) + " has extent 1 but is the stick dimension");
+        } else if (L.padded[d] != 1) {
+            sd.push_back(d);
+            padded_unit[d] = true;
         }
     }
     for (int d = 0; d < (int)D.extent.size(); d++) {
@@ -71,8 +80,27 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     out.padded.assign(D.extent.size(), 1);
     out.stick_dim = -1;
     std::vector<std::vector<int>> emit_at(S.extent.size());  // dst dims (outer first) placed where src dim sits in the order
+    std::vector<bool> dst_used(D.extent.size(), false);
     size_t i = 0, j = 0;
-    while (i < sd.size() && j < dd.size()) {
+    int last_dst = -1;
+    while (i < sd.size()) {
+        if (padded_unit[sd[i]]) {
+            // The next dst unit dim after the ones already placed and before the next dst dim that is not one.
+            const int limit = j < dd.size() ? dd[j] : (int)D.extent.size();
+            int u = last_dst + 1;
+            while (u < limit && D.extent[u] != 1) u++;
+            if (u >= limit) {
+                refuse("src dimension " + std::to_string(sd[i]) + " has extent 1 but is padded in its device layout (" +
+                       std::to_string(L.padded[sd[i]]) + "), and dst has no dimension of extent 1 in its place");
+            }
+            out.padded[u] = L.padded[sd[i]];
+            emit_at[sd[i]] = {u};
+            dst_used[u] = true;
+            last_dst = u;
+            i++;
+            continue;
+        }
+        if (j >= dd.size()) refuse("the extents do not split or merge into each other");
         std::vector<int> sg{sd[i]}, dg{dd[j]};
         int64_t ps = S.extent[sd[i]], pd = D.extent[dd[j]];
         while (ps != pd) {
@@ -88,6 +116,7 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
         }
         i++;
         j++;
+        last_dst = dg.back();
         const bool has_stick = std::find(sg.begin(), sg.end(), L.stick_dim) != sg.end();
         if (sg.size() == 1 && dg.size() == 1) {
             out.padded[dg[0]] = L.padded[sg[0]];
@@ -124,7 +153,7 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     if (i != sd.size() || j != dd.size()) refuse("the extents do not split or merge into each other");
     if (out.stick_dim < 0) refuse("the stick dimension would be lost");
     for (int d = 0; d < (int)D.extent.size(); d++) {
-        if (D.extent[d] == 1) out.order.push_back(d);
+        if (D.extent[d] == 1 && !dst_used[d]) out.order.push_back(d);
     }
     for (int d : L.order) {
         for (int e : emit_at[d]) out.order.push_back(e);

@@ -181,6 +181,14 @@ double MachineDescription::dram_cycles(double read, double write, double cores) 
     return ((read + write) / dram_bytes_per_cycle() + turnaround) / dram_concurrency_efficiency(cores);
 }
 
+double MachineDescription::copy_dma_cycles(double read, double write, double transfers) const {
+    if (transfers <= 0) return 0.0;
+    // Runs are cut at stick boundaries, so the bytes of even one long run spread over the engines.
+    const double engines = std::min<double>((double)cores, std::max(transfers, (read + write) / (double)stick_bytes));
+    const double issue = std::ceil(transfers / engines) * (double)dma_latency_cycles;
+    return (double)dma_latency_cycles + std::max(dram_cycles(read, write, engines), issue);
+}
+
 double MachineDescription::dram_bound_ns(double read, double write) const {
     return (read + write) / dram_bandwidth_gbps + dram_bound_turnaround_ns_per_byte * std::min(read, write);
 }

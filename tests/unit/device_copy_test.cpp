@@ -323,14 +323,14 @@ TEST(DeviceCopy, RunsFollowDstByteOrderInOtherLayouts) {
     const Charge c = charge_of(a.raw_buffer(), b.raw_buffer());
     EXPECT_EQ(c.read, 6u * 128);
     EXPECT_EQ(c.write, 6u * 128);
-    EXPECT_NEAR(c.us, 12 * 128 / (m.dram_bandwidth_gbps * 1e3) + m.dma_latency_cycles / (m.clock_ghz * 1e3), 1e-9);
+    EXPECT_NEAR(c.us, m.copy_dma_cycles(6 * 128, 6 * 128, 1) / (m.clock_ghz * 1e3), 1e-9);
     expect_same_charge_in_both_modes(a.raw_buffer(), b.raw_buffer());
     // Into the default layout: every stick is its own run (6 runs, whole sticks).
     Buffer<float> d(64, 3);
     ASSERT_EQ(d.device_malloc(iface()), 0);
     const Charge e = charge_of(a.raw_buffer(), d.raw_buffer());
     EXPECT_EQ(e.read, 6u * 128);
-    EXPECT_NEAR(e.us, 12 * 128 / (m.dram_bandwidth_gbps * 1e3) + 6 * m.dma_latency_cycles / (m.clock_ghz * 1e3), 1e-9);
+    EXPECT_NEAR(e.us, m.copy_dma_cycles(6 * 128, 6 * 128, 6) / (m.clock_ghz * 1e3), 1e-9);
     read_back(d);
     for (int y = 0; y < 3; y++)
         for (int x = 0; x < 64; x++) ASSERT_EQ(d(x, y), value(x, y, 0, 24));
@@ -351,8 +351,9 @@ TEST(DeviceCopy, TimingOnlyChargesWhatTheFunctionalCopyCharges) {
 
 TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     const MachineDescription m = builtin_machine();
-    const double latency_us = m.dma_latency_cycles / (m.clock_ghz * 1e3);
-    auto expect_us = [&](double bytes, double runs) { return bytes / (m.dram_bandwidth_gbps * 1e3) + runs * latency_us; };
+    auto expect_us = [&](double read, double write, double runs) {
+        return m.copy_dma_cycles(read, write, runs) / (m.clock_ghz * 1e3);
+    };
 
     // (128, 4) f16 into rows 2..5 of a (128, 8) f16 tensor: both sides are 1024 contiguous bytes,
     // one run of whole sticks: 8 sticks read, 8 written, none partial.
@@ -368,7 +369,7 @@ TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     EXPECT_EQ(after.calls - before.calls, 1u);
     EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 8u * 128);
     EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 8u * 128);
-    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(16 * 128, 1), 1e-9);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(8 * 128, 8 * 128, 1), 1e-9);
 
     // A (32, 32) f32 transposition of the stick dim: 1024 single-element runs, each reading one
     // src stick and one dst stick (partly covered: read-modify-write) and writing one dst stick.
@@ -380,7 +381,7 @@ TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     after = entry("device->device");
     EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 2048u * 128);
     EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 1024u * 128);
-    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(3072 * 128, 1024), 1e-9);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(2048 * 128, 1024 * 128, 1024), 1e-9);
 
     // A row crop with partial sticks: (40, 3) f32 into lanes 10..49 of rows 0..2 of (64, 3):
     // one run per row (dst rows are 256 bytes apart), src row 40 lanes = 2 sticks, dst 2 sticks, both partial.
@@ -392,7 +393,7 @@ TEST(DeviceCopy, ChargesWholeStickRunsAndSingleElementRunsExactly) {
     after = entry("device->device");
     EXPECT_EQ(after.dram_read_bytes - before.dram_read_bytes, 3u * (2 + 2) * 128);
     EXPECT_EQ(after.dram_write_bytes - before.dram_write_bytes, 3u * 2 * 128);
-    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(18 * 128, 3), 1e-9);
+    EXPECT_NEAR(after.simulated_us - before.simulated_us, expect_us(12 * 128, 6 * 128, 3), 1e-9);
 
     char line[4096] = {0};
     FILE *f = fmemopen(line, sizeof line - 1, "w");
@@ -450,7 +451,7 @@ Charge reference_charge(const std::vector<std::pair<int64_t, int64_t>> &dst_src,
     Charge c;
     c.read = (uint64_t)((src_sticks + partial) * S);
     c.write = (uint64_t)(dst_sticks * S);
-    c.us = (double)(c.read + c.write) / (m.dram_bandwidth_gbps * 1e3) + runs * m.dma_latency_cycles / (m.clock_ghz * 1e3);
+    c.us = m.copy_dma_cycles((double)c.read, (double)c.write, (double)runs) / (m.clock_ghz * 1e3);
     return c;
 }
 
@@ -626,6 +627,35 @@ TEST(DeviceReshape, SplitsAndMergesWithoutMovingData) {
     ASSERT_EQ(cv.copy_to_host(), 0);
     for (int z = 0; z < 16; z++)
         for (int x = 0; x < 128; x++) ASSERT_EQ(at16(cv, x, 0, z), at16(c, x, z % 8, z / 8));
+}
+
+TEST(DeviceReshape, KeepsAPaddedUnitDimension) {
+    // A kernel output like a decode matmul's C: (1024, 1) with its one row padded to 8.
+    Buffer<void> a = f16({1024, 1}, 19);
+    spyre_device_layout l{};
+    l.dimensions = 2;
+    l.stick_dim = 0;
+    l.order[0] = 1;
+    l.order[1] = 0;
+    l.padded[0] = 1024;
+    l.padded[1] = 8;
+    ASSERT_EQ(spyre_device_malloc_with_layout(nullptr, a.raw_buffer(), &l), 0) << spyre_last_error();
+    a.set_host_dirty();
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    // Split dim 0 and keep the padded row as the new unit dim 2; add a unit dim too.
+    Buffer<void> v(kF16, {128, 8, 1}), w(kF16, {1024, 1, 1});
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), v.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), w.raw_buffer()), 0) << spyre_last_error();
+    spyre_device_layout lv{};
+    ASSERT_EQ(spyre_device_get_layout(v.raw_buffer(), &lv, nullptr), 0);
+    EXPECT_EQ(lv.padded[2], 8);
+    ASSERT_EQ(v.copy_to_host(), 0) << spyre_last_error();
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 128; x++) ASSERT_EQ(at16(v, x, y, 0), at16(a, x + 128 * y, 0));
+    // Dropping the padded row would change the bytes.
+    Buffer<void> flat(kF16, {1024});
+    EXPECT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), flat.raw_buffer()), spyre_error_buffer_mismatch);
+    EXPECT_CONTAINS(spyre_last_error(), "padded");
 }
 
 TEST(DeviceReshape, AViewFeedsAKernel) {

@@ -2,6 +2,8 @@
 // built-in JSON, its key figures against the shared MACHINE.md, overrides from
 // the API and the environment, error messages, and the structural fingerprint.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -172,6 +174,24 @@ TEST(MachineBuiltin, DerivedRates) {
     // About 98 TFLOP/s fp16 per card, as MACHINE.md says.
     const double tflops = 2.0 * m.pt_peak_macs_per_cycle_fp16 * m.clock_ghz * m.cores / 1000.0;
     EXPECT_NEAR(tflops, 98.3, 0.1);
+}
+
+TEST(MachineBuiltin, CopyDmaSpreadsDescriptorsOverTheEngines) {
+    const MachineDescription m = builtin();
+    const double L = (double)m.dma_latency_cycles;
+    // One long run, cut at stick boundaries over every engine: its latency, then its bytes at the card's DRAM rate.
+    EXPECT_DOUBLE_EQ(m.copy_dma_cycles(1 << 20, 1 << 20, 1), L + m.dram_cycles(1 << 20, 1 << 20, m.cores));
+    // One stick: one engine.
+    EXPECT_DOUBLE_EQ(m.copy_dma_cycles(128, 0, 1), L + std::max(m.dram_cycles(128, 0, 1), L));
+    // Many single-stick runs: the issue rate of all the cores' engines, not one latency after another.
+    const double runs = 32.0 * m.cores;
+    const double c = m.copy_dma_cycles(runs * 128, runs * 128, runs);
+    EXPECT_DOUBLE_EQ(c, L + std::max(m.dram_cycles(runs * 128, runs * 128, m.cores), 32.0 * L));
+    EXPECT_LT(c, runs * L / 4);
+    // Splitting the same bytes into more runs never makes a copy cheaper.
+    EXPECT_LE(m.copy_dma_cycles(4096, 4096, 1), m.copy_dma_cycles(4096, 4096, 32));
+    EXPECT_LE(m.copy_dma_cycles(4096, 4096, 32), m.copy_dma_cycles(4096, 4096, 4096));
+    EXPECT_EQ(m.copy_dma_cycles(0, 0, 0), 0.0);
 }
 
 TEST(MachineBuiltin, DefaultMachineIsLoadedOnce) {

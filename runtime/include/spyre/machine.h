@@ -49,6 +49,14 @@ struct MachineDescription {
     // DRAM time in cycles for R bytes read and W written by `cores` cores at once,
     // with the read/write turnaround (MACHINE.md's formula at that concurrency).
     double dram_cycles(double read, double write, double cores) const;
+    // A device-to-device copy done by DMA (spyre_device_copy), in cycles: its
+    // `transfers` descriptors (contiguous runs, cut at stick boundaries when
+    // there are fewer runs than engines) are spread over the cores' DMA
+    // engines, which issue one descriptor per dma_latency_cycles each while the
+    // data streams at the DRAM rate of that many concurrent engines; the first
+    // descriptor's latency is not hidden. So a copy of few long runs costs its
+    // bytes, and one of many single-element runs the issue rate of all engines.
+    double copy_dma_cycles(double read, double write, double transfers) const;
     // The DRAM roofline bound in ns: bytes at the peak rate plus the smallest
     // turnaround the hardware measurements allow (dram_bound_turnaround_ns_per_byte),
     // so no run, simulated or measured, is faster.
