@@ -32,6 +32,105 @@ int64_t second_copies(int tm, int tn, int tk, int bytes) {
     return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes;
 }
 
+// One candidate of the planner's search: tiles, K chunk, core split, tiles per core.
+struct MatmulCandidate {
+    int tm, tn, tk, kp, cm, cn;
+    int64_t mt, nt;  // M and N tiles per core
+    bool double_buffer, a_shared;
+};
+
+struct MatmulCost {
+    double cycles = 0;                     // estimated simulated cycles of the kernel
+    double read_bytes = 0, write_bytes = 0;  // DRAM traffic of the whole kernel
+};
+
+// SFU cycles of one instruction over `bytes` (timing_model.cpp's formula).
+double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) {
+    return std::ceil(bytes / (m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core)) * cost + m.sfu_instruction_overhead_cycles;
+}
+
+// The simulated time of a candidate, built from the machine description the
+// simulator runs on (docs/timing-model.md) and the program schedule_matmul_spyre
+// emits for it. Per core the program is a sequence of steps, one per K chunk of
+// each output tile: stage the step's A and B pieces (DMA), acc += A*B (PT); at a
+// tile's first step also the bias (DMA, then acc = bias on the SFU), at its last
+// the epilogue and cast (SFU) and the store of the C tile (DMA).
+//  - DMA: a core's transfers run one at a time, at its share of the card's DRAM
+//    work rate while all cm x cn cores move data (dram_cycles at that
+//    concurrency); ring forwarding of shared A pieces occupies the same unit.
+//  - Each wait on a transfer pays the access latency (dma_latency_cycles).
+//  - PT at the sustained rate (pt_macs_per_cycle) with the pass fill.
+//  - Double buffered, a step's transfers overlap the previous step's compute, so
+//    a step costs the larger of the two; single buffered, their sum. The first
+//    step's loads (pipeline fill) and the last tile's epilogue and store (drain)
+//    overlap nothing.
+//  - Shared A reaches the last core of a chain after cn - 1 ring hops of the
+//    first A piece: that core starts that much later.
+//  - The card's DRAM work for the kernel's total bytes (dram_cycles) bounds the
+//    whole run from below.
+MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape, const MatmulCandidate &c) {
+    const double bytes = shape.dtype.bytes();
+    const double cores = (double)c.cm * c.cn;
+    const bool chunked = c.tk < c.kp;
+    const double chunks = (double)(c.kp / c.tk), tiles = (double)(c.mt * c.nt);
+    // DRAM bytes of one core (the mean over the cores of a chain for shared A).
+    const double a_piece = (double)c.tm * c.tk * bytes;            // A staged per step (chunked) or per row of tiles
+    const double a_loads = chunked ? tiles * chunks : (double)c.mt;  // A pieces a core stages
+    const double a_core = a_loads * a_piece / (c.a_shared ? c.cn : 1);
+    const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * bytes);
+    const double w_core = tiles * (double)c.tm * c.tn * bytes;
+    MatmulCost cost;
+    cost.read_bytes = (a_core + b_core) * cores;
+    cost.write_bytes = w_core * cores;
+    // A core's DMA time for its share of `r` read and `w` written bytes while every core moves as much.
+    auto dma = [&](double r, double w) { return m.dram_cycles(r * cores, w * cores, cores); };
+    const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one A piece
+    const double hop = m.ring_hop_latency_ns * m.clock_ghz;
+    const double lat = m.dma_latency_cycles;
+
+    // One step's transfers and compute (the mean step; A of a row of tiles spread over its tiles).
+    const double a_step = (a_loads * a_piece / (c.a_shared ? c.cn : 1)) / (tiles * chunks);
+    const double b_step = (double)c.tk * c.tn * bytes;
+    // A core inside a chain forwards every A piece: the pace of the chain's steps.
+    const double ring_step = c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0;
+    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor : 1.0;
+    const double passes = std::ceil((double)c.tm / m.pt_pass_rows);
+    const double pt_step = passes * ((double)m.pt_pass_rows * c.tn * c.tk / m.pt_macs_per_cycle(type_factor) + m.pt_pass_fill_cycles);
+    // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
+    // bias and C store (DMA).
+    const int stages = epilogue_stages(shape.activation);
+    const double tile_f32 = (double)c.tm * c.tn * 4;
+    const double act_cost = shape.activation == Activation::Gelu || shape.activation == Activation::Silu ? 4.0 * stages : 0.0;
+    const double sfu_init = sfu_cycles(m, (double)c.tn * 4) + sfu_cycles(m, tile_f32);
+    const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost);
+    const double bias_dma = dma((double)c.tn * bytes, 0);
+    const double store_dma = dma(0, (double)c.tm * c.tn * bytes);
+
+    const double dma_step = dma(a_step + b_step, 0) + ring_step;
+    const double steps = tiles * chunks;
+    // Fill: the first step's loads (and the bias) land before the first matmul;
+    // with shared A the last core of a chain gets the first piece cn - 1 hops later.
+    // (The chain head loads that piece alone at the one-core rate while the others load B.)
+    const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
+    // Double buffered whole-K tiles: the next tile's B load is issued before this
+    // tile's bias, so the first matmul waits for two steps' loads.
+    const double first_loads = (c.double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+    const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+    // Drain: the last tile's epilogue and store follow its last matmul.
+    const double drain = sfu_tail + store_dma + lat;
+    // In each core's DMA stream a tile's bias load follows the previous tile's
+    // store, which follows that tile's last matmul and cast: between tiles the
+    // store, the bias and the SFU work overlap nothing. Double buffering overlaps
+    // only the A and B loads of the steps with the matmuls.
+    const double between_tiles = (tiles - 1) * (store_dma + bias_dma + 2 * lat + sfu_init + sfu_tail);
+    const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
+    const double body = between_tiles + (c.double_buffer ? std::max(loads_rest, pt_all) : loads_rest + pt_all + (steps - 1) * lat);
+    const double per_core = fill + body + drain;
+    const double dram_all = m.dram_cycles(cost.read_bytes, cost.write_bytes, cores);
+    cost.cycles = std::max(per_core, dram_all);
+    return cost;
+}
+
 }  // namespace
 
 int epilogue_stages(Activation a) {
@@ -45,9 +144,6 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int lanes = stick_lanes(shape.dtype);
     const int kp = round_up(shape.k, lanes);
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    const double pt_rate = machine.pt_peak_macs_per_cycle_fp16 * (shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
-    const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
-    const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
     const int max_cores = usable_cores(options.max_cores);
 
@@ -91,26 +187,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    // A is staged once per M tile unless K is chunked; B and the bias per tile.
-                    const int64_t a_bytes = (tk == kp ? mt : mt * nt) * tm * (int64_t)kp * bytes;
-                    const int64_t b_bytes = mt * nt * ((int64_t)kp * tn * bytes + (int64_t)tn * bytes);
-                    // Shared, A is read once per chain of the cn cores of a row range.
-                    const double read = (double)a_bytes * cm * (share ? 1 : cn) + (double)b_bytes * cn * cm;
-                    const double write = (double)mp * np * bytes;
-                    const double dram_ns = (read + write) / dram_bytes_per_ns +
-                                           machine.dram_turnaround_ns_per_byte * std::min(read, write);
-                    const double passes = std::ceil((double)tm / machine.pt_pass_rows);
-                    const double pt_cycles = (double)(kp / tk) * passes *
-                                             ((double)machine.pt_pass_rows * tn * tk / pt_rate + machine.pt_pass_fill_cycles);
-                    const double sfu_cycles = (3.0 + 4 * stages) * tm * tn * 4 / sfu_bytes_per_cycle;
-                    const double compute_ns = (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz;
-                    // Forwarding A along the chain occupies each core's DMA unit.
-                    const double ring_ns = share ? (double)a_bytes / machine.ring_bytes_per_cycle / machine.clock_ghz : 0.0;
-                    // Double buffered, the DMA of the next chunk overlaps this chunk's matmul
-                    // (within pairs of iterations: partly).
-                    const double transfer_ns = std::max(dram_ns, ring_ns);
-                    const double us = (db ? std::max(transfer_ns, compute_ns) + 0.25 * std::min(transfer_ns, compute_ns)
-                                          : transfer_ns + compute_ns) / 1000.0;
+                    const MatmulCost cost = estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share});
+                    const double read = cost.read_bytes, write = cost.write_bytes;
+                    const double us = cost.cycles / machine.clock_ghz / 1000.0;
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
                         best.tn = tn;
