@@ -120,11 +120,22 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double drain = sfu_tail + store_dma + lat;
     // In each core's DMA stream a tile's bias load follows the previous tile's
     // store, which follows that tile's last matmul and cast: between tiles the
-    // store, the bias and the SFU work overlap nothing. Double buffering overlaps
-    // only the A and B loads of the steps with the matmuls.
+    // store, the bias and the SFU work overlap nothing.
     const double between_tiles = (tiles - 1) * (store_dma + bias_dma + 2 * lat + sfu_init + sfu_tail);
-    const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
-    const double body = between_tiles + (c.double_buffer ? std::max(loads_rest, pt_all) : loads_rest + pt_all + (steps - 1) * lat);
+    double body;
+    if (chunked) {
+        // The K chunks are double buffered within a tile: each tile's first chunk
+        // loads before its first matmul, the next ones while the previous matmul runs.
+        const double tile = c.double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
+                                            : chunks * (dma_step + lat + pt_step);
+        body = between_tiles + tiles * tile - (dma_step + lat);  // the first chunk's load is the fill
+    } else {
+        // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
+        // and before the bias of tile t + 1, so past the fill each tile's B load
+        // sits between two matmuls even when double buffered.
+        const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
+        body = between_tiles + loads_rest + pt_all + (c.double_buffer ? 0.0 : (steps - 1) * lat);
+    }
     const double per_core = fill + body + drain;
     const double dram_all = m.dram_cycles(cost.read_bytes, cost.write_bytes, cores);
     cost.cycles = std::max(per_core, dram_all);

@@ -1,13 +1,19 @@
 // plan_matmul_spyre's estimate against the simulator: for each shape the
 // planner's own choice and alternatives forced through the tile_m, tile_n and
 // max_cores knobs are compiled by gen_matmul and simulated timing-only
-// (autoscheduler/candidate_evaluation.h). The planner's choice must be within
-// 10% of the best simulated alternative, and its estimates must order the
-// candidates as the simulator does: of the pairs whose simulated times differ
-// by more than 5% (closer pairs are a tie the model may break either way), at
-// least 80% are ordered the same by the estimate. A planner costing with a
-// private formula (the peak PT rate, no fill or drain, no ring chain) orders
-// 512^3 on 32 cores at about 0.6 and picks a plan 1.6x the best.
+// (autoscheduler/candidate_evaluation.h). Checks, per shape:
+//  - the planner's choice simulates within 10% of the best candidate;
+//  - its estimate is within 15% of its simulated time (a far-off estimate
+//    picks for the wrong reason);
+//  - of the candidate pairs whose simulated times differ by more than 5%
+//    (closer pairs are ties the model may break either way), at least 90% are
+//    ordered the same by the estimate.
+// The estimate before it followed the simulator (peak PT rate, full-card DRAM
+// rate, no latency, fill, drain or ring chain, loads assumed hidden by double
+// buffering) fails all three on 512^3 on 32 cores: its choice simulates 1.61x
+// the best, its estimate is 0.37x the choice's simulated time, and it orders
+// 0.84 of the pairs. The current one orders >= 0.97 of the pairs on every shape
+// here, with the choice's estimate 0.92-1.00x its simulated time.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -87,7 +93,7 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
         << " tile_n=" << best_run->tile_n << " max_cores=" << best_run->cores << " simulates " << best << " us";
 
     // The choice is made on its estimate: a far-off estimate picks it for the wrong reason.
-    EXPECT_NEAR(runs[0].estimated_us / runs[0].simulated_us, 1.0, 0.25)
+    EXPECT_NEAR(runs[0].estimated_us / runs[0].simulated_us, 1.0, 0.15)
         << "the planner's choice: estimated " << runs[0].estimated_us << " us, simulated " << runs[0].simulated_us << " us";
     double worst_ratio = 1.0;  // the estimate / simulated ratio farthest from 1, for the log
     for (const Measured &r : runs) {
@@ -108,7 +114,7 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
     std::printf("%s: %zu candidates, the planner's choice %.2f us (best %.2f us, %.3fx), %d of %d pairs ordered as simulated (%.2f), estimate/simulated %.2f for the choice, %.2f at worst\n",
                 case_name({c, 0}).c_str(), runs.size(), runs[0].simulated_us, best, runs[0].simulated_us / best, agree, pairs,
                 (double)agree / pairs, runs[0].estimated_us / runs[0].simulated_us, worst_ratio);
-    EXPECT_GE((double)agree / pairs, 0.80) << agree << " of " << pairs << " distinct pairs ordered as the simulator does";
+    EXPECT_GE((double)agree / pairs, 0.90) << agree << " of " << pairs << " distinct pairs ordered as the simulator does";
 }
 
 INSTANTIATE_TEST_SUITE_P(
