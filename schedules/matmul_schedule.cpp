@@ -82,8 +82,9 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     MatmulCost cost;
     cost.read_bytes = (a_core + b_core) * cores;
     cost.write_bytes = w_core * cores;
-    // A core's DMA time for its share of `r` read and `w` written bytes while every core moves as much.
-    auto dma = [&](double r, double w) { return m.dram_cycles(r * cores, w * cores, cores); };
+    // A core's DMA time for `r` read and `w` written bytes while `active` cores move as much at once.
+    double active = cores;
+    auto dma = [&](double r, double w) { return m.dram_cycles(r * active, w * active, active); };
     const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one A piece
     const double hop = m.ring_hop_latency_ns * m.clock_ghz;
     const double lat = m.dma_latency_cycles;
@@ -103,41 +104,53 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double act_cost = shape.activation == Activation::Gelu || shape.activation == Activation::Silu ? 4.0 * stages : 0.0;
     const double sfu_init = sfu_cycles(m, (double)c.tn * 4) + sfu_cycles(m, tile_f32);
     const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost);
-    const double bias_dma = dma((double)c.tn * bytes, 0);
-    const double store_dma = dma(0, (double)c.tm * c.tn * bytes);
+    auto per_core_cycles = [&]() {
+        const double bias_dma = dma((double)c.tn * bytes, 0);
+        const double store_dma = dma(0, (double)c.tm * c.tn * bytes);
 
-    const double dma_step = dma(a_step + b_step, 0) + ring_step;
-    const double steps = tiles * chunks;
-    // Fill: the first step's loads (and the bias) land before the first matmul;
-    // with shared A the last core of a chain gets the first piece cn - 1 hops later.
-    // (The chain head loads that piece alone at the one-core rate while the others load B.)
-    const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
-    // Double buffered whole-K tiles: the next tile's B load is issued before this
-    // tile's bias, so the first matmul waits for two steps' loads.
-    const double first_loads = (c.double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
-    const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
-    // Drain: the last tile's epilogue and store follow its last matmul.
-    const double drain = sfu_tail + store_dma + lat;
-    // In each core's DMA stream a tile's bias load follows the previous tile's
-    // store, which follows that tile's last matmul and cast: between tiles the
-    // store, the bias and the SFU work overlap nothing.
-    const double between_tiles = (tiles - 1) * (store_dma + bias_dma + 2 * lat + sfu_init + sfu_tail);
-    double body;
-    if (chunked) {
-        // The K chunks are double buffered within a tile: each tile's first chunk
-        // loads before its first matmul, the next ones while the previous matmul runs.
-        const double tile = c.double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
-                                            : chunks * (dma_step + lat + pt_step);
-        body = between_tiles + tiles * tile - (dma_step + lat);  // the first chunk's load is the fill
-    } else {
-        // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
-        // and before the bias of tile t + 1, so past the fill each tile's B load
-        // sits between two matmuls even when double buffered.
-        const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
-        body = between_tiles + loads_rest + pt_all + (c.double_buffer ? 0.0 : (steps - 1) * lat);
-    }
-    const double per_core = fill + body + drain;
+        const double dma_step = dma(a_step + b_step, 0) + ring_step;
+        const double steps = tiles * chunks;
+        // Fill: the first step's loads (and the bias) land before the first matmul;
+        // with shared A the last core of a chain gets the first piece cn - 1 hops later.
+        // (The chain head loads that piece alone at the one-core rate while the others load B.)
+        const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
+        // Double buffered whole-K tiles: the next tile's B load is issued before this
+        // tile's bias, so the first matmul waits for two steps' loads.
+        const double first_loads = (c.double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+        const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+        // Drain: the last tile's epilogue and store follow its last matmul.
+        const double drain = sfu_tail + store_dma + lat;
+        // In each core's DMA stream a tile's bias load follows the previous tile's
+        // store, which follows that tile's last matmul and cast: between tiles the
+        // store, the bias and the SFU work overlap nothing.
+        const double between_tiles = (tiles - 1) * (store_dma + bias_dma + 2 * lat + sfu_init + sfu_tail);
+        double body;
+        if (chunked) {
+            // The K chunks are double buffered within a tile: each tile's first chunk
+            // loads before its first matmul, the next ones while the previous matmul runs.
+            const double tile = c.double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
+                                                : chunks * (dma_step + lat + pt_step);
+            body = between_tiles + tiles * tile - (dma_step + lat);  // the first chunk's load is the fill
+        } else {
+            // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
+            // and before the bias of tile t + 1, so past the fill each tile's B load
+            // sits between two matmuls even when double buffered.
+            const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
+            body = between_tiles + loads_rest + pt_all + (c.double_buffer ? 0.0 : (steps - 1) * lat);
+        }
+        return fill + body + drain;
+    };
+    // The cores move data at once only as much as the DRAM is busy: with the
+    // card's DRAM work for all bytes taking a fraction f of the run, about
+    // f x cores cores have transfers in flight, each at its share of
+    // dram_cycles at that concurrency. Starting from all cores (the slowest
+    // transfers), a few rounds settle the run time and that concurrency.
     const double dram_all = m.dram_cycles(cost.read_bytes, cost.write_bytes, cores);
+    double per_core = per_core_cycles();
+    for (int round = 0; round < 3; round++) {
+        active = std::clamp(cores * dram_all / std::max(per_core, dram_all), 1.0, cores);
+        per_core = per_core_cycles();
+    }
     cost.cycles = std::max(per_core, dram_all);
     return cost;
 }
