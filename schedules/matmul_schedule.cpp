@@ -55,17 +55,25 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 // each output tile: stage the step's A and B pieces (DMA), acc += A*B (PT); at a
 // tile's first step also the bias (DMA, then acc = bias on the SFU), at its last
 // the epilogue and cast (SFU) and the store of the C tile (DMA).
-//  - DMA: a core's transfers run one at a time, at its share of the card's DRAM
-//    work rate while all cm x cn cores move data (dram_cycles at that
-//    concurrency); ring forwarding of shared A pieces occupies the same unit.
+// No simulation: a closed form per candidate, so planning stays cheap.
+//  - DMA: a core's transfers run one at a time at its share of the card's DRAM
+//    work rate while `active` cores move data at once (dram_cycles at that
+//    concurrency); `active` is the cores times the fraction of the run the
+//    card's DRAM work for all bytes takes, settled in a few rounds (the
+//    simulator's DramModel shares the card among the cores with transfers in
+//    flight). Ring forwarding of shared A pieces occupies the same unit, and a
+//    core inside a chain forwards every piece.
 //  - Each wait on a transfer pays the access latency (dma_latency_cycles).
 //  - PT at the sustained rate (pt_macs_per_cycle) with the pass fill.
-//  - Double buffered, a step's transfers overlap the previous step's compute, so
-//    a step costs the larger of the two; single buffered, their sum. The first
-//    step's loads (pipeline fill) and the last tile's epilogue and store (drain)
-//    overlap nothing.
-//  - Shared A reaches the last core of a chain after cn - 1 ring hops of the
-//    first A piece: that core starts that much later.
+//  - What double buffering overlaps, read from the emitted DMA streams: with K
+//    chunks, the next chunk's loads with this chunk's matmul, within a tile
+//    (each tile's first chunk loads before its first matmul); with whole-K
+//    tiles only the second tile's B, since every later B load is issued after
+//    the previous store and before the next bias. Between tiles the store, the
+//    bias and the SFU work overlap nothing.
+//  - Fill: the first loads (and, for shared A, the chain head's first piece
+//    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
+//    epilogue and store after the last matmul.
 //  - The card's DRAM work for the kernel's total bytes (dram_cycles) bounds the
 //    whole run from below.
 MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape, const MatmulCandidate &c) {
