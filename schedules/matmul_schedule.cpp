@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -37,11 +39,13 @@ struct MatmulCandidate {
     int tm, tn, tk, kp, cm, cn;
     int64_t mt, nt;  // M and N tiles per core
     bool double_buffer, a_shared;
+    bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
 };
 
 struct MatmulCost {
     double cycles = 0;                     // estimated simulated cycles of the kernel
     double read_bytes = 0, write_bytes = 0;  // DRAM traffic of the whole kernel
+    double per_core_cycles = 0, dram_cycles = 0;  // the two terms of the estimate (for SPYRE_MATMUL_PLAN_LOG)
 };
 
 // SFU cycles of one instruction over `bytes` (timing_model.cpp's formula).
@@ -69,12 +73,19 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 //    chunks, the next chunk's loads with this chunk's matmul, within a tile
 //    (each tile's first chunk loads before its first matmul); with whole-K
 //    tiles only the second tile's B, since every later B load is issued after
-//    the previous store and before the next bias. Between tiles the store, the
-//    bias and the SFU work overlap nothing.
+//    the previous store and before the next bias. Between tiles the bias and the
+//    SFU work overlap nothing, nor does the store unless the backend spreads it
+//    over the next tile's K chunks (store_spreading.h).
+//  - A chain of cores sharing A runs at its head's pace: the head loads every
+//    A piece of the chain at its fair share of the card.
+//  - Stores: every core stores a whole tile at about the same time, so such a
+//    store costs the card's work for all of them, turnaround included (the
+//    card charges it to the stores of a kernel that reads more than it writes).
 //  - Fill: the first loads (and, for shared A, the chain head's first piece
 //    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
 //    epilogue and store after the last matmul.
-//  - The card's DRAM work for the kernel's total bytes (dram_cycles) bounds the
+//  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
+//    last matmul and epilogue, during which no transfer is in flight, bounds the
 //    whole run from below.
 MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape, const MatmulCandidate &c) {
     const double bytes = shape.dtype.bytes();
@@ -93,6 +104,13 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     // A core's DMA time for `r` read and `w` written bytes while `active` cores move as much at once.
     double active = cores;
     auto dma = [&](double r, double w) { return m.dram_cycles(r * active, w * active, active); };
+    // The card charges the read/write turnaround to the transfer that raises the
+    // smaller of its total bytes read and written (DramModel::start): when the
+    // kernel reads more than it writes, to every byte stored. Within the run the
+    // other cores' loads share that work; the last stores, which nothing
+    // overlaps, pay it in full.
+    const bool writes_minor = cost.write_bytes <= cost.read_bytes;
+    const double turnaround_per_byte = m.dram_turnaround_ns_per_byte * m.clock_ghz;
     const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one A piece
     const double hop = m.ring_hop_latency_ns * m.clock_ghz;
     const double lat = m.dma_latency_cycles;
@@ -114,9 +132,18 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost);
     auto per_core_cycles = [&]() {
         const double bias_dma = dma((double)c.tn * bytes, 0);
-        const double store_dma = dma(0, (double)c.tm * c.tn * bytes);
-
-        const double dma_step = dma(a_step + b_step, 0) + ring_step;
+        // A chain's pace is its head's: the head loads every A piece of the chain
+        // as well as its B, busy the whole step, while the other cores load only B
+        // and finish early. The card shares its work equally among the cores with
+        // transfers in flight, so the head gets 1/n of the card at the mean
+        // concurrency n of the step: the heads all along, the others for their
+        // B's share of a head's bytes.
+        double dma_step = dma(a_step + b_step, 0) + ring_step;
+        if (c.a_shared) {
+            const double head = a_step * c.cn + b_step;
+            const double n = std::clamp(c.cm + (cores - c.cm) * b_step / head, 1.0, cores);
+            dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
+        }
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with shared A the last core of a chain gets the first piece cn - 1 hops later.
@@ -126,19 +153,53 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (c.double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
         const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+        // Every core stores a tile at about the same time (the cores of a chain
+        // start up to its ring latency apart), so a whole-tile store shares the
+        // card with the other cores' stores: the card's work for all of them,
+        // less the chain's stagger, and at least one core's store alone.
+        const double store_bytes = (double)c.tm * c.tn * bytes;
+        const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
+        const double stagger = c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0;
+        const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
+                                            store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
-        const double drain = sfu_tail + store_dma + lat;
+        const double drain = sfu_tail + whole_store + lat;
         // In each core's DMA stream a tile's bias load follows the previous tile's
         // store, which follows that tile's last matmul and cast: between tiles the
-        // store, the bias and the SFU work overlap nothing.
-        const double between_tiles = (tiles - 1) * (store_dma + bias_dma + 2 * lat + sfu_init + sfu_tail);
+        // store, the bias and the SFU work overlap nothing. Except where the
+        // backend spreads the store (store_spreading.h) over the next tile's K
+        // chunks, whose loads it then joins: the tiles of the innermost tile loop
+        // (N tiles, or M tiles when a core has one N tile), K chunked and double
+        // buffered, and the result not double buffered (which unrolls that loop
+        // in pairs, leaving each store whole).
+        // The pieces: whole rows (or sticks of a one-row tile), as many as divide
+        // them up to the pipelined loop's iterations plus one.
+        const int64_t units = c.tm > 1 ? c.tm : (int64_t)c.tn * shape.dtype.bytes() / m.stick_bytes;
+        const int64_t pipelined_trip = c.kp / c.tk / 2 - 1;
+        int64_t store_pieces = 0;
+        for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
+            if (units % p == 0) store_pieces = p;
+        }
+        const bool spreads = chunked && c.double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
+        const double spread_stores = spreads ? (c.nt >= 2 ? (double)(c.nt - 1) * c.mt : (double)(c.mt - 1)) : 0.0;
+        const double whole_stores = tiles - 1 - spread_stores;
+        const double between_tiles = whole_stores * whole_store + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
         double body;
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk
             // loads before its first matmul, the next ones while the previous matmul runs.
             const double tile = c.double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
                                                 : chunks * (dma_step + lat + pt_step);
-            body = between_tiles + tiles * tile - (dma_step + lat);  // the first chunk's load is the fill
+            // A spread store's pieces join the next tile's chunk loads, one piece per
+            // iteration (two chunks) of the pipelined K loop. The cores store their
+            // pieces at about the same time unless the chain's stagger spreads them
+            // over more than an iteration.
+            const double iteration = 2 * std::max(dma_step, pt_step);
+            const double n_p = std::clamp(cores * 2 * pt_step / std::max(stagger, 2 * pt_step), 1.0, cores);
+            const double piece_dma = store_pieces > 0 ? store_bytes / store_pieces * store_byte_cycles * n_p / m.dram_concurrency_efficiency(n_p) : 0.0;
+            const double piece_extra = std::max(0.0, std::max(2 * dma_step + piece_dma, 2 * pt_step) - iteration);
+            const double spread_tile = tile + store_pieces * piece_extra;
+            body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
         } else {
             // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
             // and before the bias of tile t + 1, so past the fill each tile's B load
@@ -159,7 +220,13 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         active = std::clamp(cores * dram_all / std::max(per_core, dram_all), 1.0, cores);
         per_core = per_core_cycles();
     }
-    cost.cycles = std::max(per_core, dram_all);
+    // No transfer is in flight while the first loads' latency passes, nor after
+    // the last loads landed while the last matmul and the epilogue run (the last
+    // stores follow them): the card's DRAM work cannot fill those.
+    const double dram_idle = pt_step + sfu_tail + 2 * lat;
+    cost.per_core_cycles = per_core;
+    cost.dram_cycles = dram_all + dram_idle;
+    cost.cycles = std::max(per_core, dram_all + dram_idle);
     return cost;
 }
 
@@ -193,6 +260,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
         for (int tm = 8; tm <= std::min(mp8, 1024); tm += 8) tms.push_back(tm);
     }
 
+    // SPYRE_MATMUL_PLAN_LOG=1 lists every candidate and its estimate on stderr.
+    const char *log_env = std::getenv("SPYRE_MATMUL_PLAN_LOG");
+    const bool plan_log = log_env && *log_env && *log_env != '0';
     MatmulSpyrePlan best;
     best.estimated_us = -1;
     for (int tn : tns) {
@@ -219,9 +289,18 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    const MatmulCost cost = estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share});
+                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, stages) + (db ? second_copies(tm, tn, tk, bytes) : 0);
+                    // The result tile too when it fits and a core has an even number >= 2 of N tiles.
+                    const int64_t result_copy = (int64_t)tm * tn * bytes;
+                    const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
+                    const MatmulCost cost =
+                        estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, result_db});
                     const double read = cost.read_bytes, write = cost.write_bytes;
                     const double us = cost.cycles / machine.clock_ghz / 1000.0;
+                    if (plan_log)
+                        std::fprintf(stderr, "matmul plan candidate: tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d read=%.0f write=%.0f est_us=%.2f per_core_us=%.2f dram_us=%.2f\n",
+                                     tm, tn, tk, cm, cn, (int)db, (int)share, read, write, us,
+                                     cost.per_core_cycles / machine.clock_ghz / 1000.0, cost.dram_cycles / machine.clock_ghz / 1000.0);
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
                         best.tn = tn;
@@ -232,13 +311,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         best.cm = cm;
                         best.cn = cn;
                         best.in_lanes = lanes;
-                        best.footprint_bytes = matmul_footprint(tm, tn, tk, bytes, stages) +
-                                               (db ? second_copies(tm, tn, tk, bytes) : 0);
+                        best.footprint_bytes = footprint + (result_db ? result_copy : 0);
                         best.double_buffer = db;
-                        // The result tile too when it fits and a core has an even number >= 2 of N tiles.
-                        const int64_t result_copy = (int64_t)tm * tn * bytes;
-                        best.double_buffer_result = db && nt % 2 == 0 && best.footprint_bytes + result_copy <= budget;
-                        if (best.double_buffer_result) best.footprint_bytes += result_copy;
+                        best.double_buffer_result = result_db;
                         best.dram_bytes = (int64_t)(read + write);
                         best.estimated_us = us;
                         best.a_shared = share;
