@@ -74,6 +74,7 @@
 #include "attention_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -118,6 +119,10 @@ public:
         _halide_user_assert((int)max_cores >= 0) << "attention: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
+        const spyre::ShapeDim d{"d", d_size}, s{"s", s_size}, h{"heads", heads};
+        const spyre::ShapeDim q = (int)q_size == 0 ? s : spyre::ShapeDim{"q", q_size};
+        spyre::check_tensor_fits("attention", "Q", {d, q, h}, t);
+        spyre::check_tensor_fits("attention", "Kt", {s, d, h}, t);
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);

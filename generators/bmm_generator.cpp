@@ -13,6 +13,7 @@
 #include "bmm_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -51,6 +52,10 @@ public:
             << " k=" << (int)k_size << ")";
         _halide_user_assert(max_cores >= 0 && tile_m >= 0 && tile_n >= 0 && tile_k >= 0)
             << "bmm: max_cores must be >= 0 (0: the machine's core count) and tile_m, tile_n, tile_k >= 0 (0: chosen by the planner)";
+        const spyre::ShapeDim b{"batch", batch}, m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
+        spyre::check_tensor_fits("bmm", "A", {k, m, b}, t);
+        spyre::check_tensor_fits("bmm", "B", {n, k, b}, t);
+        spyre::check_tensor_fits("bmm", "C", {n, m, b}, t);
         A = add_input<Buffer<>>("A", t, 3);
         B = add_input<Buffer<>>("B", t, 3);
         C = add_output<Buffer<>>("C", t, 3);

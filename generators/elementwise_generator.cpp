@@ -25,6 +25,7 @@
 #include "elementwise_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_schedule.h"
 #include "spyre_lowering.h"
@@ -71,6 +72,7 @@ public:
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
         parse_broadcast(broadcast_b);
+        spyre::check_tensor_fits("elementwise", "a", {{"d0", shape_.d0}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
         a = add_input<Buffer<>>("a", t, 3);
         if (shape_.binary()) b = add_input<Buffer<>>("b", t, 3);
         out = add_output<Buffer<>>("out", t, 3);

@@ -20,6 +20,7 @@
 #include "matmul_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -63,6 +64,10 @@ public:
         _halide_user_assert((int)tile_m >= 0 && (int)tile_n >= 0)
             << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
             << " tile_n=" << (int)tile_n;
+        const spyre::ShapeDim m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
+        spyre::check_tensor_fits("matmul", "A", {k, m}, t);
+        spyre::check_tensor_fits("matmul", "B", {n, k}, t);
+        spyre::check_tensor_fits("matmul", "C", {n, m}, t);
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", t, 1);

@@ -22,6 +22,7 @@
 #include "norm_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -67,6 +68,7 @@ public:
         _halide_user_assert((int)max_cores >= 0) << kernel_name << ": max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_rows >= 0)
             << kernel_name << ": tile_rows must be >= 0 (0: chosen by the planner), not " << (int)tile_rows;
+        check_tensor_fits(kernel_name, "in", {{"cols", (int)cols}, {"rows", (int)rows}}, t);
         in = this->template add_input<BufferAny>("in", t, 2);
         weight = this->template add_input<BufferAny>("weight", t, 1);
         if (Centered) {

@@ -16,6 +16,7 @@
 #include "reduce_schedule.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -52,6 +53,7 @@ public:
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0) << "reduce: extents must be positive";
         _halide_user_assert(max_cores >= 0 && tile >= 0 && chunk >= 0 && reduce_cores >= 0)
             << "reduce: max_cores must be >= 0 (0: the machine's core count) and tile, chunk, reduce_cores >= 0 (0: chosen by the planner)";
+        spyre::check_tensor_fits("reduce", "in", {{"d0", d0}, {"d1", d1}, {"d2", d2}}, t);
         in = add_input<Buffer<>>("in", t, 3);
         out = add_output<Buffer<>>("out", t, 2);
     }

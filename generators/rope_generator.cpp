@@ -21,6 +21,7 @@
 
 #include "Halide.h"
 #include "rope_schedule.h"
+#include "shape_limits.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
@@ -60,6 +61,9 @@ public:
                                                  << (int)max_cores;
         _halide_user_assert((int)tile_tokens >= 0) << "rope: tile_tokens must be >= 0 (0: chosen by the planner), not "
                                                    << (int)tile_tokens;
+        const spyre::ShapeDim d{"d", d_size}, h{"heads", heads}, n{"tokens", tokens};
+        spyre::check_tensor_fits("rope", "x", {d, h, n}, t);
+        spyre::check_tensor_fits("rope", "cos", {{"d", (int)d_size / 2}, n}, t);
         x = add_input<Buffer<>>("x", t, 3);
         cos_t = add_input<Buffer<>>("cos", t, 2);
         sin_t = add_input<Buffer<>>("sin", t, 2);

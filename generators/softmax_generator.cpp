@@ -13,6 +13,7 @@
 #include "Halide.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "softmax_schedule.h"
 #include "spyre_lowering.h"
@@ -43,6 +44,7 @@ public:
         _halide_user_assert(cols >= 1 && rows >= 1)
             << "softmax: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
         _halide_user_assert(max_cores >= 0 && tile_rows >= 0) << "softmax: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0";
+        spyre::check_tensor_fits("softmax", "in", {{"cols", cols}, {"rows", rows}}, t);
         in = add_input<Buffer<>>("in", t, 2);
         out = add_output<Buffer<>>("out", t, 2);
     }

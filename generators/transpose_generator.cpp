@@ -17,6 +17,7 @@
 #include "Halide.h"
 #include "schedule_arithmetic.h"
 #include "schedule_template.h"
+#include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_lowering.h"
 #include "spyre_target.h"
@@ -50,6 +51,14 @@ public:
         _halide_user_assert((int)max_cores >= 0) << "transpose: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "transpose: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         const int rank = batched() ? 3 : 2;
+        std::vector<spyre::ShapeDim> in_dims = {{"x", x_size}, {"y", y_size}};
+        std::vector<spyre::ShapeDim> out_dims = {{"y", y_size}, {"x", x_size}};
+        if ((int)batch > 0) {
+            in_dims.push_back({"batch", batch});
+            out_dims.push_back({"batch", batch});
+        }
+        spyre::check_tensor_fits("transpose", "in", in_dims, t);
+        spyre::check_tensor_fits("transpose", "out", out_dims, t);
         in = add_input<Buffer<>>("in", t, rank);
         out = add_output<Buffer<>>("out", t, rank);
     }

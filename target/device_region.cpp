@@ -124,8 +124,15 @@ DeviceRegion find_device_region(const Stmt &s, const MachineDescription &m, cons
         return r;
     }
     if (finder.loops.empty()) {
-        throw CompileError("Spyre: no loop is split across the cores: the schedule must mark exactly one loop of "
-                           "constant extent <= " + std::to_string(m.cores) + " as .parallel() (the static core split)");
+        // Without a core loop, the output's production is the single-core region (above); here there is
+        // neither: Halide's lowering removed it (seen with softmax and layernorm tensors past about 2^29
+        // elements, docs/reliability.md), or the output is not a Func the schedule computes.
+        std::string names;
+        for (const std::string &o : outputs) names += (names.empty() ? "'" : ", '") + o + "'";
+        throw CompileError("Spyre: the lowered pipeline has no loop split across the cores and no production of its "
+                           "output " + names + ": Halide's lowering removed it, so there is nothing to put on the "
+                           "device (seen with softmax and layernorm tensors past about 2^29 = 536870912 elements: "
+                           "use a smaller shape)");
     }
     if (finder.loops.size() > 1) {
         throw CompileError("Spyre: loops '" + finder.loops[0]->name + "' and '" + finder.loops[1]->name +

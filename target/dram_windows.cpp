@@ -2,9 +2,9 @@
 #include "dram_windows.h"
 
 #include <algorithm>
-#include <limits>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 
 #include "spyre/dram_window.h"
@@ -17,12 +17,22 @@ namespace {
 
 bool is_transfer(isa::Opcode op) { return op == isa::Opcode::DmaLoad || op == isa::Opcode::DmaStore; }
 
-int dram_field(isa::Opcode op) {
-    return op == isa::Opcode::DmaLoad ? (int)isa::field::DmaLoad::dram : (int)isa::field::DmaStore::dram;
-}
+// The fields a load and a store share, by index (valid_*: -1 for a store, which writes all it moves).
+struct TransferFields {
+    int arg, dram, sp, row_bytes, valid_bytes, rows, dram_row_stride, sp_row_stride, valid_rows, planes,
+        dram_plane_stride, sp_plane_stride, valid_planes;
+};
 
-int arg_field(isa::Opcode op) {
-    return op == isa::Opcode::DmaLoad ? (int)isa::field::DmaLoad::arg : (int)isa::field::DmaStore::arg;
+TransferFields fields_of(isa::Opcode op) {
+    if (op == isa::Opcode::DmaLoad) {
+        namespace F = isa::field::DmaLoad;
+        return {F::arg,           F::dram,       F::sp,     F::row_bytes,         F::valid_bytes,
+                F::rows,          F::dram_row_stride,       F::sp_row_stride,     F::valid_rows,
+                F::planes,        F::dram_plane_stride,     F::sp_plane_stride,   F::valid_planes};
+    }
+    namespace F = isa::field::DmaStore;
+    return {F::arg,  F::dram, F::sp, F::row_bytes, -1, F::rows, F::dram_row_stride, F::sp_row_stride, -1,
+            F::planes, F::dram_plane_stride, F::sp_plane_stride, -1};
 }
 
 // One transfer: the bytes of one execution at loop indices 0, and how far its DRAM offset moves
@@ -38,30 +48,13 @@ TransferReach reach_of(const isa::Instruction &inst, const std::vector<int64_t> 
     for (int i = 0; i < isa::kMaxFields; i++) f[i] = inst.f[i].base;
     TransferReach r;
     r.at_zero = dma_dram_extent(inst.op, f);
-    const isa::Operand &dram = inst.f[dram_field(inst.op)];
+    const isa::Operand &dram = inst.f[fields_of(inst.op).dram];
     for (size_t d = 0; d < trips.size(); d++) {
         const int64_t move = (int64_t)dram.stride[d] * (trips[d] - 1);
         r.down += std::min<int64_t>(0, move);
         r.up += std::max<int64_t>(0, move);
     }
     return r;
-}
-
-// The fields a load and a store share, by index (valid_*: -1 for a store, which writes all it moves).
-struct TransferFields {
-    int dram, sp, row_bytes, valid_bytes, rows, dram_row_stride, sp_row_stride, valid_rows, planes,
-        dram_plane_stride, sp_plane_stride, valid_planes;
-};
-
-TransferFields fields_of(isa::Opcode op) {
-    if (op == isa::Opcode::DmaLoad) {
-        namespace F = isa::field::DmaLoad;
-        return {F::dram,      F::sp,         F::row_bytes, F::valid_bytes,       F::rows,            F::dram_row_stride,
-                F::sp_row_stride, F::valid_rows, F::planes, F::dram_plane_stride, F::sp_plane_stride, F::valid_planes};
-    }
-    namespace F = isa::field::DmaStore;
-    return {F::dram, F::sp, F::row_bytes, -1, F::rows, F::dram_row_stride, F::sp_row_stride, -1,
-            F::planes, F::dram_plane_stride, F::sp_plane_stride, -1};
 }
 
 // How many of `count` steps of `stride` bytes, each `extent` bytes long, fit in `span` bytes.
@@ -148,12 +141,12 @@ void address_through_dram_windows(CoreStreams &core, const std::vector<ProgramAr
         const TransferReach r = reach_of(inst, trips);
         if (r.at_zero.empty()) continue;
         const DramExtent e = r.overall();
-        const int64_t arg = inst[arg_field(inst.op)];
+        const int64_t arg = inst[fields_of(inst.op).arg];
         auto it = touched.find(arg);
         if (it == touched.end()) touched[arg] = e;
         else it->second = {std::min(it->second.lo, e.lo), std::max(it->second.hi, e.hi)};
     }
-    std::map<int64_t, bool> walks;  // arguments whose window moves with each transfer
+    std::set<int64_t> walks;  // arguments whose window moves with each transfer
     std::vector<isa::Instruction> prologue;
     for (const auto &kv : touched) {
         const DramWindow initial{0, span};
@@ -163,7 +156,7 @@ void address_through_dram_windows(CoreStreams &core, const std::vector<ProgramAr
             base.base = kv.second.lo;
             prologue.push_back(window_at(kv.first, base));
         } else {
-            walks[kv.first] = true;
+            walks.insert(kv.first);
         }
     }
     if (prologue.empty() && walks.empty()) return;
@@ -174,11 +167,11 @@ void address_through_dram_windows(CoreStreams &core, const std::vector<ProgramAr
     for (const isa::Instruction &inst : stream) {
         if (inst.op == isa::Opcode::Loop) trips.push_back(inst[0]);
         else if (inst.op == isa::Opcode::EndLoop) trips.pop_back();
-        if (!is_transfer(inst.op) || !walks.count(inst[arg_field(inst.op)])) {
+        if (!is_transfer(inst.op) || !walks.count(inst[fields_of(inst.op).arg])) {
             out.push_back(inst);
             continue;
         }
-        const int64_t arg = inst[arg_field(inst.op)];
+        const int64_t arg = inst[fields_of(inst.op).arg];
         const TransferReach whole = reach_of(inst, trips);
         const std::vector<isa::Instruction> pieces =
             whole.at_zero.hi - whole.at_zero.lo > span ? split_to_span(inst, span, m.stick_bytes, args[arg].name)
@@ -186,8 +179,8 @@ void address_through_dram_windows(CoreStreams &core, const std::vector<ProgramAr
         for (const isa::Instruction &piece : pieces) {
             const TransferReach r = reach_of(piece, trips);
             if (!r.at_zero.empty()) {
-                isa::Operand base = piece.f[dram_field(piece.op)];
-                base.base += r.at_zero.lo - piece[dram_field(piece.op)];
+                isa::Operand base = piece.f[fields_of(piece.op).dram];
+                base.base += r.at_zero.lo - piece[fields_of(piece.op).dram];
                 out.push_back(window_at(arg, base));
             }
             out.push_back(piece);

@@ -15,8 +15,8 @@ double dram_time_ns(double r, double w, const MachineDescription &m) {
 
 PerformanceFigures performance_figures(const SimulationResult &r, const MachineDescription &m) {
     PerformanceFigures f;
-    const double peak_macs_per_ns = m.pt_peak_macs_per_cycle_fp16 * m.clock_ghz * m.cores;
-    f.compute_bound_us = r.macs / peak_macs_per_ns / 1000.0;
+    // Every core's PT at the datasheet peak of each matmul's type (fp32 at pt_fp32_rate_factor).
+    f.compute_bound_us = r.pt_peak_cycles / (m.cores * m.clock_ghz) / 1000.0;
     f.dram_bound_us = dram_time_ns((double)r.dram_read_bytes, (double)r.dram_write_bytes, m) / 1000.0;
     f.roofline_bound_us = std::max(f.compute_bound_us, f.dram_bound_us);
     if (r.cycles > 0) {

@@ -123,7 +123,7 @@ struct BarrierState {
 };
 
 struct PendingTransfer {
-    int dram_id;  // DramModel transfer id
+    int64_t dram_id;  // DramModel transfer id
     int unit_id;
     double start;
     double fill;     // zero-fill cycles after the DRAM part
@@ -595,6 +595,7 @@ private:
             case isa::Opcode::Matmul:
                 sim::execute_matmul(f, sp, false);
                 result_.macs += timing_.matmul_macs(f);
+                result_.pt_peak_cycles += timing_.matmul_peak_cycles(f);
                 break;
             default: sim::execute_sfu(op, f, sp, params_, false); break;
             }
@@ -630,7 +631,7 @@ private:
             finish_transfer(id, start, done + fill + latency, 0.0, op, transfer_occupancies_);
             return;
         }
-        const int tid = dram_.start(start, u.core, read, write);
+        const int64_t tid = dram_.start(start, u.core, read, write);
         pending_.push_back({tid, id, start, fill, latency, op, transfer_occupancies_});
         u.status = UnitStatus::BlockedOnDram;
         u.time = start;
@@ -658,7 +659,7 @@ private:
     void finish_transfers(double now) {
         if (now != dram_event_time_) return;  // superseded
         dram_event_time_ = -1;
-        for (int tid : dram_.complete_until(now)) {
+        for (int64_t tid : dram_.complete_until(now)) {
             auto it = std::find_if(pending_.begin(), pending_.end(), [tid](const PendingTransfer &p) { return p.dram_id == tid; });
             const PendingTransfer t = std::move(*it);
             *it = std::move(pending_.back());

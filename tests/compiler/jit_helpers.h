@@ -109,6 +109,39 @@ Halide::Buffer<> run_generator(const std::string &name, const std::map<std::stri
     return realize_generator(p, for_spyre, out_type, out_extents);
 }
 
+// Builds a norm generator (`name`: layernorm or rmsnorm) once, Spyre or host,
+// with its eps input bound to a run-time Param, then realizes it once per value
+// in `eps_values`.
+template <typename... Inputs>
+inline std::vector<Halide::Buffer<>> run_with_eps(const std::string &name,
+                                                  const std::map<std::string, std::string> &params, bool for_spyre,
+                                                  Halide::Type t, const std::vector<int> &out_extents,
+                                                  const std::vector<float> &eps_values, const Inputs &...inputs) {
+    set_compiling_for_spyre(for_spyre);
+    DriverOptions d;
+    d.function_name = name;
+    set_driver_options(d);
+    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : Halide::get_host_target();
+    auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(target));
+    Halide::Internal::GeneratorParamsMap pm;
+    for (const auto &kv : params) pm[kv.first] = kv.second;
+    gen->set_generator_param_values(pm);
+    GeneratorSteps::configure(gen.get());
+    Halide::Param<float> eps("eps_runtime");
+    gen->set_inputs(inputs..., Halide::Expr(eps));
+    Halide::Pipeline p = GeneratorSteps::build(gen.get());
+    p.compile_jit(target);
+    std::vector<Halide::Buffer<>> outs;
+    for (float v : eps_values) {
+        eps.set(v);
+        Halide::Buffer<> out(t, out_extents);
+        p.realize(Halide::Realization({out}), target);
+        outs.push_back(out);
+    }
+    set_compiling_for_spyre(false);
+    return outs;
+}
+
 // Bitwise equality of two realizations of the same output.
 inline bool identical(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
     return a.size_in_bytes() == b.size_in_bytes() && std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;

@@ -18,37 +18,6 @@ struct NormCase {
 
 constexpr float kEpsSmall = 1e-5f, kEpsLarge = 0.5f;
 
-// Builds generator `name` once (Spyre or host) with eps bound to a run-time
-// Param, then realizes it once per value in `eps_values`.
-template <typename... Inputs>
-std::vector<Halide::Buffer<>> run_with_eps(const std::string &name, const std::map<std::string, std::string> &params,
-                                           bool for_spyre, Halide::Type t, const std::vector<int> &out_extents,
-                                           const std::vector<float> &eps_values, const Inputs &...inputs) {
-    set_compiling_for_spyre(for_spyre);
-    DriverOptions d;
-    d.function_name = name;
-    set_driver_options(d);
-    const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : Halide::get_host_target();
-    auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(target));
-    Halide::Internal::GeneratorParamsMap pm;
-    for (const auto &kv : params) pm[kv.first] = kv.second;
-    gen->set_generator_param_values(pm);
-    GeneratorSteps::configure(gen.get());
-    Halide::Param<float> eps("eps_runtime");
-    gen->set_inputs(inputs..., Halide::Expr(eps));
-    Halide::Pipeline p = GeneratorSteps::build(gen.get());
-    p.compile_jit(target);
-    std::vector<Halide::Buffer<>> outs;
-    for (float v : eps_values) {
-        eps.set(v);
-        Halide::Buffer<> out(t, out_extents);
-        p.realize(Halide::Realization({out}), target);
-        outs.push_back(out);
-    }
-    set_compiling_for_spyre(false);
-    return outs;
-}
-
 class NormDualRealization : public ::testing::TestWithParam<NormCase> {};
 
 TEST_P(NormDualRealization, SpyreMatchesHostForEveryEps) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs a command-line tool on a bad input and checks that it fails cleanly:
 # the exit status is EXPECTED_RC (1 for the tools' errors; an abort would be
-# 134, a hang is stopped after 60 s) and stderr contains EXPECTED_TEXT.
+# 134, a hang is stopped after 60 s, SPYRE_TOOL_TEST_TIMEOUT_S in sanitizer builds) and stderr
+# contains EXPECTED_TEXT.
 # The tool gets at most SPYRE_TOOL_TEST_ADDRESS_SPACE_KB of address space
 # (2 GB, set by tests/tools/CMakeLists.txt), so reading an unbounded input into
 # memory fails the test instead of the machine. Sanitizer builds leave it unset:
@@ -13,7 +14,7 @@ expected_rc=$1
 expected_text=$2
 shift 2
 limit=${SPYRE_TOOL_TEST_ADDRESS_SPACE_KB:-unlimited}
-err=$( (ulimit -v "$limit"; timeout 60 "$@") 2>&1 >/dev/null)
+err=$( (ulimit -v "$limit"; timeout "${SPYRE_TOOL_TEST_TIMEOUT_S:-60}" "$@") 2>&1 >/dev/null)
 rc=$?
 echo "command: $*"
 echo "exit status: $rc"

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "program_builder.h"
+#include "sfu_reference.h"
 #include "spyre/simulator.h"
 
 namespace spyre::testing {
@@ -173,35 +174,6 @@ SfuCase run_sfu(Opcode op, DType t, int modes_b = 0, float imm = 0.0f, std::vect
     return c;
 }
 
-float reference_op(Opcode op, float a, float b, float c) {
-    switch (op) {
-    case Opcode::Copy: return a;
-    case Opcode::Abs: return std::fabs(a);
-    case Opcode::Neg: return -a;
-    case Opcode::Exp: return std::exp(a);
-    case Opcode::Log: return std::log(a);
-    case Opcode::Tanh: return std::tanh(a);
-    case Opcode::Erf: return std::erf(a);
-    case Opcode::Sqrt: return std::sqrt(a);
-    case Opcode::Rsqrt: return 1.0f / std::sqrt(a);
-    case Opcode::Recip: return 1.0f / a;
-    case Opcode::Add: return a + b;
-    case Opcode::Sub: return a - b;
-    case Opcode::Mul: return a * b;
-    case Opcode::Div: return a / b;
-    case Opcode::Min: return std::min(a, b);
-    case Opcode::Max: return std::max(a, b);
-    case Opcode::CmpLt: return a < b ? 1.0f : 0.0f;
-    case Opcode::CmpLe: return a <= b ? 1.0f : 0.0f;
-    case Opcode::CmpEq: return a == b ? 1.0f : 0.0f;
-    case Opcode::Fma: return a * b + c;
-    case Opcode::Select: return a != 0.0f ? b : c;
-    default: return NAN;
-    }
-}
-
-float round_to(DType t, float v) { return t == DType::F16 ? half_to_float(float_to_half(v)) : v; }
-
 class SfuElementwise : public ::testing::TestWithParam<std::tuple<Opcode, DType>> {};
 
 TEST_P(SfuElementwise, MatchesTheReferenceExactly) {
@@ -212,7 +184,7 @@ TEST_P(SfuElementwise, MatchesTheReferenceExactly) {
     for (int row = 0; row < 3; row++)
         for (int i = 0; i < n; i++) {
             const int64_t e = row * 32 + i;
-            float expect = round_to(t, reference_op(op, as_float(c.x, e), as_float(c.y, e), as_float(c.z, e)));
+            float expect = round_to(t, sfu_reference(op, as_float(c.x, e), as_float(c.y, e), as_float(c.z, e)));
             float got = as_float(c.out, e);
             ASSERT_TRUE(got == expect || (std::isnan(got) && std::isnan(expect)))
                 << isa::opcode_spec(op).mnemonic << " " << dtype_name(t) << " element " << e << ": " << got << " vs " << expect;
@@ -246,7 +218,7 @@ TEST(SimulatorSfu, ComparisonsGiveOneOrZero) {
     for (Opcode op : {Opcode::CmpLt, Opcode::CmpLe, Opcode::CmpEq}) {
         SfuCase c = run_sfu(op, DType::F32);
         for (int64_t e = 0; e < 32; e++) {
-            ASSERT_EQ(as_float(c.out, e), reference_op(op, as_float(c.x, e), as_float(c.y, e), 0));
+            ASSERT_EQ(as_float(c.out, e), sfu_reference(op, as_float(c.x, e), as_float(c.y, e), 0));
         }
     }
 }

@@ -18,9 +18,16 @@ struct DramExtent {
     bool empty() const { return lo == hi; }
 };
 
-// The extent of a dma.load (the bytes it reads: valid bytes, rows and planes) or a dma.store,
-// from its evaluated fields (one int64 per field of isa.def, in table order).
-DramExtent dma_dram_extent(isa::Opcode op, const int64_t *fields);
+// The DRAM runs of a dma.load (the bytes it reads: valid bytes of the valid rows and planes) or
+// a dma.store: planes x rows runs of `len` bytes, from its evaluated fields (one int64 per field
+// of isa.def, in table order).
+struct DmaDramRuns {
+    int64_t base = 0, len = 0, rows = 0, row_stride = 0, planes = 0, plane_stride = 0;
+    // The bounding interval; exact, since the extreme runs are actual runs.
+    DramExtent extent() const;
+};
+DmaDramRuns dma_dram_runs(isa::Opcode op, const int64_t *fields);
+inline DramExtent dma_dram_extent(isa::Opcode op, const int64_t *fields) { return dma_dram_runs(op, fields).extent(); }
 
 struct DramWindow {
     int64_t base = 0;

@@ -12,7 +12,7 @@ namespace spyre {
 
 struct PerformanceFigures {
     double roofline_bound_us = 0;   // max(compute_bound_us, dram_bound_us)
-    double compute_bound_us = 0;    // MACs at the datasheet PT peak on every core
+    double compute_bound_us = 0;    // MACs at the datasheet PT peak of their type on every core
     double dram_bound_us = 0;       // MachineDescription::dram_bound_ns of the bytes moved
     double pt_utilization = 0;      // MACs / (cycles x datasheet peak MAC per cycle x cores)
     double pt_sustained_utilization = 0;  // MACs / (cycles x calibrated sustained MAC per cycle x cores)

@@ -84,6 +84,9 @@ struct SimulationResult {
     double cycles = 0;
     double simulated_us = 0;
     uint64_t macs = 0;
+    // Cycles one PT needs for all of `macs` at the datasheet peak of each matmul's input type
+    // (fp32 and int8 at their rate factors): the compute side of the roofline bound.
+    double pt_peak_cycles = 0;
     uint64_t dram_read_bytes = 0;
     uint64_t dram_write_bytes = 0;
     uint64_t ring_bytes = 0;

@@ -20,16 +20,15 @@ void require_sticks(int64_t v, int64_t stick, const char *name) {
 
 void check_dram(int64_t off, int64_t len, const ArgumentBinding &dram, const char *what);
 
-// Bounding-interval check of strided runs in DRAM (exact: the extreme runs are actual runs).
-void check_dram_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
-                    const ArgumentBinding &dram, const char *what) {
-    if (len == 0 || rows == 0 || planes == 0) return;
-    const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
-    const int64_t hi = base + std::max<int64_t>(0, (rows - 1) * row_stride) + std::max<int64_t>(0, (planes - 1) * plane_stride) + len;
-    if (lo >= 0 && hi <= dram.bytes) return;
-    // Report the first run that is outside, as a per-run check would.
-    for (int64_t p = 0; p < planes; p++)
-        for (int64_t r = 0; r < rows; r++) check_dram(base + p * plane_stride + r * row_stride, len, dram, what);
+// The transfer's DRAM runs inside the tensor's allocation: the bounding interval, and when it is
+// outside, the first run that is, as a per-run check would report.
+void check_dram_runs(isa::Opcode op, const int64_t *f, const ArgumentBinding &dram, const char *what) {
+    const DmaDramRuns runs = dma_dram_runs(op, f);
+    const DramExtent e = runs.extent();
+    if (e.empty() || (e.lo >= 0 && e.hi <= dram.bytes)) return;
+    for (int64_t p = 0; p < runs.planes; p++)
+        for (int64_t r = 0; r < runs.rows; r++)
+            check_dram(runs.base + p * runs.plane_stride + r * runs.row_stride, runs.len, dram, what);
 }
 
 void check_dram(int64_t off, int64_t len, const ArgumentBinding &dram, const char *what) {
@@ -65,8 +64,7 @@ void execute_dma_load(const int64_t *f, int64_t stick, Scratchpad &sp, const Arg
     const int64_t row_bytes = f[F::row_bytes], valid_bytes = f[F::valid_bytes];
     sp.check_box(f[F::sp], row_bytes, f[F::rows], f[F::sp_row_stride], f[F::planes], f[F::sp_plane_stride],
                  "dma.load destination", Access::Write);
-    check_dram_box(f[F::dram], valid_bytes, std::min(f[F::valid_rows], f[F::rows]), f[F::dram_row_stride],
-                   std::min(f[F::valid_planes], f[F::planes]), f[F::dram_plane_stride], dram, "dma.load source");
+    check_dram_runs(isa::Opcode::DmaLoad, f, dram, "dma.load source");
     if (!functional) return;
     for (int64_t p = 0; p < f[F::planes]; p++) {
         for (int64_t r = 0; r < f[F::rows]; r++) {
@@ -96,8 +94,7 @@ void execute_dma_store(const int64_t *f, int64_t stick, Scratchpad &sp, const Ar
     const int64_t row_bytes = f[F::row_bytes];
     sp.check_box(f[F::sp], row_bytes, f[F::rows], f[F::sp_row_stride], f[F::planes], f[F::sp_plane_stride],
                  "dma.store source");
-    check_dram_box(f[F::dram], row_bytes, f[F::rows], f[F::dram_row_stride], f[F::planes], f[F::dram_plane_stride], dram,
-                   "dma.store destination");
+    check_dram_runs(isa::Opcode::DmaStore, f, dram, "dma.store destination");
     if (!functional) return;
     for (int64_t p = 0; p < f[F::planes]; p++) {
         for (int64_t r = 0; r < f[F::rows]; r++) {

@@ -17,7 +17,7 @@ constexpr double kRelativeEpsilon = 1e-12;   // of the current time
 
 DramModel::DramModel(const MachineDescription &m) : m_(m), per_core_((size_t)std::max<int64_t>(m.cores, 1), 0) {}
 
-int DramModel::start(double now, int core, int64_t read_bytes, int64_t write_bytes) {
+int64_t DramModel::start(double now, int core, int64_t read_bytes, int64_t write_bytes) {
     advance(now);
     const double bytes = (double)read_bytes + (double)write_bytes;
     const double before = std::min(total_read_, total_write_);
@@ -62,9 +62,9 @@ double DramModel::next_completion() const {
     return best;
 }
 
-std::vector<int> DramModel::complete_until(double now) {
+std::vector<int64_t> DramModel::complete_until(double now) {
     advance(now);
-    std::vector<int> done;
+    std::vector<int64_t> done;
     const double epsilon = std::max(kEpsilon, kRelativeEpsilon * now_);
     for (auto it = active_.begin(); it != active_.end();) {
         if (it->work <= epsilon) {

@@ -31,19 +31,19 @@ public:
     explicit DramModel(const MachineDescription &m);
 
     // Starts a transfer of `core` at `now` (>= every earlier call's time). Returns its id.
-    int start(double now, int core, int64_t read_bytes, int64_t write_bytes);
+    int64_t start(double now, int core, int64_t read_bytes, int64_t write_bytes);
 
     // Earliest completion among active transfers (infinity if none).
     double next_completion() const;
 
     // Advances to `now` (<= next_completion()) and returns the ids of transfers finished by then.
-    std::vector<int> complete_until(double now);
+    std::vector<int64_t> complete_until(double now);
 
     bool idle() const { return active_.empty(); }
 
 private:
     struct Transfer {
-        int id;
+        int64_t id;  // 64 bits: a run may start more than 2^31 transfers (no instruction budget)
         int core;
         double work;      // remaining card-cycles
         double rate = 0;  // current card-cycles per cycle
@@ -56,7 +56,7 @@ private:
     std::vector<int> per_core_;  // active transfers per core (scratch for recompute_rates)
     double now_ = 0;
     double total_read_ = 0, total_write_ = 0;
-    int next_id_ = 0;
+    int64_t next_id_ = 0;
 };
 
 }  // namespace sim

@@ -2,6 +2,11 @@
 // rows x n elements of the core's scratchpad. Float types compute in f32 and
 // round once per instruction when the destination is f16; integer types
 // compute in 64-bit and wrap when stored as i32 or i8.
+// Float semantics are IEEE-754 binary32 (docs/isa.md, "Non-finite values"):
+// inf and NaN go through every operation as IEEE says, a NaN operand of
+// min, max, rowmax or colmax gives NaN (IEEE 754-2019 minimum / maximum, so
+// the result does not depend on operand order or on how a row is split), and
+// the f16 rounding keeps NaN a NaN and takes overflow to +-inf.
 // Source operands are vectors (mode 0), one scalar per row (mode 1), the
 // instruction's immediate (mode 2: f32 bits for float types, an int32 for
 // integer types) or a run-time parameter (mode 3: imm is its index).
@@ -158,9 +163,31 @@ void fetch_row(const Source &s, int64_t row, int64_t n, DType t, const Scratchpa
     }
 }
 
+// IEEE 754-2019 minimum and maximum for floats: NaN if either operand is NaN.
+template <typename V>
+V max_of(V a, V b) {
+    if constexpr (std::is_same_v<V, float>) {
+        if (std::isnan(a) || std::isnan(b)) return a + b;
+    }
+    return a < b ? b : a;
+}
+
+template <typename V>
+V min_of(V a, V b) {
+    if constexpr (std::is_same_v<V, float>) {
+        if (std::isnan(a) || std::isnan(b)) return a + b;
+    }
+    return b < a ? b : a;
+}
+
 template <typename V>
 V apply(isa::Opcode op, V a, V b, V c) {
     using isa::Opcode;
+    if constexpr (std::is_same_v<V, float>) {
+        // IEEE abs and negate only clear or flip the sign: abs(-0) = 0, -(0) = -0.
+        if (op == Opcode::Abs) return std::fabs(a);
+        if (op == Opcode::Neg) return -a;
+    }
     switch (op) {
     case Opcode::Copy: return a;
     case Opcode::Abs: return a < 0 ? (V)(0 - a) : a;
@@ -168,8 +195,8 @@ V apply(isa::Opcode op, V a, V b, V c) {
     case Opcode::Add: return (V)(a + b);
     case Opcode::Sub: return (V)(a - b);
     case Opcode::Mul: return (V)(a * b);
-    case Opcode::Min: return b < a ? b : a;
-    case Opcode::Max: return a < b ? b : a;
+    case Opcode::Min: return min_of(a, b);
+    case Opcode::Max: return max_of(a, b);
     case Opcode::CmpLt: return a < b ? V(1) : V(0);
     case Opcode::CmpLe: return a <= b ? V(1) : V(0);
     case Opcode::CmpEq: return a == b ? V(1) : V(0);
@@ -348,7 +375,15 @@ void run_reduce(isa::Opcode op, const int64_t *f, Scratchpad &sp, bool functiona
     const bool acc = f[F::accumulate] != 0;
     const bool is_max = op == isa::Opcode::RowMax || op == isa::Opcode::ColMax;
     const bool by_row = op == isa::Opcode::RowSum || op == isa::Opcode::RowMax;
-    const V identity = is_max ? std::numeric_limits<V>::lowest() : V(0);
+    // The identities: -inf for a float max (IEEE maximum(-inf, x) == x), the lowest value for an integer max.
+    V identity = V(0);
+    if (is_max) {
+        if constexpr (std::is_same_v<V, float>) {
+            identity = -std::numeric_limits<float>::infinity();
+        } else {
+            identity = std::numeric_limits<V>::lowest();
+        }
+    }
     uint8_t *base = sp.data();
     auto load = [&](int64_t addr) -> V {
         if constexpr (std::is_same_v<V, float>) {
@@ -365,7 +400,7 @@ void run_reduce(isa::Opcode op, const int64_t *f, Scratchpad &sp, bool functiona
         }
     };
     auto combine = [&](V s, V x) -> V {
-        if (is_max) return s < x ? x : s;
+        if (is_max) return max_of(s, x);
         return (V)(s + x);
     };
     if (!functional) {

@@ -16,14 +16,23 @@ uint64_t TimingModel::matmul_macs(const int64_t *f) const {
     return (uint64_t)f[F::m] * (uint64_t)f[F::n] * (uint64_t)f[F::k];
 }
 
+namespace {
+double type_rate_factor(const MachineDescription &m, DType t) {
+    return t == DType::F32 ? m.pt_fp32_rate_factor : t == DType::I8 ? m.pt_int8_rate_factor : 1.0;
+}
+}  // namespace
+
+double TimingModel::matmul_peak_cycles(const int64_t *f) const {
+    const DType t = (DType)f[isa::field::Matmul::in_type];
+    return (double)matmul_macs(f) / (m_.pt_peak_macs_per_cycle_fp16 * type_rate_factor(m_, t));
+}
+
 double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
     const isa::OpcodeSpec &spec = isa::opcode_spec(op);
     if (op == isa::Opcode::Matmul) {
         namespace F = isa::field::Matmul;
         const DType t = (DType)f[F::in_type];
-        const double rate = m_.pt_macs_per_cycle(t == DType::F32 ? m_.pt_fp32_rate_factor
-                                                 : t == DType::I8 ? m_.pt_int8_rate_factor
-                                                                  : 1.0);
+        const double rate = m_.pt_macs_per_cycle(type_rate_factor(m_, t));
         const int64_t passes = (f[F::m] + m_.pt_pass_rows - 1) / m_.pt_pass_rows;
         const double per_pass = (double)m_.pt_pass_rows * f[F::n] * f[F::k] / rate + m_.pt_pass_fill_cycles;
         return passes * per_pass;

@@ -27,6 +27,8 @@ public:
     // Cycles of a PT or SFU instruction with evaluated fields f.
     double compute_cycles(isa::Opcode op, const int64_t *f) const;
     uint64_t matmul_macs(const int64_t *f) const;
+    // Cycles of a pt.matmul at the datasheet peak of its input type (no fill, no sustained derating).
+    double matmul_peak_cycles(const int64_t *f) const;
 
 private:
     const MachineDescription &m_;

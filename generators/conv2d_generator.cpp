@@ -1,0 +1,144 @@
+// 2-D convolution, "valid" (no padding), stride 1, channels-last:
+//   out(co, x, y, b) = act(bias(co) + sum_{ci, kx, ky} in(ci, x + kx, y + ky, b) * w(co, ci, kx, ky))
+// act in {none, relu}. Dimensions innermost first: input(ci, width, height,
+// batch), weights(co, ci, kw, kh) (co innermost), bias(co), output(co,
+// width - kw + 1, height - kh + 1, batch). Shapes are static (GeneratorParams);
+// fp16 kernels accumulate in fp32 and round once. The bias is the
+// accumulator's initial value.
+//
+// Not here yet: padding ("same" convolutions) and other boundary conditions,
+// a separate open item; pad the input on the host (a valid convolution of the
+// padded input is the padded convolution), strides and dilations.
+//
+// For Spyre builds ci is padded to whole sticks identically in the input and
+// the weights, and the reduction runs over the padded ci (the padding holds
+// zeros); every tap is one PT matmul (n = co, m = output pixels, k = ci) on
+// the staged input rows, see schedules/conv2d_schedule.h.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "Halide.h"
+#include "shape_limits.h"
+#include "conv2d_schedule.h"
+#include "spyre_lowering.h"
+#include "spyre_target.h"
+#include "tensor_constraints.h"
+
+namespace {
+
+using namespace Halide;
+using spyre::Activation;
+
+class Conv2d : public Generator<Conv2d> {
+public:
+    GeneratorParam<int> ci_size{"ci", 64};
+    GeneratorParam<int> co_size{"co", 64};
+    GeneratorParam<int> width{"width", 34};
+    GeneratorParam<int> height{"height", 34};
+    GeneratorParam<int> kw{"kw", 3};
+    GeneratorParam<int> kh{"kh", 3};
+    GeneratorParam<int> batch{"batch", 1};
+    GeneratorParam<Type> dtype{"dtype", Float(16)};
+    GeneratorParam<Activation> activation{"activation", Activation::None,
+                                          {{"none", Activation::None}, {"relu", Activation::Relu}}};
+    // Knobs of the Spyre schedule (see Conv2dSpyreOptions); the defaults are the hand schedule.
+    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
+    GeneratorParam<bool> double_buffer{"double_buffer", true};
+    GeneratorParam<int> tile_co{"tile_co", 0};
+    GeneratorParam<int> tile_x{"tile_x", 0};
+    GeneratorParam<int> tile_y{"tile_y", 0};
+    GeneratorParam<bool> share_input{"share_input", true};
+    GeneratorParam<bool> share_weights{"share_weights", true};
+
+    // Added in configure() because their type is a GeneratorParam.
+    Input<Buffer<>> *input = nullptr;    // input(ci, width, height, batch)
+    Input<Buffer<>> *weights = nullptr;  // weights(co, ci, kw, kh)
+    Input<Buffer<>> *bias = nullptr;     // bias(co)
+    Output<Buffer<>> *output = nullptr;  // output(co, width - kw + 1, height - kh + 1, batch)
+
+    void configure() {
+        shape_ = spyre::Conv2dShape{ci_size, co_size, width, height, kw, kh, batch, dtype, activation};
+        spyre::check_conv2d_shape(shape_);
+        _halide_user_assert((int)max_cores >= 0) << "conv2d: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
+        _halide_user_assert((int)tile_co >= 0 && (int)tile_x >= 0 && (int)tile_y >= 0)
+            << "conv2d: tile_co, tile_x and tile_y must be >= 0 (0: chosen by the planner), not tile_co=" << (int)tile_co
+            << " tile_x=" << (int)tile_x << " tile_y=" << (int)tile_y;
+        _halide_user_assert(!get_auto_schedule())
+            << "conv2d: auto_schedule=true is not supported yet (gen_conv2d has no schedule template); use the hand schedule";
+        const Type t = dtype;
+        const spyre::ShapeDim ci{"ci", ci_size}, co{"co", co_size}, w{"width", width}, h{"height", height},
+            fw{"kw", kw}, fh{"kh", kh}, b{"batch", batch};
+        spyre::check_tensor_fits("conv2d", "input", {ci, w, h, b}, t);
+        spyre::check_tensor_fits("conv2d", "weights", {co, ci, fw, fh}, t);
+        const spyre::ShapeDim ow{"width", (int)width - (int)kw + 1}, oh{"height", (int)height - (int)kh + 1};
+        spyre::check_tensor_fits("conv2d", "output", {co, ow, oh, b}, t);
+        input = add_input<Buffer<>>("input", t, 4);
+        weights = add_input<Buffer<>>("weights", t, 4);
+        bias = add_input<Buffer<>>("bias", t, 1);
+        output = add_output<Buffer<>>("output", t, 4);
+    }
+
+    void generate() {
+        spyre::Conv2dSpyreOptions options;
+        options.double_buffer = double_buffer;
+        options.max_cores = max_cores;
+        options.tile_co = tile_co;
+        options.tile_x = tile_x;
+        options.tile_y = tile_y;
+        options.share_input = share_input;
+        options.share_weights = share_weights;
+        plan_ = spyre::plan_conv2d_spyre(shape_, options);
+        if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
+            const spyre::Conv2dSpyrePlan &p = plan_;
+            std::fprintf(stderr,
+                         "conv2d plan: tiles %d co x %d px x %d rows, cores %d x %d x %d (batch x co x rows), padded co %d "
+                         "x %d x %d, %s-buffered input%s%s, %lld scratchpad bytes per core, estimate %.1f us\n",
+                         p.tn, p.tx, p.ty, p.cb, p.cn, p.cy, p.cop, p.xp, p.yp, p.double_buffer ? "double" : "single",
+                         p.input_shared ? ", input shared over the ring" : "",
+                         p.weights_shared ? ", weights shared over the ring" : "", (long long)p.footprint_bytes,
+                         p.estimated_us);
+        }
+        const Type t = shape_.dtype;
+
+        // Reduce over the padded ci (== ci for host builds) and the taps.
+        r_ = RDom(0, spyre::padded_extent(shape_.ci, spyre::stick_lanes(t)), 0, shape_.kw, 0, shape_.kh, "r");
+        bias_f_(co_) = cast<float>((*bias)(co_));
+        acc_(co_, x_, y_, b_) = bias_f_(co_);
+        acc_(co_, x_, y_, b_) +=
+            cast<float>((*input)(r_.x, x_ + r_.y, y_ + r_.z, b_)) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
+        const Expr v = acc_(co_, x_, y_, b_);
+        result_(co_, x_, y_, b_) = cast(t, shape_.activation == Activation::Relu ? max(v, 0.0f) : v);
+        (*output)(co_, x_, y_, b_) = result_(co_, x_, y_, b_);
+
+        // Multiples are the Spyre tiles (ignored by host builds): ci padded identically in the
+        // input and the weights; the input padded to the rows and pixels the padded output reads.
+        const int xo = shape_.out_width(), yo = shape_.out_height();
+        spyre::constrain_tensor(*input, {shape_.ci, shape_.width, shape_.height, shape_.batch},
+                                {plan_.in_lanes, plan_.in_xp, plan_.in_yp, 1});
+        spyre::constrain_tensor(*weights, {shape_.co, shape_.ci, shape_.kw, shape_.kh}, {plan_.cop, plan_.in_lanes, 1, 1});
+        spyre::constrain_tensor(*bias, {shape_.co}, {plan_.cop});
+        spyre::constrain_tensor(*output, {shape_.co, xo, yo, shape_.batch}, {plan_.cop, plan_.xp, plan_.yp, 1});
+    }
+
+    void schedule() {
+        spyre::Conv2dFuncs funcs{*output, result_, acc_, bias_f_, r_, co_, x_, y_, b_};
+        if (spyre::is_spyre()) {
+            spyre::schedule_conv2d_spyre(funcs, input->in(), weights->in(), bias->in(), shape_, plan_);
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("conv2d"));
+        } else {
+            spyre::schedule_conv2d_host(funcs, shape_, get_target());
+        }
+    }
+
+private:
+    Var co_{"co"}, x_{"x"}, y_{"y"}, b_{"b"};
+    Func acc_{"acc"}, bias_f_{"bias_f"}, result_{"result"};
+    RDom r_;
+    spyre::Conv2dShape shape_;
+    spyre::Conv2dSpyrePlan plan_;
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Conv2d, conv2d)

@@ -1,0 +1,248 @@
+// Schedules of the 2-D valid convolution (see conv2d_schedule.h): the shape
+// checks, the planner of the Spyre schedule, the host and Spyre schedules.
+#include "conv2d_schedule.h"
+#include "schedule_arithmetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "spyre/machine.h"
+#include "spyre_schedule.h"
+#include "tensor_constraints.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+// Scratchpad bytes per core: the input tile (copies of it), the weight tile,
+// the fp32 accumulator and the result tile, the bias (staged and fp32) and a
+// few fp32 SFU temporaries of one tile row.
+int64_t conv2d_footprint(const Conv2dShape &s, int cip, int tn, int tx, int ty, int in_copies) {
+    const int64_t bytes = s.dtype.bytes();
+    const int64_t in_tile = (int64_t)cip * (tx + s.kw - 1) * (ty + s.kh - 1) * bytes;
+    const int64_t w_tile = (int64_t)tn * cip * s.kw * s.kh * bytes;
+    const int64_t out_tile = (int64_t)tn * tx * ty;
+    return in_tile * in_copies + w_tile + out_tile * (4 + bytes) + (int64_t)tn * (bytes + 4) + 4LL * tn * 4;
+}
+
+// Candidate tile widths: the output row cut into j nearly equal pieces of whole PT passes.
+std::vector<int> row_pieces(int extent, int pass_rows, int cap) {
+    std::vector<int> out;
+    for (int j = 1; j <= extent; j++) {
+        const int t = round_up((extent + j - 1) / j, pass_rows);
+        if (t <= cap && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+        if (t == pass_rows) break;
+    }
+    return out;
+}
+
+}  // namespace
+
+void check_conv2d_shape(const Conv2dShape &s) {
+    _halide_user_assert(s.dtype == Float(16) || s.dtype == Float(32))
+        << "conv2d: dtype must be float16 or float32, not " << s.dtype;
+    _halide_user_assert(s.ci >= 1 && s.co >= 1 && s.width >= 1 && s.height >= 1 && s.kw >= 1 && s.kh >= 1 && s.batch >= 1)
+        << "conv2d: ci, co, width, height, kw, kh and batch must be positive (got ci=" << s.ci << " co=" << s.co
+        << " width=" << s.width << " height=" << s.height << " kw=" << s.kw << " kh=" << s.kh << " batch=" << s.batch
+        << ")";
+    _halide_user_assert(s.kw <= s.width)
+        << "conv2d: kw=" << s.kw << " is wider than the input (width=" << s.width
+        << "): the convolution is \"valid\" (no padding), so the filter must fit inside the input; pad the input first";
+    _halide_user_assert(s.kh <= s.height)
+        << "conv2d: kh=" << s.kh << " is taller than the input (height=" << s.height
+        << "): the convolution is \"valid\" (no padding), so the filter must fit inside the input; pad the input first";
+    _halide_user_assert(s.activation == Activation::None || s.activation == Activation::Relu)
+        << "conv2d: activation must be none or relu";
+}
+
+Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOptions &options) {
+    check_conv2d_shape(shape);
+    const MachineDescription &machine = default_machine();
+    const int bytes = shape.dtype.bytes();
+    const int lanes = stick_lanes(shape.dtype);
+    const int cip = round_up(shape.ci, lanes);
+    const int xo_extent = shape.out_width(), yo_extent = shape.out_height();
+    const int taps = shape.kw * shape.kh;
+    const int64_t budget = machine.scratchpad_bytes * 9 / 10;
+    // The sustained PT rate (the timing model's), not the datasheet peak.
+    const double pt_rate = machine.pt_macs_per_cycle(shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
+    const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
+    const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
+    const int pass = machine.pt_pass_rows;
+    const int max_cores = usable_cores(options.max_cores);
+    const int sfu_stages = 3 + (shape.activation == Activation::Relu ? 1 : 0);
+
+    std::vector<int> tns, txs, tys;
+    if (options.tile_co > 0) {
+        tns.push_back(round_up(options.tile_co, lanes));
+    } else {
+        for (int tn = lanes; tn <= std::min(round_up(shape.co, lanes), 512); tn += lanes) tns.push_back(tn);
+    }
+    if (options.tile_x > 0) {
+        txs.push_back(round_up(options.tile_x, pass));
+    } else {
+        txs = row_pieces(xo_extent, pass, 512);
+    }
+    if (options.tile_y > 0) {
+        tys.push_back(options.tile_y);
+    } else {
+        for (int ty = 1; ty <= std::min(yo_extent, 32); ty++) tys.push_back(ty);
+    }
+
+    Conv2dSpyrePlan best;
+    best.estimated_us = -1;
+    for (int tn : tns) {
+        const int n_tiles = round_up(shape.co, tn) / tn;
+        for (int tx : txs) {
+            const int xp = round_up(xo_extent, tx);
+            for (int ty : tys) {
+                // The input tile in two copies when double buffering and they fit, else one.
+                int copies = 0;
+                for (int c = options.double_buffer ? 2 : 1; c >= 1 && copies == 0; c--) {
+                    if (conv2d_footprint(shape, cip, tn, tx, ty, c) <= budget) copies = c;
+                }
+                if (copies == 0) continue;
+                for (int cb : divisors(shape.batch)) {
+                    for (int cn : divisors(n_tiles)) {
+                        for (int cy = 1; cb * cn * cy <= max_cores; cy++) {
+                            const int yp = round_up(yo_extent, ty * cy);
+                            if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
+                            const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / tx;
+                            // Per-core hardware loops: the tile loops that iterate, and the rows of a tile
+                            // around the PT taps.
+                            const int depth = (bs > 1) + (nt > 1) + (yt > 1) + (xt > 1) + (ty > 1);
+                            if (depth > machine.max_loop_depth) continue;
+                            // The input tile is staged at the innermost tile loop; double buffering needs
+                            // an even trip count there.
+                            const int stage_trips = xt > 1 ? xt : yt;
+                            const bool db = copies == 2 && stage_trips >= 2 && stage_trips % 2 == 0;
+                            const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
+                            const int cores = cb * cn * cy;
+                            const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
+                            const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;
+                            // The cn cores of one row range share each input tile, the cb * cy cores of one
+                            // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
+                            const bool share_in = options.share_input && cn > 1;
+                            const bool share_w = options.share_weights && cb * cy > 1;
+                            const double in_read = (double)cores * tiles * in_tile / (share_in ? cn : 1);
+                            const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
+                            const double write = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
+                            const double ring_ns = ((share_in ? (double)tiles * in_tile : 0.0) +
+                                                    (share_w ? (double)bs * nt * w_tile : 0.0)) /
+                                                   machine.ring_bytes_per_cycle / machine.clock_ghz;
+                            const double dram_ns = std::max((in_read + write) / dram_bytes_per_ns +
+                                                                machine.dram_turnaround_ns_per_byte * std::min(in_read, write),
+                                                            ring_ns);
+                            // Start-up, exposed: the last core of a chain gets its first tiles after every hop
+                            // before it (a hop forwards a whole tile); the weights of every co tile come from DRAM
+                            // at once. A hop takes about twice its ring time: each core's DMA unit also forwards
+                            // the other chain's tiles and loads its own (measured on the simulated device).
+                            const double hop_ns = 2.0 / machine.ring_bytes_per_cycle / machine.clock_ghz;
+                            const double w_ns = w_read / dram_bytes_per_ns +
+                                                (share_w ? (double)(cb * cy - 1) * w_tile * hop_ns : 0.0) +
+                                                (share_in ? (double)(cn - 1) * in_tile * hop_ns : 0.0);
+                            const double pt_cycles = (double)taps * ty * std::ceil((double)tx / pass) *
+                                                     ((double)pass * tn * cip / pt_rate + machine.pt_pass_fill_cycles);
+                            const double sfu_cycles = (double)sfu_stages * tx * ty * tn * 4 / sfu_bytes_per_cycle;
+                            const double compute_ns = (double)tiles * (pt_cycles + sfu_cycles) / machine.clock_ghz;
+                            const double us = ((db ? std::max(dram_ns, compute_ns) + 0.25 * std::min(dram_ns, compute_ns)
+                                                   : dram_ns + compute_ns) + w_ns) / 1000.0;
+                            if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
+                                best.tn = tn;
+                                best.tx = tx;
+                                best.ty = ty;
+                                best.cip = cip;
+                                best.cop = n_tiles * tn;
+                                best.xp = xp;
+                                best.yp = yp;
+                                best.in_xp = xp + shape.kw - 1;
+                                best.in_yp = yp + shape.kh - 1;
+                                best.cb = cb;
+                                best.cn = cn;
+                                best.cy = cy;
+                                best.in_lanes = lanes;
+                                best.double_buffer = db;
+                                best.footprint_bytes = conv2d_footprint(shape, cip, tn, tx, ty, db ? 2 : 1);
+                                best.dram_bytes = (int64_t)(in_read + w_read + write);
+                                best.estimated_us = us;
+                                best.input_shared = share_in;
+                                best.weights_shared = share_w;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    _halide_user_assert(best.estimated_us >= 0)
+        << "conv2d Spyre schedule: no tile of " << (options.tile_co > 0 ? "tile_co=" + std::to_string(tns.front()) : "up to 512")
+        << " output channels x " << (options.tile_x > 0 ? "tile_x=" + std::to_string(txs.front()) : "any") << " pixels x "
+        << (options.tile_y > 0 ? "tile_y=" + std::to_string(tys.front()) : "any") << " rows fits in the scratchpad ("
+        << budget << " bytes) with the whole weight tile (tile_co x ci=" << shape.ci << " x kw=" << shape.kw << " x kh="
+        << shape.kh << ") and a per-core loop nest of at most " << machine.max_loop_depth
+        << " levels; the weight tile of one stick of output channels alone is "
+        << (int64_t)lanes * cip * taps * bytes << " bytes, and ci is not split into chunks yet";
+    return best;
+}
+
+void schedule_conv2d_host(Conv2dFuncs f, const Conv2dShape &shape, const Target &target) {
+    const int vec = target.natural_vector_size(Float(32));
+    const int vn = std::min(vec, shape.co);  // ShiftInwards needs extent >= factor
+    f.out.parallel(f.y).vectorize(f.co, vn);
+    f.bias_f.compute_root();
+    // The accumulator's vectors stay inside co (RoundUp, an update's default, would read
+    // weights beyond the last channel).
+    f.acc.compute_at(f.out, f.y).vectorize(f.co, vn, TailStrategy::GuardWithIf);
+    f.acc.update().reorder(f.co, f.r.x, f.r.y, f.r.z, f.x).vectorize(f.co, vn, TailStrategy::GuardWithIf);
+}
+
+void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, const Conv2dShape &shape,
+                           const Conv2dSpyrePlan &p) {
+    Var co = f.co, x = f.x, y = f.y, b = f.b;
+    Var no("no"), ni("ni"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    _halide_user_assert(p.cop % (p.cn * p.tn) == 0 && p.yp % (p.cy * p.ty) == 0 && p.xp % p.tx == 0 &&
+                        p.tn % p.in_lanes == 0 && shape.batch % p.cb == 0)
+        << "conv2d Spyre schedule: tiles do not divide the padded extents (co " << p.cop << ", x " << p.xp << ", y "
+        << p.yp << ")";
+
+    // Cores over (batch, co tiles, row tiles); per core for bs, no, yo, xo { one tn x tx x ty tile }.
+    // Core index: row ranges fastest, so the cores that share weights are ring neighbours.
+    f.out.reorder(y, co, x, b);
+    const CoreSplit cores =
+        split_across_cores(f.out, {{b, shape.batch, 1, p.cb}, {co, p.cop, p.tn, p.cn}, {y, p.yp, p.ty, p.cy}});
+    const Var bs = cores.serial_of(b), cs = cores.serial_of(co), ys = cores.serial_of(y);
+    f.out.split(cs, no, ni, p.tn, TailStrategy::RoundUp)
+        .split(x, xo, xi, p.tx, TailStrategy::RoundUp)
+        .split(ys, yo, yi, p.ty, TailStrategy::RoundUp)
+        .reorder(ni, xi, yi, xo, yo, no, bs);
+    stick_vectorize(f.out, ni);
+
+    // Per co tile: the bias (widened to fp32; for fp32 bias_f is a plain copy, a DMA) and the weights.
+    if (shape.dtype != Float(32)) stage_in_scratchpad(bias_in, f.out, no);
+    stage_in_scratchpad(f.bias_f, f.out, no);
+    stage_in_scratchpad(w_in, f.out, no);
+
+    // fp32 accumulator tile, initialised with the bias; per output row of the tile and
+    // tap (unrolled) one PT matmul: n = co, m = the row's pixels, k = ci.
+    accumulate_in_scratchpad(f.acc, f.out, xo);
+    matmul_on_pt(f.acc, f.r.x, co, x);
+    f.acc.update().reorder(co, x, f.r.x, f.r.y, f.r.z, y, b).unroll(f.r.y).unroll(f.r.z);
+
+    // The input rows of the tile, staged once for every tap, at the innermost tile loop that iterates.
+    const bool x_tiled = p.x_tiles() > 1;
+    stage_in_scratchpad(in_in, f.out, x_tiled ? xo : yo, p.double_buffer);
+
+    // The cores of one row range (split along co) load the same input tiles, and the cores of
+    // one co range (split along batch and rows) the same weights: once per chain, then along the ring.
+    if (p.input_shared) share_over_ring(in_in);
+    if (p.weights_shared) share_over_ring(w_in);
+
+    // Activation and cast on the SFU at the tile (vectors of the whole tile width); out stores the tile.
+    f.result.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(co, p.tn, TailStrategy::RoundUp);
+}
+
+}  // namespace spyre

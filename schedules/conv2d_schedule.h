@@ -1,0 +1,99 @@
+// Schedules of the 2-D "valid" convolution (generators/conv2d_generator.cpp):
+//   out(co, x, y, b) = act(bias(co) + sum_{ci, kx, ky} in(ci, x + kx, y + ky, b) * w(co, ci, kx, ky))
+// channels-last, dimensions innermost first, stride 1, no padding (the output
+// is (width - kw + 1) x (height - kh + 1); boundary conditions are a separate
+// open item), act in {none, relu}; kept apart from the algorithm.
+//
+// The PT mapping: C[m][n] += A[m][k] B[k][n] with n = co (the stick
+// dimension), m = the output pixels of one output row of a tile, k = ci. Each
+// tap (kx, ky) is one more accumulation whose A rows are the staged input
+// rows shifted by kx pixels and ky rows: an affine offset into the staged
+// tile, so every tap is a plain pt.matmul.
+//
+// schedule_conv2d_host: a CPU schedule for the host reference build.
+// schedule_conv2d_spyre: one constant-extent parallel loop over the cores
+//   (batch, co tiles, output row tiles), per core
+//     for bs, no: stage the bias and the weight tile (tn x ci x kw x kh; DMA)
+//       for yo, xo: stage the input rows y..y+ty+kh-2 of the tile (DMA, once for all taps),
+//         acc = bias (SFU), for each output row and tap: acc += A_tap * B_tap (PT),
+//         activation and cast (SFU), store the tile (DMA).
+//   The input tile is double-buffered when it fits and its loop has an even trip count.
+//   The cores of one row range (split along co) share input tiles over the ring, the
+//   cores of one co range (split along rows and batch, ring neighbours) weight tiles.
+#pragma once
+
+#include <string>
+
+#include "Halide.h"
+#include "matmul_schedule.h"  // spyre::Activation
+
+namespace spyre {
+
+// The Funcs and Vars of the convolution algorithm that a schedule works on.
+struct Conv2dFuncs {
+    Halide::Func out;     // output out(co, x, y, b) = result(co, x, y, b)
+    Halide::Func result;  // result = cast(dtype, act(acc))
+    Halide::Func acc;     // fp32 accumulator: acc = bias_f(co); acc += in(ci, x + kx, y + ky, b) * w(co, ci, kx, ky)
+    Halide::Func bias_f;  // bias widened to fp32
+    Halide::RDom r;       // r.x: ci (padded to whole sticks for Spyre), r.y: kx, r.z: ky
+    Halide::Var co, x, y, b;
+};
+
+struct Conv2dShape {
+    int ci = 1, co = 1, width = 1, height = 1, kw = 1, kh = 1, batch = 1;
+    Halide::Type dtype;
+    Activation activation = Activation::None;
+
+    int out_width() const { return width - kw + 1; }
+    int out_height() const { return height - kh + 1; }
+};
+
+// Tiles, padding and core split of the Spyre schedule for one shape.
+struct Conv2dSpyrePlan {
+    int tn = 0, tx = 0, ty = 0;  // output tile: co x pixels of a row x rows
+    int cip = 0;                 // ci padded to whole sticks
+    int cop = 0, xp = 0, yp = 0; // padded output extents (multiples of cn * tn, tx, cy * ty)
+    int in_xp = 0, in_yp = 0;    // padded input extents: xp + kw - 1, yp + kh - 1
+    int cb = 1, cn = 1, cy = 1;  // cores along batch, co and output rows
+    int in_lanes = 0;            // stick lanes of the dtype
+    int64_t footprint_bytes = 0; // estimated scratchpad bytes per core
+    int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
+    double estimated_us = 0;     // the planner's estimate
+    bool double_buffer = false;  // the staged input tile in two copies
+    bool input_shared = false;   // the cn cores of one row range pass input tiles along the ring (cn > 1)
+    bool weights_shared = false; // the cb * cy cores of one co range pass weight tiles along the ring
+
+    int cores() const { return cb * cn * cy; }
+    int batch_per_core(int batch) const { return batch / cb; }
+    int co_tiles_per_core() const { return cop / (cn * tn); }
+    int row_tiles_per_core() const { return yp / (cy * ty); }
+    int x_tiles() const { return xp / tx; }
+};
+
+// Knobs of the Spyre schedule (GeneratorParams of gen_conv2d).
+struct Conv2dSpyreOptions {
+    bool double_buffer = true;  // the staged input tile in two copies when it fits
+    int max_cores = 0;          // use at most this many cores (0: the machine's, default_machine().cores)
+    int tile_co = 0;            // output channels per tile (0: automatic; rounded up to whole sticks)
+    int tile_x = 0;             // output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)
+    int tile_y = 0;             // output rows per tile (0: automatic)
+    bool share_input = true;    // cores along co share input tiles over the ring (share_over_ring)
+    bool share_weights = true;  // cores along batch and rows share weight tiles over the ring
+};
+
+// Checks the shape (throws Halide::CompileError naming the parameter and the rule).
+void check_conv2d_shape(const Conv2dShape &shape);
+
+// Chooses tiles and the core split for `shape` with the least estimated time
+// (machine sizes and rates from the runtime's machine description). Plans whose
+// per-core loop nest would exceed the hardware loop depth are skipped. A forced
+// tile is the only one considered; throws Halide::CompileError if it does not fit.
+Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOptions &options = {});
+
+void schedule_conv2d_host(Conv2dFuncs f, const Conv2dShape &shape, const Halide::Target &target);
+// in_in, w_in, bias_in: the input wrappers (input.in(), ...); bias_in is staged
+// only for fp16 (for fp32 bias_f is itself a copy of the input, i.e. a DMA).
+void schedule_conv2d_spyre(Conv2dFuncs f, Halide::Func in_in, Halide::Func w_in, Halide::Func bias_in,
+                           const Conv2dShape &shape, const Conv2dSpyrePlan &plan);
+
+}  // namespace spyre
