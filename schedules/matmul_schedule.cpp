@@ -92,6 +92,8 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double cores = (double)c.cm * c.cn;
     const bool chunked = c.tk < c.kp;
     const double chunks = (double)(c.kp / c.tk), tiles = (double)(c.mt * c.nt);
+    // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
+    const bool double_buffer = c.double_buffer && (!chunked || (c.kp / c.tk) % 2 == 0);
     // DRAM bytes of one core (the mean over the cores of a chain for shared A).
     const double a_piece = (double)c.tm * c.tk * bytes;            // A staged per step (chunked) or per row of tiles
     const double a_loads = chunked ? tiles * chunks : (double)c.mt;  // A pieces a core stages
@@ -151,7 +153,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
-        const double first_loads = (c.double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+        const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
         const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
@@ -164,6 +166,10 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
         const double drain = sfu_tail + whole_store + lat;
+        // Between tiles a whole store blocks its core's DMA queue, ring forwarding
+        // included, so a chain refills for the next tile as for the first: the
+        // last core's next matmul waits for its store and the chain's stagger.
+        const double whole_store_between = std::max(whole_store, store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1) + stagger);
         // In each core's DMA stream a tile's bias load follows the previous tile's
         // store, which follows that tile's last matmul and cast: between tiles the
         // store, the bias and the SFU work overlap nothing. Except where the
@@ -180,15 +186,15 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
             if (units % p == 0) store_pieces = p;
         }
-        const bool spreads = chunked && c.double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
+        const bool spreads = chunked && double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
         const double spread_stores = spreads ? (c.nt >= 2 ? (double)(c.nt - 1) * c.mt : (double)(c.mt - 1)) : 0.0;
         const double whole_stores = tiles - 1 - spread_stores;
-        const double between_tiles = whole_stores * whole_store + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
         double body;
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk
             // loads before its first matmul, the next ones while the previous matmul runs.
-            const double tile = c.double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
+            const double tile = double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
                                                 : chunks * (dma_step + lat + pt_step);
             // A spread store's pieces join the next tile's chunk loads, one piece per
             // iteration (two chunks) of the pipelined K loop. The cores store their
@@ -205,7 +211,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
             // and before the bias of tile t + 1, so past the fill each tile's B load
             // sits between two matmuls even when double buffered.
             const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
-            body = between_tiles + loads_rest + pt_all + (c.double_buffer ? 0.0 : (steps - 1) * lat);
+            body = between_tiles + loads_rest + pt_all + (double_buffer ? 0.0 : (steps - 1) * lat);
         }
         return fill + body + drain;
     };
@@ -268,7 +274,10 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     for (int tn : tns) {
         for (int tm : tms) {
             // The largest K chunk (whole sticks, dividing the padded K) that fits, with
-            // the second copies when double buffering (else without them).
+            // the second copies when double buffering (else without them). The backend
+            // double buffers only a K loop of even trip count, so when that chunk leaves
+            // an odd count the largest double-buffered one of an even count is a
+            // candidate too.
             int tk = 0;
             bool db = false;
             for (int copies = options.double_buffer ? 2 : 1; copies >= 1 && tk == 0; copies--) {
@@ -282,6 +291,16 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 }
             }
             if (tk == 0) continue;
+            // Smaller double-buffered chunks of an even count are candidates too: a
+            // shorter chunk shortens the ring chain's fill and the pipeline's ends
+            // at the cost of more PT pass fills.
+            std::vector<int> chunk_choices = {tk};
+            if (db) {
+                for (int c = tk - lanes; c >= lanes && kp / c <= 64; c -= lanes) {
+                    if (kp % c == 0 && (kp / c) % 2 == 0) chunk_choices.push_back(c);
+                }
+            }
+            for (int tk : chunk_choices) {
             const int mp = round_up(shape.m, tm), np = round_up(shape.n, tn);
             const int m_tiles = mp / tm, n_tiles = np / tn;
             for (int cn : divisors(n_tiles)) {
@@ -320,6 +339,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     }
                   }
                 }
+            }
             }
         }
     }
