@@ -12,8 +12,8 @@
 // rate, no latency, fill, drain or ring chain, loads assumed hidden by double
 // buffering) fails all three on 512^3 on 32 cores: its choice simulates 1.61x
 // the best, its estimate is 0.37x the choice's simulated time, and it orders
-// 0.84 of the pairs. The current one orders >= 0.93 of the pairs on every shape
-// here, with the choice's estimate 0.84-0.99x its simulated time (it assumes
+// 0.84 of the pairs. The current one orders >= 0.97 of the pairs on every shape
+// here, with the choice's estimate 0.92-1.01x its simulated time (it assumes
 // the cores' transfers spread evenly over the run; they bunch at tile
 // boundaries, so the transfers run a little slower than estimated).
 #include <gtest/gtest.h>
