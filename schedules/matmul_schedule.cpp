@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -32,6 +34,208 @@ int64_t second_copies(int tm, int tn, int tk, int bytes) {
     return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes;
 }
 
+// One candidate of the planner's search: tiles, K chunk, core split, tiles per core.
+struct MatmulCandidate {
+    int tm, tn, tk, kp, cm, cn;
+    int64_t mt, nt;  // M and N tiles per core
+    bool double_buffer, a_shared;
+    bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
+};
+
+struct MatmulCost {
+    double cycles = 0;                     // estimated simulated cycles of the kernel
+    double read_bytes = 0, write_bytes = 0;  // DRAM traffic of the whole kernel
+    double per_core_cycles = 0, dram_cycles = 0;  // the two terms of the estimate (for SPYRE_MATMUL_PLAN_LOG)
+};
+
+// SFU cycles of one instruction over `bytes` (timing_model.cpp's formula).
+double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) {
+    return std::ceil(bytes / (m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core)) * cost + m.sfu_instruction_overhead_cycles;
+}
+
+// The simulated time of a candidate, built from the machine description the
+// simulator runs on (docs/timing-model.md) and the program schedule_matmul_spyre
+// emits for it. Per core the program is a sequence of steps, one per K chunk of
+// each output tile: stage the step's A and B pieces (DMA), acc += A*B (PT); at a
+// tile's first step also the bias (DMA, then acc = bias on the SFU), at its last
+// the epilogue and cast (SFU) and the store of the C tile (DMA).
+// No simulation: a closed form per candidate, so planning stays cheap.
+//  - DMA: a core's transfers run one at a time at its share of the card's DRAM
+//    work rate while `active` cores move data at once (dram_cycles at that
+//    concurrency); `active` is the cores times the fraction of the run the
+//    card's DRAM work for all bytes takes, settled in a few rounds (the
+//    simulator's DramModel shares the card among the cores with transfers in
+//    flight). Ring forwarding of shared A pieces occupies the same unit, and a
+//    core inside a chain forwards every piece.
+//  - Each wait on a transfer pays the access latency (dma_latency_cycles).
+//  - PT at the sustained rate (pt_macs_per_cycle) with the pass fill.
+//  - What double buffering overlaps, read from the emitted DMA streams: with K
+//    chunks, the next chunk's loads with this chunk's matmul, within a tile
+//    (each tile's first chunk loads before its first matmul); with whole-K
+//    tiles only the second tile's B, since every later B load is issued after
+//    the previous store and before the next bias. Between tiles the bias and the
+//    SFU work overlap nothing, nor does the store unless the backend spreads it
+//    over the next tile's K chunks (store_spreading.h).
+//  - A chain of cores sharing A runs at its head's pace: the head loads every
+//    A piece of the chain at its fair share of the card.
+//  - Stores: every core stores a whole tile at about the same time, so such a
+//    store costs the card's work for all of them, turnaround included (the
+//    card charges it to the stores of a kernel that reads more than it writes).
+//  - Fill: the first loads (and, for shared A, the chain head's first piece
+//    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
+//    epilogue and store after the last matmul.
+//  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
+//    last matmul and epilogue, during which no transfer is in flight, bounds the
+//    whole run from below.
+MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape, const MatmulCandidate &c) {
+    const double bytes = shape.dtype.bytes();
+    const double cores = (double)c.cm * c.cn;
+    const bool chunked = c.tk < c.kp;
+    const double chunks = (double)(c.kp / c.tk), tiles = (double)(c.mt * c.nt);
+    // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
+    const bool double_buffer = c.double_buffer && (!chunked || (c.kp / c.tk) % 2 == 0);
+    // DRAM bytes of one core (the mean over the cores of a chain for shared A).
+    const double a_piece = (double)c.tm * c.tk * bytes;            // A staged per step (chunked) or per row of tiles
+    const double a_loads = chunked ? tiles * chunks : (double)c.mt;  // A pieces a core stages
+    const double a_core = a_loads * a_piece / (c.a_shared ? c.cn : 1);
+    const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * bytes);
+    const double w_core = tiles * (double)c.tm * c.tn * bytes;
+    MatmulCost cost;
+    cost.read_bytes = (a_core + b_core) * cores;
+    cost.write_bytes = w_core * cores;
+    // A core's DMA time for `r` read and `w` written bytes while `active` cores move as much at once.
+    double active = cores;
+    auto dma = [&](double r, double w) { return m.dram_cycles(r * active, w * active, active); };
+    // The card charges the read/write turnaround to the transfer that raises the
+    // smaller of its total bytes read and written (DramModel::start): when the
+    // kernel reads more than it writes, to every byte stored. Within the run the
+    // other cores' loads share that work; the last stores, which nothing
+    // overlaps, pay it in full.
+    const bool writes_minor = cost.write_bytes <= cost.read_bytes;
+    const double turnaround_per_byte = m.dram_turnaround_ns_per_byte * m.clock_ghz;
+    const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one A piece
+    const double hop = m.ring_hop_latency_ns * m.clock_ghz;
+    const double lat = m.dma_latency_cycles;
+
+    // One step's transfers and compute (the mean step; A of a row of tiles spread over its tiles).
+    const double a_step = (a_loads * a_piece / (c.a_shared ? c.cn : 1)) / (tiles * chunks);
+    const double b_step = (double)c.tk * c.tn * bytes;
+    // A core inside a chain forwards every A piece: the pace of the chain's steps.
+    const double ring_step = c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0;
+    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor : 1.0;
+    const double passes = std::ceil((double)c.tm / m.pt_pass_rows);
+    const double pt_step = passes * ((double)m.pt_pass_rows * c.tn * c.tk / m.pt_macs_per_cycle(type_factor) + m.pt_pass_fill_cycles);
+    // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
+    // bias and C store (DMA).
+    const int stages = epilogue_stages(shape.activation);
+    const double tile_f32 = (double)c.tm * c.tn * 4;
+    const double act_cost = shape.activation == Activation::Gelu || shape.activation == Activation::Silu ? 4.0 * stages : 0.0;
+    const double sfu_init = sfu_cycles(m, (double)c.tn * 4) + sfu_cycles(m, tile_f32);
+    const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost);
+    auto per_core_cycles = [&]() {
+        const double bias_dma = dma((double)c.tn * bytes, 0);
+        // A chain's pace is its head's: the head loads every A piece of the chain
+        // as well as its B, busy the whole step, while the other cores load only B
+        // and finish early. The card shares its work equally among the cores with
+        // transfers in flight, so the head gets 1/n of the card at the mean
+        // concurrency n of the step: the heads all along, the others for their
+        // B's share of a head's bytes.
+        double dma_step = dma(a_step + b_step, 0) + ring_step;
+        if (c.a_shared) {
+            const double head = a_step * c.cn + b_step;
+            const double n = std::clamp(c.cm + (cores - c.cm) * b_step / head, 1.0, cores);
+            dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
+        }
+        const double steps = tiles * chunks;
+        // Fill: the first step's loads (and the bias) land before the first matmul;
+        // with shared A the last core of a chain gets the first piece cn - 1 hops later.
+        // (The chain head loads that piece alone at the one-core rate while the others load B.)
+        const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
+        // Double buffered whole-K tiles: the next tile's B load is issued before this
+        // tile's bias, so the first matmul waits for two steps' loads.
+        const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+        const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+        // Every core stores a tile at about the same time (the cores of a chain
+        // start up to its ring latency apart), so a whole-tile store shares the
+        // card with the other cores' stores: the card's work for all of them,
+        // less the chain's stagger, and at least one core's store alone.
+        const double store_bytes = (double)c.tm * c.tn * bytes;
+        const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
+        const double stagger = c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0;
+        const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
+                                            store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
+        // Drain: the last tile's epilogue and store follow its last matmul.
+        const double drain = sfu_tail + whole_store + lat;
+        // Between tiles a whole store blocks its core's DMA queue, ring forwarding
+        // included, so a chain refills for the next tile as for the first: the
+        // last core's next matmul waits for its store and the chain's stagger.
+        const double whole_store_between = std::max(whole_store, store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1) + stagger);
+        // In each core's DMA stream a tile's bias load follows the previous tile's
+        // store, which follows that tile's last matmul and cast: between tiles the
+        // store, the bias and the SFU work overlap nothing. Except where the
+        // backend spreads the store (store_spreading.h) over the next tile's K
+        // chunks, whose loads it then joins: the tiles of the innermost tile loop
+        // (N tiles, or M tiles when a core has one N tile), K chunked and double
+        // buffered, and the result not double buffered (which unrolls that loop
+        // in pairs, leaving each store whole).
+        // The pieces: whole rows (or sticks of a one-row tile), as many as divide
+        // them up to the pipelined loop's iterations plus one.
+        const int64_t units = c.tm > 1 ? c.tm : (int64_t)c.tn * shape.dtype.bytes() / m.stick_bytes;
+        const int64_t pipelined_trip = c.kp / c.tk / 2 - 1;
+        int64_t store_pieces = 0;
+        for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
+            if (units % p == 0) store_pieces = p;
+        }
+        const bool spreads = chunked && double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
+        const double spread_stores = spreads ? (c.nt >= 2 ? (double)(c.nt - 1) * c.mt : (double)(c.mt - 1)) : 0.0;
+        const double whole_stores = tiles - 1 - spread_stores;
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
+        double body;
+        if (chunked) {
+            // The K chunks are double buffered within a tile: each tile's first chunk
+            // loads before its first matmul, the next ones while the previous matmul runs.
+            const double tile = double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
+                                                : chunks * (dma_step + lat + pt_step);
+            // A spread store's pieces join the next tile's chunk loads, one piece per
+            // iteration (two chunks) of the pipelined K loop. The cores store their
+            // pieces at about the same time unless the chain's stagger spreads them
+            // over more than an iteration.
+            const double iteration = 2 * std::max(dma_step, pt_step);
+            const double n_p = std::clamp(cores * 2 * pt_step / std::max(stagger, 2 * pt_step), 1.0, cores);
+            const double piece_dma = store_pieces > 0 ? store_bytes / store_pieces * store_byte_cycles * n_p / m.dram_concurrency_efficiency(n_p) : 0.0;
+            const double piece_extra = std::max(0.0, std::max(2 * dma_step + piece_dma, 2 * pt_step) - iteration);
+            const double spread_tile = tile + store_pieces * piece_extra;
+            body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
+        } else {
+            // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
+            // and before the bias of tile t + 1, so past the fill each tile's B load
+            // sits between two matmuls even when double buffered.
+            const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
+            body = between_tiles + loads_rest + pt_all + (double_buffer ? 0.0 : (steps - 1) * lat);
+        }
+        return fill + body + drain;
+    };
+    // The cores move data at once only as much as the DRAM is busy: with the
+    // card's DRAM work for all bytes taking a fraction f of the run, about
+    // f x cores cores have transfers in flight, each at its share of
+    // dram_cycles at that concurrency. Starting from all cores (the slowest
+    // transfers), a few rounds settle the run time and that concurrency.
+    const double dram_all = m.dram_cycles(cost.read_bytes, cost.write_bytes, cores);
+    double per_core = per_core_cycles();
+    for (int round = 0; round < 3; round++) {
+        active = std::clamp(cores * dram_all / std::max(per_core, dram_all), 1.0, cores);
+        per_core = per_core_cycles();
+    }
+    // No transfer is in flight while the first loads' latency passes, nor after
+    // the last loads landed while the last matmul and the epilogue run (the last
+    // stores follow them): the card's DRAM work cannot fill those.
+    const double dram_idle = pt_step + sfu_tail + 2 * lat;
+    cost.per_core_cycles = per_core;
+    cost.dram_cycles = dram_all + dram_idle;
+    cost.cycles = std::max(per_core, dram_all + dram_idle);
+    return cost;
+}
+
 }  // namespace
 
 int epilogue_stages(Activation a) {
@@ -45,9 +249,6 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int lanes = stick_lanes(shape.dtype);
     const int kp = round_up(shape.k, lanes);
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    const double pt_rate = machine.pt_peak_macs_per_cycle_fp16 * (shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
-    const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
-    const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
     const int max_cores = usable_cores(options.max_cores);
 
@@ -65,12 +266,18 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
         for (int tm = 8; tm <= std::min(mp8, 1024); tm += 8) tms.push_back(tm);
     }
 
+    // SPYRE_MATMUL_PLAN_LOG=1 lists every candidate and its estimate on stderr.
+    const char *log_env = std::getenv("SPYRE_MATMUL_PLAN_LOG");
+    const bool plan_log = log_env && *log_env && *log_env != '0';
     MatmulSpyrePlan best;
     best.estimated_us = -1;
     for (int tn : tns) {
         for (int tm : tms) {
             // The largest K chunk (whole sticks, dividing the padded K) that fits, with
-            // the second copies when double buffering (else without them).
+            // the second copies when double buffering (else without them). The backend
+            // double buffers only a K loop of even trip count, so when that chunk leaves
+            // an odd count the largest double-buffered one of an even count is a
+            // candidate too.
             int tk = 0;
             bool db = false;
             for (int copies = options.double_buffer ? 2 : 1; copies >= 1 && tk == 0; copies--) {
@@ -84,6 +291,16 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 }
             }
             if (tk == 0) continue;
+            // Smaller double-buffered chunks of an even count are candidates too: a
+            // shorter chunk shortens the ring chain's fill and the pipeline's ends
+            // at the cost of more PT pass fills.
+            std::vector<int> chunk_choices = {tk};
+            if (db) {
+                for (int c = tk - lanes; c >= lanes && kp / c <= 64; c -= lanes) {
+                    if (kp % c == 0 && (kp / c) % 2 == 0) chunk_choices.push_back(c);
+                }
+            }
+            for (int tk : chunk_choices) {
             const int mp = round_up(shape.m, tm), m_tiles = mp / tm;
             const int min_n_tiles = (shape.n + tn - 1) / tn;
             // N is padded to whole tiles, and further to a multiple of cn tiles (at most one
@@ -95,26 +312,18 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    // A is staged once per M tile unless K is chunked; B and the bias per tile.
-                    const int64_t a_bytes = (tk == kp ? mt : mt * nt) * tm * (int64_t)kp * bytes;
-                    const int64_t b_bytes = mt * nt * ((int64_t)kp * tn * bytes + (int64_t)tn * bytes);
-                    // Shared, A is read once per chain of the cn cores of a row range.
-                    const double read = (double)a_bytes * cm * (share ? 1 : cn) + (double)b_bytes * cn * cm;
-                    const double write = (double)mp * np * bytes;
-                    const double dram_ns = (read + write) / dram_bytes_per_ns +
-                                           machine.dram_turnaround_ns_per_byte * std::min(read, write);
-                    const double passes = std::ceil((double)tm / machine.pt_pass_rows);
-                    const double pt_cycles = (double)(kp / tk) * passes *
-                                             ((double)machine.pt_pass_rows * tn * tk / pt_rate + machine.pt_pass_fill_cycles);
-                    const double sfu_cycles = (3.0 + 4 * stages) * tm * tn * 4 / sfu_bytes_per_cycle;
-                    const double compute_ns = (double)(mt * nt) * (pt_cycles + sfu_cycles) / machine.clock_ghz;
-                    // Forwarding A along the chain occupies each core's DMA unit.
-                    const double ring_ns = share ? (double)a_bytes / machine.ring_bytes_per_cycle / machine.clock_ghz : 0.0;
-                    // Double buffered, the DMA of the next chunk overlaps this chunk's matmul
-                    // (within pairs of iterations: partly).
-                    const double transfer_ns = std::max(dram_ns, ring_ns);
-                    const double us = (db ? std::max(transfer_ns, compute_ns) + 0.25 * std::min(transfer_ns, compute_ns)
-                                          : transfer_ns + compute_ns) / 1000.0;
+                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, stages) + (db ? second_copies(tm, tn, tk, bytes) : 0);
+                    // The result tile too when it fits and a core has an even number >= 2 of N tiles.
+                    const int64_t result_copy = (int64_t)tm * tn * bytes;
+                    const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
+                    const MatmulCost cost =
+                        estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, result_db});
+                    const double read = cost.read_bytes, write = cost.write_bytes;
+                    const double us = cost.cycles / machine.clock_ghz / 1000.0;
+                    if (plan_log)
+                        std::fprintf(stderr, "matmul plan candidate: tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d read=%.0f write=%.0f est_us=%.2f per_core_us=%.2f dram_us=%.2f\n",
+                                     tm, tn, tk, cm, cn, (int)db, (int)share, read, write, us,
+                                     cost.per_core_cycles / machine.clock_ghz / 1000.0, cost.dram_cycles / machine.clock_ghz / 1000.0);
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
                         best.tn = tn;
@@ -125,19 +334,16 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         best.cm = cm;
                         best.cn = cn;
                         best.in_lanes = lanes;
-                        best.footprint_bytes = matmul_footprint(tm, tn, tk, bytes, stages) +
-                                               (db ? second_copies(tm, tn, tk, bytes) : 0);
+                        best.footprint_bytes = footprint + (result_db ? result_copy : 0);
                         best.double_buffer = db;
-                        // The result tile too when it fits and a core has an even number >= 2 of N tiles.
-                        const int64_t result_copy = (int64_t)tm * tn * bytes;
-                        best.double_buffer_result = db && nt % 2 == 0 && best.footprint_bytes + result_copy <= budget;
-                        if (best.double_buffer_result) best.footprint_bytes += result_copy;
+                        best.double_buffer_result = result_db;
                         best.dram_bytes = (int64_t)(read + write);
                         best.estimated_us = us;
                         best.a_shared = share;
                     }
                   }
                 }
+            }
             }
         }
     }

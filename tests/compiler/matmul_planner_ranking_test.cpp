@@ -1,0 +1,133 @@
+// plan_matmul_spyre's estimate against the simulator: for each shape the
+// planner's own choice and alternatives forced through the tile_m, tile_n and
+// max_cores knobs are compiled by gen_matmul and simulated timing-only
+// (autoscheduler/candidate_evaluation.h). Checks, per shape:
+//  - the planner's choice simulates within 10% of the best candidate;
+//  - its estimate is within 20% of its simulated time (a far-off estimate
+//    picks for the wrong reason);
+//  - of the candidate pairs whose simulated times differ by more than 5%
+//    (closer pairs are ties the model may break either way), at least 90% are
+//    ordered the same by the estimate.
+// The estimate before it followed the simulator (peak PT rate, full-card DRAM
+// rate, no latency, fill, drain or ring chain, loads assumed hidden by double
+// buffering) fails all three on 512^3 on 32 cores: its choice simulates 1.61x
+// the best, its estimate is 0.37x the choice's simulated time, and it orders
+// 0.84 of the pairs. The current one orders >= 0.97 of the pairs on every shape
+// here, with the choice's estimate 0.92-1.01x its simulated time (it assumes
+// the cores' transfers spread evenly over the run; they bunch at tile
+// boundaries, so the transfers run a little slower than estimated).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "candidate_evaluation.h"
+#include "matmul_schedule.h"
+#include "spyre_target.h"
+
+namespace spyre::testing {
+namespace {
+
+struct RankingCase {
+    int m, n, k, cores;
+    std::vector<int> tile_ms, tile_ns, core_counts;  // the forced alternatives (their product)
+};
+
+struct Measured {
+    int tile_m, tile_n, cores;
+    double estimated_us, simulated_us;
+};
+
+std::string case_name(const ::testing::TestParamInfo<RankingCase> &info) {
+    const RankingCase &c = info.param;
+    return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_c" +
+           std::to_string(c.cores);
+}
+
+class MatmulPlannerRanking : public ::testing::TestWithParam<RankingCase> {};
+
+TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
+    const RankingCase c = GetParam();
+    const std::string work = ::testing::TempDir() + "matmul_ranking_" + case_name({c, 0});
+    mkdir(work.c_str(), 0755);
+    autoscheduler::CandidateCompiler compiler;
+    compiler.generator_exe = SPYRE_GEN_MATMUL;
+    compiler.generator = "matmul";
+    compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)}, {"dtype", "float16"}};
+
+    std::vector<Measured> runs;
+    auto measure = [&](int tm, int tn, int cores) {
+        MatmulSpyreOptions o;
+        o.tile_m = tm, o.tile_n = tn, o.max_cores = cores;
+        set_compiling_for_spyre(true);
+        double est = -1;
+        try {
+            est = plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, Halide::Float(16)}, o).estimated_us;
+        } catch (const Halide::CompileError &) {
+        }
+        set_compiling_for_spyre(false);
+        if (est < 0) return;  // no K chunk of the forced tile fits: not a candidate
+        const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(
+            compiler,
+            {{"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)}, {"max_cores", std::to_string(cores)}},
+            (int)runs.size());
+        ASSERT_TRUE(r.error.empty()) << "tile_m=" << tm << " tile_n=" << tn << " max_cores=" << cores << ": " << r.error;
+        runs.push_back({tm, tn, cores, est, r.simulated_us});
+    };
+    measure(0, 0, c.cores);  // the planner's choice
+    for (int tm : c.tile_ms)
+        for (int tn : c.tile_ns)
+            for (int cores : c.core_counts) measure(tm, tn, cores);
+    ASSERT_GE(runs.size(), 6u) << "too few candidates to rank";
+
+    double best = runs[0].simulated_us;
+    const Measured *best_run = &runs[0];
+    for (const Measured &r : runs) {
+        if (r.simulated_us < best) best = r.simulated_us, best_run = &r;
+    }
+    EXPECT_LE(runs[0].simulated_us, 1.10 * best)
+        << "the planner's choice simulates " << runs[0].simulated_us << " us; tile_m=" << best_run->tile_m
+        << " tile_n=" << best_run->tile_n << " max_cores=" << best_run->cores << " simulates " << best << " us";
+
+    // The choice is made on its estimate: a far-off estimate picks it for the wrong reason.
+    EXPECT_NEAR(runs[0].estimated_us / runs[0].simulated_us, 1.0, 0.20)
+        << "the planner's choice: estimated " << runs[0].estimated_us << " us, simulated " << runs[0].simulated_us << " us";
+    double worst_ratio = 1.0;  // the estimate / simulated ratio farthest from 1, for the log
+    for (const Measured &r : runs) {
+        const double q = r.estimated_us / r.simulated_us;
+        if (std::fabs(std::log(q)) > std::fabs(std::log(worst_ratio))) worst_ratio = q;
+    }
+
+    int agree = 0, pairs = 0;
+    for (size_t i = 0; i < runs.size(); i++) {
+        for (size_t j = i + 1; j < runs.size(); j++) {
+            const double a = runs[i].simulated_us, b = runs[j].simulated_us;
+            if (std::fabs(a - b) <= 0.05 * std::min(a, b)) continue;
+            pairs++;
+            if ((runs[i].estimated_us < runs[j].estimated_us) == (a < b)) agree++;
+        }
+    }
+    ASSERT_GT(pairs, 0) << "every candidate simulates the same: nothing to rank";
+    std::printf("%s: %zu candidates, the planner's choice %.2f us (best %.2f us, %.3fx), %d of %d pairs ordered as simulated (%.2f), estimate/simulated %.2f for the choice, %.2f at worst\n",
+                case_name({c, 0}).c_str(), runs.size(), runs[0].simulated_us, best, runs[0].simulated_us / best, agree, pairs,
+                (double)agree / pairs, runs[0].estimated_us / runs[0].simulated_us, worst_ratio);
+    EXPECT_GE((double)agree / pairs, 0.90) << agree << " of " << pairs << " distinct pairs ordered as the simulator does";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulPlannerRanking,
+    ::testing::Values(RankingCase{512, 512, 512, 32, {64, 128, 256, 512}, {64, 128, 256}, {32, 8}},
+                      RankingCase{1, 4096, 4096, 32, {8}, {64, 128, 256, 512}, {32, 8}},        // decode
+                      RankingCase{8, 2048, 4096, 32, {8}, {64, 256, 512}, {32, 16}},            // decode, 8 rows
+                      RankingCase{2048, 2048, 2048, 32, {64, 128, 256}, {64, 128, 256}, {32}},  // large
+                      RankingCase{300, 520, 2000, 32, {64, 128}, {64, 128, 256}, {32}},        // ragged, K chunked
+                      RankingCase{100, 1000, 700, 32, {32, 64}, {64, 128}, {32, 8}}),          // ragged
+    case_name);
+
+}  // namespace
+}  // namespace spyre::testing
