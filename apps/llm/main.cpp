@@ -157,6 +157,37 @@ bool check_against_host(const Run &dev, const Run &host) {
     return ok;
 }
 
+// Where a phase's time goes beyond its bound, from the run's own figures: the
+// matmuls above their own roofline bounds, the attention, the kernels that a
+// fused layer would not run at all (norms, rope, adds, the SwiGLU gate, the key
+// transpose: their traffic is not in the phase's minimum), the device copies
+// and relayouts.
+void explain_time(const std::vector<OpRecord> &v, double bound_us) {
+    auto kind = [](const OpRecord &r) -> int {
+        if (r.function == "device->device" || r.function == "relayout") return 3;
+        if (r.role == "qkv proj" || r.role == "o proj" || r.role == "gate/up proj" || r.role == "down proj" ||
+            r.role == "lm head")
+            return 0;
+        if (r.role == "attention") return 1;
+        return 2;
+    };
+    const char *names[] = {"matmuls", "attention", "norms, rope, adds, SwiGLU gate, key transpose", "device copies and relayouts"};
+    double us[4] = {0, 0, 0, 0}, own_bound[4] = {0, 0, 0, 0};
+    for (const OpRecord &r : v) {
+        us[kind(r)] += r.us;
+        own_bound[kind(r)] += r.bound_us;
+    }
+    const double total = us[0] + us[1] + us[2] + us[3];
+    std::printf("  what limits it: %.1f ms against a bound of %.1f ms:\n", total / 1e3, bound_us / 1e3);
+    for (int k = 0; k < 4; k++) {
+        std::printf("    %-48s %9.1f ms (%4.1f%%), at %5.1f%% of their own roofline bounds\n", names[k], us[k] / 1e3,
+                    total > 0 ? 100.0 * us[k] / total : 0.0, us[k] > 0 ? 100.0 * own_bound[k] / us[k] : 0.0);
+    }
+    std::printf("    the matmuls alone at their own bounds would take %.1f ms; the phase's traffic bound counts only\n"
+                "    weights and the KV cache, so every kernel between two matmuls costs time it does not allow for\n",
+                own_bound[0] / 1e3);
+}
+
 void print_phase(const char *title, const std::vector<OpRecord> &all, int layers) {
     const std::vector<OpRecord> dev = device_only(all);
     const PhaseTotals t = totals(dev);
@@ -294,6 +325,7 @@ int main(int argc, char **argv) {
                     prefill_ratio <= kPrefillTarget ? "met" : "MISSED");
         std::printf("  %.0f tokens/s (%d tokens in %.2f ms)\n", batch * s.prompt / (pt.us / 1e6), batch * s.prompt,
                     pt.us / 1e3);
+        if (prefill_ratio > kPrefillTarget) explain_time(device_only(prefill), prefill_bound);
         out["prefill"] = {{"us", pt.us},
                           {"layer_us", layer_us(device_only(prefill))},
                           {"compute_bound_us", compute_us},
