@@ -64,10 +64,12 @@ public:
         constrain_tensors();
     }
 
-    // Spyre: rows padded to the plan's tile; cols to whole sticks.
+    // Spyre: rows padded to the rows the plan iterates; cols to whole sticks.
     void constrain_tensors() {
-        spyre::constrain_tensor(*in, {cols, rows}, {1, plan_.tile_rows});
-        spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
+        // Rows padded to what the schedule iterates: cores x tiles x tile_rows, which can
+        // exceed whole tiles when the rows do not split evenly over the cores.
+        spyre::constrain_tensor(*in, {cols, rows}, {1, plan_.rows_padded});
+        spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.rows_padded});
     }
 
     // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).

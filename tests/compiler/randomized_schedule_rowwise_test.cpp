@@ -1,0 +1,151 @@
+// Randomized schedules of the row-wise kernel families (gen_softmax, gen_rope)
+// checked against the host build: the same property test as
+// randomized_schedule_test.cpp (random shapes, ragged ones included; random
+// schedules through the generator's knobs, with the planner as the legality
+// filter; each schedule run in the three synchronization modes, which must
+// agree bit for bit, and compared with the host build of the same generator).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "jit_helpers.h"
+#include "randomized_schedule_draws.h"
+#include "rope_schedule.h"
+#include "softmax_schedule.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace randomized;
+
+// ---- softmax: rows per tile, whole-row SFU vectors, cores, double buffering ----
+
+TEST(RandomizedSchedules, Softmax) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(20))) {
+        std::mt19937_64 rng = rng_for("softmax", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const int cols = uniform(rng, 1, 700), rows = uniform(rng, 1, 90);
+        const Params shape_params = {{"cols", std::to_string(cols)}, {"rows", std::to_string(rows)}, {"dtype", dtype}};
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_rows", std::to_string(coin(r) ? 0 : uniform(r, 1, std::min(rows, 16)))},
+                          {"row_vectors", coin(r) ? "true" : "false"},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            SoftmaxSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_rows = std::stoi(p.at("tile_rows"));
+            o.row_vectors = p.at("row_vectors") == "true";
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw, [&](const Params &p) { return plan_softmax_spyre(cols, rows, t, options_of(p)).tile_rows > 0; },
+            counts);
+
+        Halide::Buffer<> in = random_buffer("in", t, {cols, rows}, 900 + index);
+        scale(in, 4.0f);  // exponentials that differ a lot within a row
+        const std::vector<int> out_extents = {cols, rows};
+        Halide::Pipeline host_p = build_generator("softmax", shape_params, false, in);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        // exp is approximated differently on the host; fp16 outputs round once.
+        const double tol = t == Halide::Float(32) ? 2e-5 : 2e-3;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("softmax", "Softmax", index, params));
+            set_compiling_for_spyre(true);
+            const SoftmaxSpyrePlan plan = plan_softmax_spyre(cols, rows, t, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Pipeline p = build_generator("softmax", params, true, padded_copy(in, {plan.cols_padded, plan.rows_padded}));
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                double max_err = 0;
+                for (int y = 0; y < rows; y++)
+                    for (int x = 0; x < cols; x++)
+                        max_err = std::max(max_err, std::fabs(value_at(host, x, y, 0) - value_at(spyre, x, y, 0)));
+                EXPECT_LE(max_err, tol) << "plan: " << plan.tile_rows << " rows per tile on " << plan.cores
+                                        << " cores, row vectors " << plan.row_vectors << ", double buffer "
+                                        << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "softmax");
+}
+
+// ---- rope: tokens per tile, cores, double buffering; heads read out of a wider x ----
+
+TEST(RandomizedSchedules, Rope) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(20))) {
+        std::mt19937_64 rng = rng_for("rope", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const int lanes = t == Halide::Float(16) ? 64 : 32;
+        const int d = 2 * lanes * uniform(rng, 1, 2);  // half must be whole sticks
+        const int heads = uniform(rng, 1, 6), in_heads = heads + (coin(rng) ? 0 : uniform(rng, 1, 3));
+        const int tokens = uniform(rng, 1, 40);
+        Params shape_params = {{"d", std::to_string(d)},
+                               {"heads", std::to_string(heads)},
+                               {"tokens", std::to_string(tokens)},
+                               {"dtype", dtype}};
+        if (in_heads != heads) shape_params["in_heads"] = std::to_string(in_heads);
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_tokens", std::to_string(coin(r) ? 0 : uniform(r, 1, std::min(tokens, 12)))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            RopeSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_tokens = std::stoi(p.at("tile_tokens"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw,
+            [&](const Params &p) { return plan_rope_spyre(d, heads, tokens, t, options_of(p)).tile_tokens > 0; }, counts);
+
+        const int half = d / 2;
+        Halide::Buffer<> x = random_buffer("x", t, {d, in_heads, tokens}, 1000 + index);
+        Halide::Buffer<> cos = random_buffer("cos", t, {half, tokens}, 1100 + index);
+        Halide::Buffer<> sin = random_buffer("sin", t, {half, tokens}, 1200 + index);
+        const std::vector<int> out_extents = {d, heads, tokens};
+        Halide::Pipeline host_p = build_generator("rope", shape_params, false, x, cos, sin);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        // Two products and a sum in fp32, rounded once, in both builds.
+        const double tol = t == Halide::Float(32) ? 1e-6 : 1e-3;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("rope", "Rope", index, params));
+            set_compiling_for_spyre(true);
+            const RopeSpyrePlan plan = plan_rope_spyre(d, heads, tokens, t, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Pipeline p = build_generator("rope", params, true, padded_copy(x, {d, in_heads, plan.tokens_padded}),
+                                                     padded_copy(cos, {half, plan.tokens_padded}),
+                                                     padded_copy(sin, {half, plan.tokens_padded}));
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                double max_err = 0;
+                for (int k = 0; k < tokens; k++)
+                    for (int h = 0; h < heads; h++)
+                        for (int i = 0; i < d; i++)
+                            max_err = std::max(max_err, std::fabs(value_at(host, i, h, k) - value_at(spyre, i, h, k)));
+                EXPECT_LE(max_err, tol) << "plan: " << plan.tile_tokens << " tokens per tile, cores " << plan.ct << "x"
+                                        << plan.ch << ", double buffer " << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "rope");
+}
+
+}  // namespace
+}  // namespace spyre::testing
