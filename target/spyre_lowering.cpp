@@ -15,6 +15,7 @@
 //   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
 //   5a. address_through_dram_windows  dma.window where a core reaches past max_core_span_bytes of a tensor
 //   6. validate_program            the same validator the runtime uses
+//   6a. dry_run_program            the program run once, timing only: address rules and deadlocks
 //   7. write <kernel>.spyre and <kernel>.spyre.txt
 //   8. make_runtime_call           embed the program, replace the region by the runtime call
 //   9. strip_spyre_argument_checks Halide's argument checks the runtime replaces
@@ -31,6 +32,7 @@
 #include "device_region.h"
 #include "double_buffering.h"
 #include "dram_windows.h"
+#include "dry_run.h"
 #include "instruction_selection.h"
 #include "loop_folding.h"
 #include "ring_sharing.h"
@@ -219,6 +221,7 @@ private:
         } catch (const spyre::Error &e) {
             throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
         }
+        compiler::dry_run_program(program, m);
         std::vector<uint8_t> bytes = encode_program(program);
         if (dbg >= 1) {
             std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "
