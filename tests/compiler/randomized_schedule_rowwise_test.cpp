@@ -1,4 +1,5 @@
-// Randomized schedules of the row-wise kernel families (gen_softmax, gen_rope)
+// Randomized schedules of the row-wise kernel families (gen_softmax,
+// gen_layernorm, gen_rmsnorm, gen_rope)
 // checked against the host build: the same property test as
 // randomized_schedule_test.cpp (random shapes, ragged ones included; random
 // schedules through the generator's knobs, with the planner as the legality
@@ -9,6 +10,7 @@
 #include <algorithm>
 
 #include "jit_helpers.h"
+#include "norm_schedule.h"
 #include "randomized_schedule_draws.h"
 #include "rope_schedule.h"
 #include "softmax_schedule.h"
@@ -76,6 +78,77 @@ TEST(RandomizedSchedules, Softmax) {
         }
     }
     expect_mostly_accepted(counts, "softmax");
+}
+
+// ---- layernorm and rmsnorm: rows per tile, cores, double buffering ----
+
+TEST(RandomizedSchedules, Norms) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(20))) {
+        std::mt19937_64 rng = rng_for("norm", index);
+        const std::string kernel = coin(rng) ? "layernorm" : "rmsnorm";
+        const bool centered = kernel == "layernorm";
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const int cols = uniform(rng, 1, 700), rows = uniform(rng, 1, 90);
+        const Params shape_params = {{"cols", std::to_string(cols)}, {"rows", std::to_string(rows)}, {"dtype", dtype}};
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_rows", std::to_string(coin(r) ? 0 : uniform(r, 1, std::min(rows, 16)))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            NormSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_rows = std::stoi(p.at("tile_rows"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw,
+            [&](const Params &p) { return plan_norm_spyre(cols, rows, t, centered, options_of(p)).tile_rows > 0; },
+            counts);
+
+        Halide::Buffer<> in = random_buffer("in", t, {cols, rows}, 1300 + index);
+        scale(in, 1.0f, 0.5f);  // a non-zero mean, so centering matters
+        Halide::Buffer<> weight = random_buffer("weight", t, {cols}, 1400 + index);
+        Halide::Buffer<> bias = random_buffer("bias", t, {cols}, 1500 + index);
+        const Halide::Expr eps(1e-5f);
+        const std::vector<int> out_extents = {cols, rows};
+        Halide::Pipeline host_p = centered ? build_generator(kernel, shape_params, false, in, weight, bias, eps)
+                                           : build_generator(kernel, shape_params, false, in, weight, eps);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        // Row sums in another order on each side (float32 error grows with the row); fp16 rounds once.
+        const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+        const double tol = t == Halide::Float(32) ? 8.0 * ulp * std::sqrt((double)cols) + 1e-6 : 2.0 * ulp;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint(kernel, "Norms", index, params));
+            set_compiling_for_spyre(true);
+            const NormSpyrePlan plan = plan_norm_spyre(cols, rows, t, centered, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Buffer<> in_p = padded_copy(in, {plan.cols_padded, plan.rows_padded});
+                Halide::Buffer<> weight_p = padded_copy(weight, {plan.cols_padded});
+                Halide::Buffer<> bias_p = padded_copy(bias, {plan.cols_padded});
+                Halide::Pipeline p = centered ? build_generator(kernel, params, true, in_p, weight_p, bias_p, eps)
+                                              : build_generator(kernel, params, true, in_p, weight_p, eps);
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                double max_err = 0;
+                for (int y = 0; y < rows; y++)
+                    for (int x = 0; x < cols; x++) {
+                        const double h = value_at(host, x, y, 0);
+                        max_err = std::max(max_err, std::fabs(h - value_at(spyre, x, y, 0)) / std::max(1.0, std::fabs(h)));
+                    }
+                EXPECT_LE(max_err, tol) << "plan: " << plan.tile_rows << " rows per tile on " << plan.cores
+                                        << " cores, double buffer " << plan.double_buffer;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "layernorm and rmsnorm");
 }
 
 // ---- rope: tokens per tile, cores, double buffering; heads read out of a wider x ----
