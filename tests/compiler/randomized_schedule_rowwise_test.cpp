@@ -1,5 +1,6 @@
 // Randomized schedules of the row-wise kernel families (gen_softmax,
-// gen_layernorm, gen_rmsnorm, gen_rope)
+// gen_layernorm, gen_rmsnorm, gen_rope, and gen_attention, row-wise per
+// query tile)
 // checked against the host build: the same property test as
 // randomized_schedule_test.cpp (random shapes, ragged ones included; random
 // schedules through the generator's knobs, with the planner as the legality
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 
+#include "attention_schedule.h"
 #include "jit_helpers.h"
 #include "norm_schedule.h"
 #include "randomized_schedule_draws.h"
@@ -218,6 +220,78 @@ TEST(RandomizedSchedules, Rope) {
         }
     }
     expect_mostly_accepted(counts, "rope");
+}
+
+// ---- attention: queries per tile, cores, double buffering; KV tile, causal, q != s drawn with the shape ----
+
+TEST(RandomizedSchedules, Attention) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(12))) {
+        std::mt19937_64 rng = rng_for("attention", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const int lanes = t == Halide::Float(16) ? 64 : 32;
+        const int d = uniform(rng, 1, 130), s = uniform(rng, 1, 200), heads = uniform(rng, 1, 3);
+        const bool causal = coin(rng);
+        const int q = coin(rng) ? 0 : uniform(rng, 1, std::min(s, 70));  // q <= s, as causal needs
+        const int rows = q == 0 ? s : q;
+        const int kv_tile = coin(rng) ? 0 : lanes * uniform(rng, 1, 2);  // part of the algorithm: both builds
+        const Params shape_params = {{"d", std::to_string(d)},         {"s", std::to_string(s)},
+                                     {"q", std::to_string(q)},         {"heads", std::to_string(heads)},
+                                     {"dtype", dtype},                 {"causal", causal ? "true" : "false"},
+                                     {"kv_tile", std::to_string(kv_tile)}};
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 2))},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [&](const Params &p) {
+            AttentionSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile = std::stoi(p.at("tile"));
+            o.double_buffer = p.at("double_buffer") == "true";
+            o.kv_tile = kv_tile;
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw, [&](const Params &p) { return plan_attention_spyre(d, s, heads, q, t, options_of(p)).sp > 0; },
+            counts);
+
+        // Q and K in [-2, 2): scores of a few units, a softmax far from uniform.
+        Halide::Buffer<> Q = random_buffer("Q", t, {d, rows, heads}, 1600 + index);
+        Halide::Buffer<> Kt = random_buffer("Kt", t, {s, d, heads}, 1700 + index);
+        Halide::Buffer<> V = random_buffer("V", t, {d, s, heads}, 1800 + index);
+        scale(Q, 2.0f);
+        scale(Kt, 2.0f);
+        const std::vector<int> out_extents = {d, rows, heads};
+        Halide::Pipeline host_p = build_generator("attention", shape_params, false, Q, Kt, V);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const double red = std::sqrt((double)s) + std::sqrt((double)d);
+        const double tol = t == Halide::Float(32) ? 2e-6 * red + 1e-6 : 1e-3 + 1e-4 * red;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("attention", "Attention", index, params));
+            set_compiling_for_spyre(true);
+            const AttentionSpyrePlan plan = plan_attention_spyre(d, s, heads, q, t, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Pipeline p = build_generator("attention", params, true, padded_copy(Q, {plan.dp, plan.qp, heads}),
+                                                     padded_copy(Kt, {plan.sp, plan.dp, heads}),
+                                                     padded_copy(V, {plan.dp, plan.sp, heads}));
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                double max_err = 0;
+                for (int h = 0; h < heads; h++)
+                    for (int i = 0; i < rows; i++)
+                        for (int x = 0; x < d; x++)
+                            max_err = std::max(max_err, std::fabs(value_at(host, x, i, h) - value_at(spyre, x, i, h)));
+                EXPECT_LE(max_err, tol) << "plan: KV tile " << plan.kv_tile << ", padded queries " << plan.qp;
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "attention");
 }
 
 }  // namespace
