@@ -1,6 +1,6 @@
 // Randomized schedules of the row-wise kernel families (gen_softmax,
-// gen_layernorm, gen_rmsnorm, gen_rope, and gen_attention, row-wise per
-// query tile)
+// gen_layernorm, gen_rmsnorm, gen_rope; gen_attention, row-wise per query
+// tile; gen_conv2d, row-wise per output row tile)
 // checked against the host build: the same property test as
 // randomized_schedule_test.cpp (random shapes, ragged ones included; random
 // schedules through the generator's knobs, with the planner as the legality
@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "attention_schedule.h"
+#include "conv2d_schedule.h"
 #include "jit_helpers.h"
 #include "norm_schedule.h"
 #include "randomized_schedule_draws.h"
@@ -292,6 +293,79 @@ TEST(RandomizedSchedules, Attention) {
         }
     }
     expect_mostly_accepted(counts, "attention");
+}
+
+// ---- conv2d: output tile (channels, pixels, rows), cores, ring sharing, double buffering ----
+
+TEST(RandomizedSchedules, Conv2d) {
+    DrawCounts counts;
+    for (int index : shape_indices(shapes_per_family(12))) {
+        std::mt19937_64 rng = rng_for("conv2d", index);
+        const std::string dtype = coin(rng) ? "float16" : "float32";
+        const Halide::Type t = dtype_of(dtype);
+        const std::string act = coin(rng) ? "relu" : "none";
+        const int kw = uniform(rng, 1, 3), kh = uniform(rng, 1, 3);
+        const Conv2dShape shape{uniform(rng, 1, 70), uniform(rng, 1, 90), uniform(rng, kw, 20), uniform(rng, kh, 14),
+                                kw, kh, uniform(rng, 1, 2), t, act == "relu" ? Activation::Relu : Activation::None};
+        const Params shape_params = {{"ci", std::to_string(shape.ci)},       {"co", std::to_string(shape.co)},
+                                     {"width", std::to_string(shape.width)}, {"height", std::to_string(shape.height)},
+                                     {"kw", std::to_string(kw)},             {"kh", std::to_string(kh)},
+                                     {"batch", std::to_string(shape.batch)}, {"dtype", dtype},
+                                     {"activation", act}};
+        const int lanes = t == Halide::Float(16) ? 64 : 32;
+        auto draw = [&](std::mt19937_64 &r) {
+            return Params{{"max_cores", std::to_string(draw_max_cores(r))},
+                          {"tile_co", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 2))},
+                          {"tile_x", std::to_string(coin(r) ? 0 : 8 * uniform(r, 1, 3))},
+                          {"tile_y", std::to_string(coin(r) ? 0 : uniform(r, 1, 4))},
+                          {"share_input", coin(r) ? "true" : "false"},
+                          {"share_weights", coin(r) ? "true" : "false"},
+                          {"double_buffer", coin(r) ? "true" : "false"}};
+        };
+        auto options_of = [](const Params &p) {
+            Conv2dSpyreOptions o;
+            o.max_cores = std::stoi(p.at("max_cores"));
+            o.tile_co = std::stoi(p.at("tile_co"));
+            o.tile_x = std::stoi(p.at("tile_x"));
+            o.tile_y = std::stoi(p.at("tile_y"));
+            o.share_input = p.at("share_input") == "true";
+            o.share_weights = p.at("share_weights") == "true";
+            o.double_buffer = p.at("double_buffer") == "true";
+            return o;
+        };
+        const std::vector<Params> schedules = draw_schedules(
+            rng, draw, [&](const Params &p) { return plan_conv2d_spyre(shape, options_of(p)).tn > 0; }, counts);
+
+        const int ow = shape.width - kw + 1, oh = shape.height - kh + 1;
+        Halide::Buffer<> in = random_buffer("input", t, {shape.ci, shape.width, shape.height, shape.batch}, 1900 + index);
+        Halide::Buffer<> w = random_buffer("weights", t, {shape.co, shape.ci, kw, kh}, 2000 + index);
+        Halide::Buffer<> bias = random_buffer("bias", t, {shape.co}, 2100 + index);
+        const std::vector<int> out_extents = {shape.co, ow, oh, shape.batch};
+        Halide::Pipeline host_p = build_generator("conv2d", shape_params, false, in, w, bias);
+        const Halide::Buffer<> host = realize_generator(host_p, false, t, out_extents);
+        const int K = shape.ci * kw * kh;
+        const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+        const double tol = (t == Halide::Float(32) ? 4.0 * K * ulp : 2.0 * ulp) * std::sqrt((double)K) + 2e-6;
+
+        for (const Params &knobs : schedules) {
+            const Params params = merged(shape_params, knobs);
+            SCOPED_TRACE(replay_hint("conv2d", "Conv2d", index, params));
+            set_compiling_for_spyre(true);
+            const Conv2dSpyrePlan plan = plan_conv2d_spyre(shape, options_of(knobs));
+            set_compiling_for_spyre(false);
+            try {
+                Halide::Pipeline p = build_generator(
+                    "conv2d", params, true, padded_copy(in, {plan.cip, plan.in_xp, plan.in_yp, shape.batch}),
+                    padded_copy(w, {plan.cop, plan.cip, kw, kh}), padded_copy(bias, {plan.cop}));
+                const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
+                EXPECT_LE(max_relative_error(host, spyre), tol)
+                    << "plan: tiles " << plan.tn << "x" << plan.tx << "x" << plan.ty << " on " << plan.cores() << " cores";
+            } catch (const std::exception &e) {
+                ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
+            }
+        }
+    }
+    expect_mostly_accepted(counts, "conv2d");
 }
 
 }  // namespace
