@@ -38,6 +38,7 @@ struct MatmulShape {
     int m = 1, n = 1, k = 1;
     Halide::Type dtype;
     Activation activation = Activation::None;
+    bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
 };
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
@@ -86,7 +87,9 @@ int epilogue_stages(Activation a);
 void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Halide::Target &target);
 // A_in, B_in, bias_in: the input wrappers (A.in(), ...); bias_in is staged only
 // for fp16 (for fp32 bias_f is itself a copy of the input, i.e. a DMA).
+// R_in: the residual's input wrapper (R.in()) when shape.residual, staged per
+// tile of C like the result tile and added on the SFU before the store.
 void schedule_matmul_spyre(MatmulFuncs f, Halide::Func A_in, Halide::Func B_in, Halide::Func bias_in,
-                           const MatmulShape &shape, const MatmulSpyrePlan &plan);
+                           const MatmulShape &shape, const MatmulSpyrePlan &plan, Halide::Func R_in = Halide::Func());
 
 }  // namespace spyre
