@@ -1,5 +1,5 @@
 // Matrix multiply with a fused epilogue:
-//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m)],  act in {none, relu, gelu, silu}
 // gelu is the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 // silu is x / (1 + exp(-x)). Shapes are static (GeneratorParams), innermost
 // dimension first; fp16 kernels accumulate in fp32 and round once. The bias is
@@ -9,6 +9,18 @@
 // read each value once. A value used twice in one expression would compile too
 // (the vector let Halide's CSE makes of it is computed once into a scratchpad
 // temporary); the chains predate that and are kept so the programs stay the same.
+// residual=true (default false) adds one more input after the bias, R(n, m),
+// of C's type and shape (and, for Spyre, C's padded device layout), added
+// after the activation:
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) + R(n, m)
+// in fp32, rounded once (fp16 R is widened first): a transformer layer's
+// output or down projection with its residual add, without writing C and
+// reading it back for a separate elementwise add. On Spyre each core loads
+// the R tile of each output tile into scratchpad (one DMA at the tile's start,
+// before the bias) and the SFU adds it before C's tile is stored; the planner
+// counts the R tile in the footprint and its loads in the estimate. It
+// combines with every activation, dtype and knob. residual=false compiles the
+// same programs as before the parameter existed.
 // The schedules are in schedules/matmul_schedule.cpp.
 #include <algorithm>
 #include <sstream>

@@ -141,8 +141,12 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost) +
                             (shape.residual ? sfu_cycles(m, tile_f32) : 0.0);
     auto per_core_cycles = [&]() {
-        // The residual tile loads just before the bias, at each tile's start.
-        const double bias_dma = dma((double)c.tn * bytes, 0) + (shape.residual ? dma(r_tile, 0) : 0.0);
+        const double bias_dma = dma((double)c.tn * bytes, 0);
+        // The residual tile loads just before the bias, at each tile's start: at the
+        // first tile on every core at once (ahead of the chain head's first A piece
+        // too), later at the run's concurrency.
+        const double r_fill = shape.residual ? m.dram_cycles(r_tile * cores, 0, cores) : 0.0;
+        const double r_dma = shape.residual ? dma(r_tile, 0) : 0.0;
         // A chain's pace is its head's: the head loads every A piece of the chain
         // as well as its B, busy the whole step, while the other cores load only B
         // and finish early. The card shares its work equally among the cores with
@@ -163,7 +167,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
-        const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+        const double fill = std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
@@ -198,7 +202,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         const bool spreads = chunked && double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
         const double spread_stores = spreads ? (c.nt >= 2 ? (double)(c.nt - 1) * c.mt : (double)(c.mt - 1)) : 0.0;
         const double whole_stores = tiles - 1 - spread_stores;
-        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + r_dma + 2 * lat + sfu_init + sfu_tail);
         double body;
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk

@@ -1,5 +1,5 @@
 // Schedules of the matmul with a fused epilogue (generators/matmul_generator.cpp):
-//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m) with residual],  act in {none, relu, gelu, silu}
 // kept apart from the algorithm. The bias is the accumulator's initial value
 // (acc = bias; acc += A * B), so the epilogue is the activation and the cast.
 //
@@ -10,6 +10,9 @@
 //     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT),
 //     activation and cast on the SFU at the tile (whole tile rows per instruction),
 //     store the C tile (DMA).
+//   With shape.residual the R tile is staged too (DMA at the tile's start,
+//   before the bias; widened on the SFU for fp16) and added after the
+//   activation, before the cast.
 //   With plan.a_shared the cores of one row range load each A tile once per
 //   chain and pass it along the ring (share_over_ring).
 #pragma once
