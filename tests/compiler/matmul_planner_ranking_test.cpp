@@ -15,7 +15,8 @@
 // 0.84 of the pairs. The current one orders >= 0.97 of the pairs on every shape
 // here, with the choice's estimate 0.92-1.01x its simulated time (it assumes
 // the cores' transfers spread evenly over the run; they bunch at tile
-// boundaries, so the transfers run a little slower than estimated).
+// boundaries, so the transfers run a little slower than estimated). The
+// residual cases (gen_matmul residual=true) check the R tile's loads too.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
