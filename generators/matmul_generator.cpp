@@ -1,5 +1,5 @@
 // Matrix multiply with a fused epilogue:
-//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m)],  act in {none, relu, gelu, silu}
 // gelu is the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 // silu is x / (1 + exp(-x)). Shapes are static (GeneratorParams), innermost
 // dimension first; fp16 kernels accumulate in fp32 and round once. The bias is
@@ -9,6 +9,18 @@
 // read each value once. A value used twice in one expression would compile too
 // (the vector let Halide's CSE makes of it is computed once into a scratchpad
 // temporary); the chains predate that and are kept so the programs stay the same.
+// residual=true (default false) adds one more input after the bias, R(n, m),
+// of C's type and shape (and, for Spyre, C's padded device layout), added
+// after the activation:
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) + R(n, m)
+// in fp32, rounded once (fp16 R is widened first): a transformer layer's
+// output or down projection with its residual add, without writing C and
+// reading it back for a separate elementwise add. On Spyre each core loads
+// the R tile of each output tile into scratchpad (one DMA at the tile's start,
+// before the bias) and the SFU adds it before C's tile is stored; the planner
+// counts the R tile in the footprint and its loads in the estimate. It
+// combines with every activation, dtype and knob. residual=false compiles the
+// same programs as before the parameter existed.
 // The schedules are in schedules/matmul_schedule.cpp.
 #include <algorithm>
 #include <sstream>
@@ -48,11 +60,14 @@ public:
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
     GeneratorParam<bool> share_a{"share_a", true};
+    // A residual R(n, m) added after the activation (see the header comment).
+    GeneratorParam<bool> residual{"residual", false};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
     Input<Buffer<>> *B = nullptr;     // B(n, k)
     Input<Buffer<>> *bias = nullptr;  // bias(n)
+    Input<Buffer<>> *R = nullptr;     // R(n, m), residual=true only
     Output<Buffer<>> *C = nullptr;    // C(n, m)
 
     void configure() {
@@ -71,11 +86,15 @@ public:
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", t, 1);
+        if (residual) {
+            spyre::check_tensor_fits("matmul", "R", {n, m}, t);
+            R = add_input<Buffer<>>("R", t, 2);
+        }
         C = add_output<Buffer<>>("C", t, 2);
     }
 
     void generate() {
-        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation};
+        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual};
         spyre::MatmulSpyreOptions options;
         options.double_buffer = double_buffer;
         options.max_cores = max_cores;
@@ -92,12 +111,14 @@ public:
         acc_(n_, m_) += cast<float>((*A)(k_, m_)) * cast<float>((*B)(n_, k_));
 
         const Expr x = acc_(n_, m_);
+        // The residual joins the fp32 value after the activation; the cast rounds once.
+        auto plus_residual = [&](const Expr &y) { return R ? y + cast<float>((*R)(n_, m_)) : y; };
         switch (shape_.activation) {
         case Activation::None:
-            result_(n_, m_) = cast(t, x);
+            result_(n_, m_) = cast(t, plus_residual(x));
             break;
         case Activation::Relu:
-            result_(n_, m_) = cast(t, max(x, 0.0f));
+            result_(n_, m_) = cast(t, plus_residual(max(x, 0.0f)));
             break;
         case Activation::Gelu: {
             // g = x (c0 + c1 x^2), then 0.5 (1 + tanh(g)); result = x * that.
@@ -106,12 +127,12 @@ public:
             act_(n_, m_) = act_(n_, m_) * x + c0;
             act_(n_, m_) = act_(n_, m_) * x;
             act_(n_, m_) = tanh(act_(n_, m_)) * 0.5f + 0.5f;
-            result_(n_, m_) = cast(t, act_(n_, m_) * x);
+            result_(n_, m_) = cast(t, plus_residual(act_(n_, m_) * x));
             break;
         }
         case Activation::Silu:
             act_(n_, m_) = exp(-x) + 1.0f;
-            result_(n_, m_) = cast(t, x / act_(n_, m_));
+            result_(n_, m_) = cast(t, plus_residual(x / act_(n_, m_)));
             break;
         }
         (*C)(n_, m_) = result_(n_, m_);
@@ -126,6 +147,7 @@ public:
         spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.np, plan_.in_lanes});
         spyre::constrain_tensor(*bias, {shape_.n}, {plan_.np});
         spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
+        if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
     }
 
     // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
@@ -142,6 +164,7 @@ public:
                    {"k", std::to_string(shape_.k)},
                    {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"activation", act}};
+        if (R) t.fixed["residual"] = "true";
         // Tile candidates no larger than the (PT-pass / stick) rounded extents.
         const int lanes = spyre::stick_lanes(shape_.dtype);
         std::vector<int> tms = {0}, tns = {0};
@@ -168,7 +191,7 @@ public:
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_matmul_spyre(shape_, options_of(v));
             constrain_tensors();
-            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("matmul"));
         };
@@ -188,7 +211,8 @@ public:
                << "options.tile_n = " << o.tile_n << ";\n"
                << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
                << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
-                  "spyre::plan_matmul_spyre(shape, options));\n";
+                  "spyre::plan_matmul_spyre(shape, options)"
+               << (R ? ", R->in()" : "") << ");\n";
             return os.str();
         };
         t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
@@ -250,7 +274,7 @@ public:
         const bool hand = !get_auto_schedule();
         if (spyre::is_spyre()) {
             if (hand) {
-                spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_);
+                spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
             } else {
                 register_schedule_template(funcs);  // for the Spyre autoscheduler; the stock ones ignore it
             }
@@ -261,6 +285,9 @@ public:
     }
 
 private:
+    // R's wrapper, staged per tile of C on Spyre (undefined without a residual).
+    Func residual_in() { return R ? R->in() : Func(); }
+
     Var n_{"n"}, m_{"m"};
     Func acc_{"acc"}, bias_f_{"bias_f"}, act_{"act"}, result_{"result"};
     RDom k_;

@@ -22,11 +22,14 @@ namespace {
 
 // Scratchpad bytes per core: A (tm x tk), B (tk x tn), the fp32 accumulator,
 // the epilogue stages (fp32) and the result tile, the bias (staged and fp32)
-// and a few fp32 SFU temporaries of one tile row.
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int stages) {
+// and a few fp32 SFU temporaries of one tile row. With a residual also its
+// staged tile and two more temporary rows (R widened, the sum). SFU row
+// blocking (target/sfu_row_blocking.h) widens the temporaries to more rows
+// only where the scratchpad has room.
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int stages, bool residual) {
     const int64_t tile = (int64_t)tm * tn;
     return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 * (1 + stages) + tile * bytes +
-           (int64_t)tn * (bytes + 4) + 4LL * tn * 4;
+           (int64_t)tn * (bytes + 4) + 4LL * tn * 4 + (residual ? tile * bytes + 2LL * tn * 4 : 0);
 }
 
 // The second copies of double buffering: the A and B chunks (K chunked) or tiles.
@@ -58,7 +61,9 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 // emits for it. Per core the program is a sequence of steps, one per K chunk of
 // each output tile: stage the step's A and B pieces (DMA), acc += A*B (PT); at a
 // tile's first step also the bias (DMA, then acc = bias on the SFU), at its last
-// the epilogue and cast (SFU) and the store of the C tile (DMA).
+// the epilogue and cast (SFU) and the store of the C tile (DMA). With a
+// residual each tile first loads its R tile (DMA, before the bias), which the
+// epilogue adds (SFU); R's bytes join the kernel's DRAM reads.
 // No simulation: a closed form per candidate, so planning stays cheap.
 //  - DMA: a core's transfers run one at a time at its share of the card's DRAM
 //    work rate while `active` cores move data at once (dram_cycles at that
@@ -100,8 +105,9 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double a_core = a_loads * a_piece / (c.a_shared ? c.cn : 1);
     const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * bytes);
     const double w_core = tiles * (double)c.tm * c.tn * bytes;
+    const double r_tile = shape.residual ? (double)c.tm * c.tn * bytes : 0.0;  // the residual tile, loaded per tile
     MatmulCost cost;
-    cost.read_bytes = (a_core + b_core) * cores;
+    cost.read_bytes = (a_core + b_core + tiles * r_tile) * cores;
     cost.write_bytes = w_core * cores;
     // A core's DMA time for `r` read and `w` written bytes while `active` cores move as much at once.
     double active = cores;
@@ -131,9 +137,16 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double tile_f32 = (double)c.tm * c.tn * 4;
     const double act_cost = shape.activation == Activation::Gelu || shape.activation == Activation::Silu ? 4.0 * stages : 0.0;
     const double sfu_init = sfu_cycles(m, (double)c.tn * 4) + sfu_cycles(m, tile_f32);
-    const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost);
+    // The residual's add joins the tail (fp16: R's widening runs before the last matmul ends).
+    const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost) +
+                            (shape.residual ? sfu_cycles(m, tile_f32) : 0.0);
     auto per_core_cycles = [&]() {
         const double bias_dma = dma((double)c.tn * bytes, 0);
+        // The residual tile loads just before the bias, at each tile's start: at the
+        // first tile on every core at once (ahead of the chain head's first A piece
+        // too), later at the run's concurrency.
+        const double r_fill = shape.residual ? m.dram_cycles(r_tile * cores, 0, cores) : 0.0;
+        const double r_dma = shape.residual ? dma(r_tile, 0) : 0.0;
         // A chain's pace is its head's: the head loads every A piece of the chain
         // as well as its B, busy the whole step, while the other cores load only B
         // and finish early. The card shares its work equally among the cores with
@@ -154,7 +167,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
-        const double fill = std::max(first_loads + bias_dma, chain) + lat + sfu_init;
+        const double fill = std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
@@ -189,7 +202,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         const bool spreads = chunked && double_buffer && !c.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
         const double spread_stores = spreads ? (c.nt >= 2 ? (double)(c.nt - 1) * c.mt : (double)(c.mt - 1)) : 0.0;
         const double whole_stores = tiles - 1 - spread_stores;
-        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + 2 * lat + sfu_init + sfu_tail);
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + r_dma + 2 * lat + sfu_init + sfu_tail);
         double body;
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk
@@ -283,7 +296,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             for (int copies = options.double_buffer ? 2 : 1; copies >= 1 && tk == 0; copies--) {
                 for (int c = kp; c >= lanes; c -= lanes) {
                     const int64_t extra = copies == 2 ? second_copies(tm, tn, c, bytes) : 0;
-                    if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages) + extra <= budget) {
+                    if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages, shape.residual) + extra <= budget) {
                         tk = c;
                         db = copies == 2;
                         break;
@@ -312,7 +325,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, stages) + (db ? second_copies(tm, tn, tk, bytes) : 0);
+                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, stages, shape.residual) + (db ? second_copies(tm, tn, tk, bytes) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * tn * bytes;
                     const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
@@ -378,7 +391,10 @@ void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Target 
 }
 
 void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, const MatmulShape &shape,
-                           const MatmulSpyrePlan &p) {
+                           const MatmulSpyrePlan &p, Func R_in) {
+    _halide_user_assert(shape.residual == R_in.defined())
+        << "matmul Spyre schedule: " << (shape.residual ? "the shape has a residual but no R_in was given"
+                                                        : "an R_in was given but the shape has no residual");
     Var n = f.n, m = f.m;
     Var mo("mo"), no("no"), mi("mi"), ni("ni");
     _halide_user_assert(p.mp % (p.cm * p.tm) == 0 && p.np % (p.cn * p.tn) == 0 && p.kp % p.tk == 0 &&
@@ -412,6 +428,8 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     }
     // The cores of one row range load the same A tiles: once per chain, then along the ring.
     if (p.a_shared) share_over_ring(A_in);
+    // The residual tile, staged per tile of C (DMA) and added by the SFU in the epilogue.
+    if (shape.residual) stage_in_scratchpad(R_in, f.C, no);
 
     // Epilogue on the SFU at the tile: one instruction per stage and tile row
     // (vectors of the whole tile width), then the cast; C stores the tile (DMA).

@@ -1,5 +1,5 @@
 // Schedules of the matmul with a fused epilogue (generators/matmul_generator.cpp):
-//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)),  act in {none, relu, gelu, silu}
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m) with residual],  act in {none, relu, gelu, silu}
 // kept apart from the algorithm. The bias is the accumulator's initial value
 // (acc = bias; acc += A * B), so the epilogue is the activation and the cast.
 //
@@ -10,6 +10,9 @@
 //     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT),
 //     activation and cast on the SFU at the tile (whole tile rows per instruction),
 //     store the C tile (DMA).
+//   With shape.residual the R tile is staged too (DMA at the tile's start,
+//   before the bias; widened on the SFU for fp16) and added after the
+//   activation, before the cast.
 //   With plan.a_shared the cores of one row range load each A tile once per
 //   chain and pass it along the ring (share_over_ring).
 #pragma once
@@ -38,6 +41,7 @@ struct MatmulShape {
     int m = 1, n = 1, k = 1;
     Halide::Type dtype;
     Activation activation = Activation::None;
+    bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
 };
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
@@ -86,7 +90,9 @@ int epilogue_stages(Activation a);
 void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Halide::Target &target);
 // A_in, B_in, bias_in: the input wrappers (A.in(), ...); bias_in is staged only
 // for fp16 (for fp32 bias_f is itself a copy of the input, i.e. a DMA).
+// R_in: the residual's input wrapper (R.in()) when shape.residual, staged per
+// tile of C like the result tile and added on the SFU before the store.
 void schedule_matmul_spyre(MatmulFuncs f, Halide::Func A_in, Halide::Func B_in, Halide::Func bias_in,
-                           const MatmulShape &shape, const MatmulSpyrePlan &plan);
+                           const MatmulShape &shape, const MatmulSpyrePlan &plan, Halide::Func R_in = Halide::Func());
 
 }  // namespace spyre

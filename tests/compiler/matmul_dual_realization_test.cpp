@@ -1,6 +1,7 @@
 // gen_matmul built for Spyre against the host build of the same generator, on
 // random non-constant data, over shapes that are not multiples of a stick, a
-// tile or the core count, both dtypes and every activation of the epilogue.
+// tile or the core count, both dtypes and every activation of the epilogue,
+// with and without the fused residual (residual=true: C = act(A.B + bias) + R).
 #include <gtest/gtest.h>
 
 #include "jit_helpers.h"
@@ -13,6 +14,7 @@ struct MatmulCase {
     int m, n, k;
     const char *dtype;
     const char *activation;
+    bool residual = false;
 };
 
 Activation activation_of(const std::string &a) {
@@ -25,7 +27,7 @@ Activation activation_of(const std::string &a) {
 std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
     const MatmulCase &c = info.param;
     return std::string(c.dtype) + "_" + c.activation + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
-           std::to_string(c.k);
+           std::to_string(c.k) + (c.residual ? "_residual" : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -36,19 +38,42 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m}, 21);
     Halide::Buffer<> B = random_buffer("B", t, {c.n, c.k}, 22);
     Halide::Buffer<> bias = random_buffer("bias", t, {c.n}, 23);
-    const std::map<std::string, std::string> params = {{"m", std::to_string(c.m)},
-                                                       {"n", std::to_string(c.n)},
-                                                       {"k", std::to_string(c.k)},
-                                                       {"dtype", c.dtype},
-                                                       {"activation", c.activation}};
+    Halide::Buffer<> R = random_buffer("R", t, {c.n, c.m}, 24);
+    std::map<std::string, std::string> params = {{"m", std::to_string(c.m)},
+                                                 {"n", std::to_string(c.n)},
+                                                 {"k", std::to_string(c.k)},
+                                                 {"dtype", c.dtype},
+                                                 {"activation", c.activation}};
+    if (c.residual) params["residual"] = "true";
     set_compiling_for_spyre(true);
-    const MatmulSpyrePlan plan = plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation)});
+    const MatmulSpyrePlan plan =
+        plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual});
     set_compiling_for_spyre(false);
     Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
     Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
     Halide::Buffer<> bias_p = padded_copy(bias, {plan.np});
-    Halide::Buffer<> spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p);
-    Halide::Buffer<> host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias);
+    Halide::Buffer<> spyre, host;
+    if (c.residual) {
+        Halide::Buffer<> R_p = padded_copy(R, {plan.np, plan.mp});
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p, R_p);
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias, R);
+        // The host build itself against the one without R plus R (two roundings for
+        // fp16, one ulp of the larger value at most): R is added, once, after the activation.
+        std::map<std::string, std::string> plain = params;
+        plain.erase("residual");
+        Halide::Buffer<> without = run_generator("matmul", plain, false, t, {c.n, c.m}, A, B, bias);
+        double worst = 0;
+        for (int m = 0; m < c.m; m++) {
+            for (int n = 0; n < c.n; n++) {
+                const double h = value_at(host, n, m, 0), w = value_at(without, n, m, 0) + value_at(R, n, m, 0);
+                worst = std::max(worst, std::fabs(h - w) / std::max(1.0, std::fabs(w)));
+            }
+        }
+        EXPECT_LE(worst, t == Halide::Float(32) ? 1e-6 : 2e-3) << "the host build's C is not act(A.B + bias) + R";
+    } else {
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p);
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias);
+    }
 
     // fp32 accumulation in k order on both sides; the host may vectorize or fuse
     // differently, so allow rounding that grows with K; the transcendentals of the
@@ -98,7 +123,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{4, 1027, 256, "float16", "none"},
                                            MatmulCase{1, 1027, 256, "float16", "none"},
                                            MatmulCase{1, 4099, 512, "float16", "none"},
-                                           MatmulCase{1, 49155, 4096, "float16", "none"}),  // the LM head, decode
+                                           MatmulCase{1, 49155, 4096, "float16", "none"},  // the LM head, decode
+                                           // The fused residual (an output or down projection plus the residual stream).
+                                           MatmulCase{50, 70, 40, "float16", "none", true},
+                                           MatmulCase{33, 65, 17, "float32", "none", true},
+                                           MatmulCase{37, 200, 300, "float16", "gelu", true},
+                                           MatmulCase{96, 192, 64, "float32", "gelu", true},
+                                           MatmulCase{100, 36, 130, "float16", "relu", true},
+                                           MatmulCase{200, 40, 96, "float32", "silu", true},
+                                           MatmulCase{1, 1, 1, "float16", "gelu", true},
+                                           MatmulCase{300, 520, 2000, "float32", "none", true},  // several tiles and K chunks
+                                           MatmulCase{1, 4096, 4096, "float16", "none", true},  // decode
+                                           MatmulCase{1, 4096, 4096, "float32", "gelu", true},
+                                           MatmulCase{512, 4096, 40, "float16", "gelu", true},  // a batch, small K
+                                           MatmulCase{512, 4096, 4096, "float16", "none", true}),  // a batch
                          case_name);
 
 }  // namespace

@@ -15,7 +15,8 @@
 // 0.84 of the pairs. The current one orders >= 0.97 of the pairs on every shape
 // here, with the choice's estimate 0.92-1.01x its simulated time (it assumes
 // the cores' transfers spread evenly over the run; they bunch at tile
-// boundaries, so the transfers run a little slower than estimated).
+// boundaries, so the transfers run a little slower than estimated). The
+// residual cases (gen_matmul residual=true) check the R tile's loads too.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -36,6 +37,7 @@ namespace {
 struct RankingCase {
     int m, n, k, cores;
     std::vector<int> tile_ms, tile_ns, core_counts;  // the forced alternatives (their product)
+    bool residual = false;  // gen_matmul residual=true: the R tile's loads and footprint
 };
 
 struct Measured {
@@ -46,7 +48,7 @@ struct Measured {
 std::string case_name(const ::testing::TestParamInfo<RankingCase> &info) {
     const RankingCase &c = info.param;
     return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_c" +
-           std::to_string(c.cores);
+           std::to_string(c.cores) + (c.residual ? "_residual" : "");
 }
 
 class MatmulPlannerRanking : public ::testing::TestWithParam<RankingCase> {};
@@ -59,6 +61,7 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
     compiler.generator_exe = SPYRE_GEN_MATMUL;
     compiler.generator = "matmul";
     compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)}, {"dtype", "float16"}};
+    if (c.residual) compiler.fixed["residual"] = "true";
 
     std::vector<Measured> runs;
     auto measure = [&](int tm, int tn, int cores) {
@@ -67,7 +70,7 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
         set_compiling_for_spyre(true);
         double est = -1;
         try {
-            est = plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, Halide::Float(16)}, o).estimated_us;
+            est = plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, Halide::Float(16), Activation::None, c.residual}, o).estimated_us;
         } catch (const Halide::CompileError &) {
         }
         set_compiling_for_spyre(false);
@@ -126,7 +129,12 @@ INSTANTIATE_TEST_SUITE_P(
                       RankingCase{8, 2048, 4096, 32, {8}, {64, 256, 512}, {32, 16}},            // decode, 8 rows
                       RankingCase{2048, 2048, 2048, 32, {64, 128, 256}, {64, 128, 256}, {32}},  // large
                       RankingCase{300, 520, 2000, 32, {64, 128}, {64, 128, 256}, {32}},        // ragged, K chunked
-                      RankingCase{100, 1000, 700, 32, {32, 64}, {64, 128}, {32, 8}}),          // ragged
+                      RankingCase{100, 1000, 700, 32, {32, 64}, {64, 128}, {32, 8}},           // ragged
+                      // The fused residual: an R tile loaded per output tile.
+                      RankingCase{512, 512, 512, 32, {64, 128, 256, 512}, {64, 128, 256}, {32, 8}, true},
+                      RankingCase{1, 4096, 4096, 32, {8}, {64, 128, 256, 512}, {32, 8}, true},   // decode
+                      RankingCase{512, 4096, 4096, 32, {64, 128, 256}, {128, 256, 512}, {32}, true},
+                      RankingCase{300, 520, 2000, 32, {64, 128}, {64, 128, 256}, {32}, true}),  // ragged, K chunked
     case_name);
 
 }  // namespace
