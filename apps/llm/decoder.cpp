@@ -14,7 +14,7 @@
 //     kt_g(T, D, QH), v_g(D, T, QH) <- each KV head repeated for its G query heads (copies)
 //     o = attention(q, kt_g, v_g), causal      (D, T, QH)
 //     a(D, QH, T)      <- o, swapped back; viewed as (H, T)             copy
-//     x = x + a . wo;  x = x + swiglu(rmsnorm(x) . wgu) . wdown
+//     x = x + a . wo;  x = x + swiglu(rmsnorm(x) . wgu) . wdown   (the adds fused into the matmuls)
 //   the last token's x -> rmsnorm -> LM head (batch-1 decode kernels) -> argmax on the host
 //
 // Decode step (T = B, one token per sequence, position p):
@@ -25,7 +25,7 @@
 //     k(D, KVH, B) <- qk heads [QH, ...) viewed (D, 1, KVH*B); kt = transpose(k) (1, D, KVH*B)
 //     Kt[p, :, :] <- kt;  V[:, p, :] <- qkv heads [QH+KVH, ...)         copies (the append)
 //     o = attention(q, Kt, V, key_mask), the mask 0 for positions <= p, -30000 after
-//     (D, G, KVH*B) is (H, B): x = x + o . wo; MLP as above
+//     (D, G, KVH*B) is (H, B): x = x + o . wo (fused); MLP as above
 //   rmsnorm -> LM head -> logits (V, B) -> argmax per sequence on the host
 #include "decoder.h"
 
@@ -441,17 +441,11 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     Tensor gu3 = view(gu, {2 * s.ffn, T, 1});
     run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
     Tensor act = view(act3, {s.ffn, T});
-    Tensor m = tensor_for(k + "down", "C", {s.hidden, T});
-    run(k + "down", "down proj", act.raw_buffer(), W(L.wdown, k).raw_buffer(), W(bias_down_, k).raw_buffer(), m.raw_buffer());
-    return residual(k, x, m);
-}
-
-Tensor Decoder::residual(const std::string &k, Tensor &x, Tensor &y) {
-    const int T = x.dim(1).extent();
-    Tensor out3 = tensor_for(k + "add", "out", {shape_.hidden, T, 1});
-    Tensor x3 = view(x, {shape_.hidden, T, 1}), y3 = view(y, {shape_.hidden, T, 1});
-    run(k + "add", "residual add", x3.raw_buffer(), y3.raw_buffer(), out3.raw_buffer());
-    return view(out3, {shape_.hidden, T});
+    // The residual add is the down projection's epilogue (gen_matmul residual=true): x + act . wdown.
+    Tensor out = tensor_for(k + "down", "C", {s.hidden, T});
+    run(k + "down", "down proj + residual", act.raw_buffer(), W(L.wdown, k).raw_buffer(), W(bias_down_, k).raw_buffer(),
+        x.raw_buffer(), out.raw_buffer());
+    return out;
 }
 
 // rmsnorm(x) . wqkv, then the rotation of the query and key heads. Returns
@@ -530,9 +524,9 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         Tensor a = r_.make({D, QH, T});
         copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
         Tensor a2 = view(a, {s.hidden, T});
-        Tensor y = tensor_for("p_oproj", "C", {s.hidden, T});
-        run("p_oproj", "o proj", a2.raw_buffer(), L.wo.prefill.raw_buffer(), bias_hidden_.prefill.raw_buffer(), y.raw_buffer());
-        Tensor x2 = residual("p_", x, y);
+        Tensor x2 = tensor_for("p_oproj", "C", {s.hidden, T});
+        run("p_oproj", "o proj + residual", a2.raw_buffer(), L.wo.prefill.raw_buffer(), bias_hidden_.prefill.raw_buffer(),
+            x.raw_buffer(), x2.raw_buffer());
         x = mlp("p_", L, x2);
         release_views();
     }
@@ -593,9 +587,9 @@ std::vector<int> Decoder::decode_step(const std::vector<int> &tokens, int positi
         probe("v cache", L.v_cache);
         probe("attention", o);
         Tensor o2 = view(o, {s.hidden, B});
-        Tensor y = tensor_for(k + "oproj", "C", {s.hidden, B});
-        run(k + "oproj", "o proj", o2.raw_buffer(), L.wo.decode.raw_buffer(), bias_hidden_.decode.raw_buffer(), y.raw_buffer());
-        Tensor x2 = residual(k, x, y);
+        Tensor x2 = tensor_for(k + "oproj", "C", {s.hidden, B});
+        run(k + "oproj", "o proj + residual", o2.raw_buffer(), L.wo.decode.raw_buffer(), bias_hidden_.decode.raw_buffer(),
+            x.raw_buffer(), x2.raw_buffer());
         probe("after attention", x2);
         x = mlp(k, L, x2);
         probe("after mlp", x);

@@ -123,7 +123,6 @@ private:
     Tensor embed(const std::vector<int> &tokens);
     Tensor qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Tensor &cos, Tensor &sin, Tensor *qk);
     Tensor mlp(const std::string &k, LayerState &L, Tensor &x);
-    Tensor residual(const std::string &k, Tensor &x, Tensor &y);
     Tensor lm_head(Tensor &x);
 
     const Realization &r_;
