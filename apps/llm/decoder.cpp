@@ -38,7 +38,6 @@
 
 #include "kernel_table.h"
 #include "spyre/dtype.h"
-#include "spyre/program_format.h"
 #include "spyre/spyre_device.h"
 #include "spyre/spyre_runtime.h"
 
@@ -51,23 +50,8 @@ const std::vector<KernelEntry> kKernels = {LLM_KERNEL_ENTRIES};
 // The device layout `function` was compiled with for its argument `arg` (its
 // program file, written by the build next to the kernel). False if missing.
 bool program_layout(const std::string &function, const char *arg, spyre_device_layout *out) {
-    try {
-        const spyre::Program p =
-            spyre::decode_program(spyre::read_file_bytes(std::string(LLM_PROGRAM_DIR) + "/" + function + ".spyre"));
-        for (const spyre::ProgramArgument &a : p.args) {
-            if (a.name != arg) continue;
-            *out = spyre_device_layout{};
-            out->dimensions = (int32_t)a.layout.order.size();
-            out->stick_dim = a.layout.stick_dim;
-            for (int d = 0; d < out->dimensions; d++) {
-                out->order[d] = a.layout.order[d];
-                out->padded[d] = a.layout.padded[d];
-            }
-            return true;
-        }
-    } catch (const std::exception &) {
-    }
-    return false;
+    const std::string path = std::string(LLM_PROGRAM_DIR) + "/" + function + ".spyre";
+    return spyre_program_argument_layout(path.c_str(), arg, out) == 0;
 }
 
 spyre_kernel_stats profile_entry(const char *name) {

@@ -54,7 +54,6 @@
 
 #include "HalideBuffer.h"
 #include "spyre/dtype.h"
-#include "spyre/program_format.h"
 #include "spyre/spyre_device.h"
 #include "spyre/spyre_runtime.h"
 
@@ -165,23 +164,8 @@ struct Weights {
 // the program file the build wrote next to the kernel (TB_PROGRAM_DIR).
 // False if the file or the argument is missing.
 bool program_layout(const char *kernel, const char *arg, spyre_device_layout *out) {
-    try {
-        const spyre::Program p =
-            spyre::decode_program(spyre::read_file_bytes(std::string(TB_PROGRAM_DIR) + "/" + kernel + ".spyre"));
-        for (const spyre::ProgramArgument &a : p.args) {
-            if (a.name != arg) continue;
-            *out = spyre_device_layout{};
-            out->dimensions = (int32_t)a.layout.order.size();
-            out->stick_dim = a.layout.stick_dim;
-            for (int d = 0; d < out->dimensions; d++) {
-                out->order[d] = a.layout.order[d];
-                out->padded[d] = a.layout.padded[d];
-            }
-            return true;
-        }
-    } catch (const std::exception &) {
-    }
-    return false;
+    const std::string path = std::string(TB_PROGRAM_DIR) + "/" + kernel + ".spyre";
+    return spyre_program_argument_layout(path.c_str(), arg, out) == 0;
 }
 
 // Uploads a weight once, in the layout of the kernel argument it feeds, so no

@@ -487,3 +487,28 @@ TEST(DeviceMemoryPool, ExhaustionStillNamesRequestedAndFreeBytes) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+TEST(ProgramArgumentLayout, ReadsAnArgumentsLayoutFromAProgramFile) {
+    ProgramBuilder b("layout_probe");
+    const int a = b.arg("A", ArgKind::Input, DType::F16, {100, 3});
+    b.p.args[a].layout.padded = {128, 8};  // a padded row count, as a kernel's planner may choose
+    b.arg("Out", ArgKind::Output, DType::F16, {100, 3});
+    const std::string path = ::testing::TempDir() + "/layout_probe.spyre";
+    write_file_bytes(path, encode_program(b.p));
+    spyre_device_layout l{};
+    ASSERT_EQ(spyre_program_argument_layout(path.c_str(), "A", &l), 0) << spyre_last_error();
+    EXPECT_EQ(l.dimensions, 2);
+    EXPECT_EQ(l.stick_dim, 0);
+    EXPECT_EQ(l.padded[0], 128);
+    EXPECT_EQ(l.padded[1], 8);
+    EXPECT_EQ(spyre_program_argument_layout(path.c_str(), "B", &l), spyre_error_bad_argument);
+    EXPECT_NE(std::string(spyre_last_error()).find("has no argument 'B'"), std::string::npos) << spyre_last_error();
+    EXPECT_EQ(spyre_program_argument_layout((path + ".missing").c_str(), "A", &l), spyre_error_bad_program);
+    EXPECT_NE(std::string(spyre_last_error()).find(".missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace spyre::testing

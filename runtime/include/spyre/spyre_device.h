@@ -55,6 +55,14 @@ typedef struct spyre_device_layout {
  * Returns 0 or a spyre_error_code (bad layout: spyre_error_bad_argument). */
 int spyre_device_malloc_with_layout(void *user_context, struct halide_buffer_t *buf, const spyre_device_layout *layout);
 
+/* The device layout the program file at `program_path` (a <kernel>.spyre the
+ * build writes next to each kernel) expects for its argument `arg_name`: an
+ * app allocates a tensor in it (spyre_device_malloc_with_layout) so the
+ * kernel reads or writes it without a relayout. Returns 0,
+ * spyre_error_bad_program (unreadable or malformed file) or
+ * spyre_error_bad_argument (no such argument); spyre_last_error() says which. */
+int spyre_program_argument_layout(const char *program_path, const char *arg_name, spyre_device_layout *layout);
+
 /* The layout of buf's device allocation, and whether its padding is known to
  * be zero (NULL to skip either). Returns 0, or spyre_error_bad_argument if buf
  * has no live Spyre allocation. */
