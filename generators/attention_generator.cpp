@@ -90,6 +90,7 @@ public:
     GeneratorParam<int> s_size{"s", 1024};
     GeneratorParam<int> q_size{"q", 0};  // query rows (0: s)
     GeneratorParam<int> heads{"heads", 8};
+    GeneratorParam<int> kv_heads{"kv_heads", 0};  // KV heads of grouped-query attention (0: heads)
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
@@ -112,6 +113,9 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "attention: dtype must be float16 or float32, not " << t;
         _halide_user_assert((int)d_size >= 1 && (int)s_size >= 1 && (int)heads >= 1)
             << "attention: d, s and heads must be positive (got d=" << (int)d_size << " s=" << (int)s_size << " heads=" << (int)heads << ")";
+        _halide_user_assert((int)kv_heads >= 0 && (int)heads % kv_head_count() == 0)
+            << "attention: heads=" << (int)heads << " must be a multiple of kv_heads=" << (int)kv_heads
+            << " (query head h attends with KV head h / (heads / kv_heads))";
         _halide_user_assert((int)q_size >= 0) << "attention: q must be >= 0 (0: q = s), not " << (int)q_size;
         _halide_user_assert(!causal || query_rows() <= (int)s_size)
             << "attention: causal with q=" << query_rows() << " query rows over s=" << (int)s_size
@@ -120,9 +124,10 @@ public:
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
         _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
         const spyre::ShapeDim d{"d", d_size}, s{"s", s_size}, h{"heads", heads};
+        const spyre::ShapeDim kvh = group() == 1 ? h : spyre::ShapeDim{"kv_heads", kv_heads};
         const spyre::ShapeDim q = (int)q_size == 0 ? s : spyre::ShapeDim{"q", q_size};
         spyre::check_tensor_fits("attention", "Q", {d, q, h}, t);
-        spyre::check_tensor_fits("attention", "Kt", {s, d, h}, t);
+        spyre::check_tensor_fits("attention", "Kt", {s, d, kvh}, t);
         Q = add_input<Buffer<>>("Q", t, 3);
         Kt = add_input<Buffer<>>("Kt", t, 3);
         V = add_input<Buffer<>>("V", t, 3);
@@ -131,6 +136,8 @@ public:
     }
 
     int query_rows() const { return (int)q_size == 0 ? (int)s_size : (int)q_size; }
+    int kv_head_count() const { return (int)kv_heads == 0 ? (int)heads : (int)kv_heads; }
+    int group() const { return (int)heads / kv_head_count(); }  // query heads per KV head
 
     void generate() {
         const Type t = dtype;
@@ -140,6 +147,7 @@ public:
         options.max_cores = max_cores;
         options.tile = tile;
         options.kv_tile = kv_tile;
+        options.kv_heads = kv_heads;
         plan_ = spyre::plan_attention_spyre(d, s, hs, q_size, t, options);
         const bool spyre = spyre::is_spyre();
         // Padded head dim on Spyre (the device tensors), the true one on the host; the sequence
@@ -173,10 +181,14 @@ public:
         const int T = plan_.kv_tile;
         const int tiles = plan_.sp / T;
         Func kt_src = *Kt, v_src = *V;
+        const int kvhs = kv_head_count();
         if (!spyre && sp > s) {
-            kt_src = BoundaryConditions::constant_exterior(*Kt, Expr(cast(t, 0.0f)), {{0, s}, {0, d}, {0, hs}});
-            v_src = BoundaryConditions::constant_exterior(*V, Expr(cast(t, 0.0f)), {{0, d}, {0, s}, {0, hs}});
+            kt_src = BoundaryConditions::constant_exterior(*Kt, Expr(cast(t, 0.0f)), {{0, s}, {0, d}, {0, kvhs}});
+            v_src = BoundaryConditions::constant_exterior(*V, Expr(cast(t, 0.0f)), {{0, d}, {0, s}, {0, kvhs}});
         }
+        // Grouped-query attention: query head h reads KV head h / g (heads kvh * g .. kvh * g + g - 1 share kvh).
+        const int g = group();
+        const Expr kv_head = g == 1 ? Expr(f.h) : f.h / g;
         const Expr key = f.t * T + f.j;
         if (has_mask_) bias = substitute(f.j.name(), key, bias);
         if (KM) {
@@ -189,7 +201,7 @@ public:
         // Scores of one KV tile: S(j, t, i) = sum_d Kt(key, d) Q(d, i), s = S * scale + mask.
         f.rd = RDom(0, dp, "rd");
         f.scores(f.j, f.t, f.i, f.h) = 0.0f;
-        f.scores(f.j, f.t, f.i, f.h) += cast<float>(kt_src(key, f.rd, f.h)) * cast<float>((*Q)(f.rd, f.i, f.h));
+        f.scores(f.j, f.t, f.i, f.h) += cast<float>(kt_src(key, f.rd, kv_head)) * cast<float>((*Q)(f.rd, f.i, f.h));
         f.s(f.j, f.t, f.i, f.h) = f.scores(f.j, f.t, f.i, f.h) * k + bias;
         // Per KV tile: its row max, its probabilities and [O | l] of the tile alone.
         f.rk = RDom(0, T, "rk");
@@ -198,7 +210,7 @@ public:
         f.probs(f.j, f.t, f.i, f.h) = cast(t, exp(f.s(f.j, f.t, f.i, f.h) - f.tile_max(f.i, f.t, f.h)));
         f.rv = RDom(0, dp, "rv");
         f.vx(f.n, f.j, f.h) = cast(t, 1.0f);
-        f.vx(f.rv, f.j, f.h) = v_src(f.rv, f.j, f.h);
+        f.vx(f.rv, f.j, f.h) = v_src(f.rv, f.j, kv_head);
         f.pv(f.n, f.i, f.t, f.h) = 0.0f;
         f.pv(f.n, f.i, f.t, f.h) += cast<float>(f.vx(f.n, f.t * T + f.rk, f.h)) * cast<float>(f.probs(f.rk, f.t, f.i, f.h));
         // The running state over the KV tiles: (O, m), rescaled to the new max at each tile.
@@ -222,11 +234,11 @@ public:
 
     // Spyre: s padded to whole KV tiles, the query rows to qp (query tiles divide it), d to whole sticks.
     void constrain_tensors() {
-        const int d = d_size, s = s_size, hs = heads, q = query_rows();
+        const int d = d_size, s = s_size, hs = heads, kvhs = kv_head_count(), q = query_rows();
         const int T = plan_.kv_tile;
         spyre::constrain_tensor(*Q, {d, q, hs}, {1, plan_.qp, 1});
-        spyre::constrain_tensor(*Kt, {s, d, hs}, {T, plan_.lanes, 1});  // d padded like Q's
-        spyre::constrain_tensor(*V, {d, s, hs}, {1, T, 1});
+        spyre::constrain_tensor(*Kt, {s, d, kvhs}, {T, plan_.lanes, 1});  // d padded like Q's
+        spyre::constrain_tensor(*V, {d, s, kvhs}, {1, T, 1});
         spyre::constrain_tensor(*O, {d, q, hs}, {1, plan_.qp, 1});
         if (KM) spyre::constrain_tensor(*KM, {s}, {T});
     }
@@ -262,9 +274,11 @@ public:
                    {"key_mask", key_mask ? "true" : "false"},
                    {"scale", float_string(scale)},
                    {"kv_tile", std::to_string((int)kv_tile)}};
-        auto options_of = [kv = (int)kv_tile](const spyre::KnobValues &v) {
+        if (group() > 1) t.fixed["kv_heads"] = std::to_string((int)kv_heads);
+        auto options_of = [kv = (int)kv_tile, kvh = group() > 1 ? (int)kv_heads : 0](const spyre::KnobValues &v) {
             spyre::AttentionSpyreOptions o;
             o.kv_tile = kv;
+            o.kv_heads = kvh;
             o.max_cores = spyre::knob_int(v, "max_cores");
             o.double_buffer = spyre::knob_bool(v, "double_buffer");
             o.tile = spyre::knob_int(v, "tile");
@@ -310,8 +324,9 @@ public:
                << "options.max_cores = " << o.max_cores << ";\n"
                << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
                << "options.tile = " << o.tile << ";\n"
-               << "options.kv_tile = " << o.kv_tile << ";  // the generator's kv_tile\n"
-               << "f_.q_in = Q->in();\n"
+               << "options.kv_tile = " << o.kv_tile << ";  // the generator's kv_tile\n";
+            if (o.kv_heads > 0) os << "options.kv_heads = " << o.kv_heads << ";  // the generator's kv_heads\n";
+            os << "f_.q_in = Q->in();\n"
                << "f_.kt_in = Kt->in(f_.scores);\n"
                << "f_.v_in = V->in(f_.vx);\n"
                << "if (KM) f_.key_mask_in = KM->in();\n"
@@ -330,6 +345,7 @@ public:
         spyre::AttentionSpyreOptions o;
         o.tile = T;
         o.kv_tile = kv_tile;
+        o.kv_heads = kv_heads;
         try {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d_size, s_size, heads, q_size, t_in, o);
             return p.sp == plan_.sp && p.qp == plan_.qp && p.dp == plan_.dp && p.nx == plan_.nx && p.kv_tile == plan_.kv_tile;

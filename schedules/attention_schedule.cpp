@@ -110,8 +110,24 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
         p.double_buffer = true;
         p.footprint_bytes += kt_copies;
     }
-    const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}},
-                                               CoreSplitOptions{usable_cores(options.max_cores), 1});
+    const int kv_heads = options.kv_heads == 0 ? heads : options.kv_heads;
+    _halide_user_assert(kv_heads >= 1 && heads % kv_heads == 0)
+        << "attention: heads=" << heads << " is not a multiple of kv_heads=" << kv_heads;
+    p.group = heads / kv_heads;
+    const CoreSplitOptions split_options{usable_cores(options.max_cores), 1};
+    std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}}, split_options);
+    // Grouped-query attention reads K and V at h / group: each core's run of heads must lie in
+    // one group (the index is constant on the core) or be whole groups (the schedule splits it
+    // into KV head x query head of the group), so every index stays affine in the loops.
+    auto affine_heads = [&](int ch) {
+        const int per_core = heads / ch;
+        return p.group % per_core == 0 || per_core % p.group == 0;
+    };
+    if (!affine_heads(c[0])) {
+        int ch = c[0];
+        while (heads % ch != 0 || !affine_heads(ch)) ch--;
+        c = plan_core_split("attention", {{Var("h"), heads, 1, ch}, {Var("i"), p.qp, p.tile}}, split_options);
+    }
     p.ch = c[0];
     p.cq = c[1];
     return p;
@@ -139,6 +155,13 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     Var qo("qo"), qi("qi");
     f.out.split(cores.serial_of(f.i), qo, qi, T, TailStrategy::RoundUp)
         .reorder(f.d, qi, qo, cores.serial_of(f.h));
+    // Grouped-query attention: a core's heads that span several groups loop as KV head x query
+    // head of the group (h = kvh * group + r), so K and V's head index h / group is affine.
+    const int heads_per_core = p.heads / p.ch;
+    if (p.group > 1 && heads_per_core > p.group) {
+        Var kvh("kvh"), hr("hr");
+        f.out.split(cores.serial_of(f.h), kvh, hr, p.group, TailStrategy::RoundUp);
+    }
     stick_vectorize(f.out, f.d);
     stage_in_scratchpad(f.result, f.out, qo);
     stage_in_scratchpad(f.q_in, f.out, qo);
@@ -182,8 +205,10 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     accumulate_in_scratchpad(f.vx, f.state, f.rt.x);
     stick_vectorize(f.vx, 0, f.rv.x);
     stage_in_scratchpad(f.v_in, f.state, f.rt.x);
-    // The cores of one head load the same Kt and V tiles: one DMA per chain, passed along the ring.
-    if (p.cq > 1) {
+    // The cores of one head (or of one KV head) load the same Kt and V tiles: one DMA per chain,
+    // passed along the ring.
+    // Grouped-query attention: the cores of one group's query heads load the same K and V tiles too.
+    if (p.cq > 1 || heads_per_core < p.group) {
         share_over_ring(f.kt_in);
         share_over_ring(f.v_in);
     }

@@ -49,6 +49,7 @@ struct AttentionSpyrePlan {
     int nx_acc = 0;       // columns of pv and of the state: dp + one f32 stick (the ones column is dp)
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
+    int group = 1;        // query heads per KV head (grouped-query attention: heads / kv_heads)
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
 
@@ -67,6 +68,9 @@ struct AttentionSpyreOptions {
     // algorithm (gen_attention's kv_tile GeneratorParam, not a schedule knob): it sets the
     // steps of the online softmax and the padded sequence sp.
     int kv_tile = 0;
+    // KV heads (0: heads). Part of the algorithm (gen_attention's kv_heads): query head h
+    // attends with KV head h / (heads / kv_heads); heads must be a multiple of it.
+    int kv_heads = 0;
 };
 
 // q: query rows (0: s, the self-attention shape); s: keys.
