@@ -52,6 +52,10 @@ struct AttentionSpyrePlan {
     int group = 1;        // query heads per KV head (grouped-query attention: heads / kv_heads)
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
+    // Grouped-query attention: a core keeps the whole Kt and V of its KV head in the
+    // scratchpad for all the query heads and query tiles it computes with it (the planner
+    // decides: when it fits), instead of streaming them per KV tile.
+    bool resident_kv = false;
 
     int cores() const { return ch * cq; }
 };
