@@ -11,19 +11,38 @@
 // acc[d-vector] += V[j, d-vector] * P[i, j]. (A K stored like Q can be brought
 // to Kt with the transpose generator.)
 //
-// GeneratorParams: d, s, q, heads, dtype (float16/float32; computes in float32),
+// GeneratorParams: d, s, q, heads, kv_heads (below), dtype (float16/float32; computes in float32),
 // causal (key j attends only to queries i >= j), scale (0: 1/sqrt(d)), key_mask (below),
 // kv_tile (keys per KV tile, the online softmax's step; 0: planned, 128 or the
 // stick-rounded sequence when shorter). The Spyre schedule's knobs are
 // max_cores, double_buffer and tile (queries per query tile).
+//
+// kv_heads (grouped-query attention; 0, the default, is heads): Q and O keep
+// `heads` heads, Kt and V have kv_heads heads, and query head h attends with
+// KV head h / g, g = heads / kv_heads (the Llama/Granite convention: query heads
+// kvh * g .. kvh * g + g - 1 share KV head kvh), so K and V are never repeated
+// per query head. heads must be a multiple of kv_heads (configure() refuses
+// others). The algorithm reads Kt(key, d, h / g) and V(d, j, h / g); on Spyre that
+// index must be affine in the hardware loops, so the planner gives each core a
+// run of heads inside one group (the index is constant on the core) or whole
+// groups, which the schedule loops as KV head x query head of the group
+// (h = kvh * g + r). The cores of one group load the same K and V: they are
+// read from DRAM once per chain of cores and passed along the ring, and when a
+// KV head's whole Kt and V fit the scratchpad beside the tiles they stay
+// resident for all the query heads and query tiles a core computes with them
+// (read once per KV head: Granite-8B's causal prefill, d=128 s=512 heads=32
+// kv_heads=8, reads 6.3 MB instead of 37.7 MB). With kv_heads = heads (or 0)
+// the programs are those of plain multi-head attention.
 //
 // q != s (decode). Query row i stands at position s - q + i: the q queries are
 // the last q positions of the sequence, so with causal, query row i attends
 // keys j <= s - q + i (q = s: j <= i, as before; q = 1: all s keys). causal
 // needs q <= s; without causal every query row attends all s keys, whatever q.
 // Grouped-query attention decode at batch B (e.g. Granite-8B: 32 query heads
-// sharing 8 KV heads, g = 4 query heads per KV head) is this kernel with
-// heads = KV heads, q = B * g and s = the cache length: the g query heads of a
+// sharing 8 KV heads, g = 4 query heads per KV head) is kv_heads with q = B (each
+// query head's B rows padded to a stick), or, with fewer padded rows and so
+// faster at small B, this kernel with heads = KV heads, q = B * g and s = the
+// cache length: the g query heads of a
 // KV head, for each of the B sequences, are stacked as query rows
 // (row i = b * g + r for query head kv * g + r of sequence b), and causal=false,
 // since every stacked row is the newest token and sees all s cached keys.

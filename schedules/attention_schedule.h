@@ -11,6 +11,10 @@
 //   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
 //   then O / l (SFU) and one DMA of the output tile.
 // No s x s scores exist anywhere: one query tile x KV tile block lives in the scratchpad.
+// Grouped-query attention (kv_heads < heads): a core's heads lie in one group or are whole
+// groups (looped KV head x query head of the group), the cores of a group share the K and V
+// loads over the ring, and when they fit a KV head's whole Kt and V are staged once per core
+// and KV head instead of per KV tile (resident_kv).
 // Host: the same Funcs per query tile, parallel over (query tile, head).
 #pragma once
 
