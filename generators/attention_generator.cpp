@@ -337,7 +337,8 @@ public:
             os << "// plan: query tiles of " << p.tile << ", KV tiles of " << p.kv_tile << " (s padded to " << p.sp
                << ", the query rows to " << p.qp << ", d to " << p.dp
                << "), cores " << p.ch << " x " << p.cq << " (heads x query tiles), "
-               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
+               << (p.double_buffer || p.double_buffer_q ? "double" : "single") << "-buffered, "
+               << (p.resident_kv ? "K and V resident per KV head, " : "") << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::AttentionSpyreOptions options;\n"
                << "options.max_cores = " << o.max_cores << ";\n"

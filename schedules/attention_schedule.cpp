@@ -114,6 +114,15 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
     if (p.group > 1 && p.footprint_bytes + resident_extra <= budget) {
         p.resident_kv = true;
         p.footprint_bytes += resident_extra;
+        // No KV tile is loaded in the loop then: the Q tile, then the result tile, get the
+        // second copies when they fit.
+        const int64_t io_copy = (int64_t)p.dp * p.tile * t.bytes();
+        for (bool *copy : {&p.double_buffer_q, &p.double_buffer_result}) {
+            if (options.double_buffer && p.footprint_bytes + io_copy <= budget) {
+                *copy = true;
+                p.footprint_bytes += io_copy;
+            }
+        }
     }
     // Double buffering: a second copy of the Kt tile, when it fits and the KV
     // tile loop (sp / kv_tile iterations) is even.
@@ -176,7 +185,10 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     }
     stick_vectorize(f.out, f.d);
     stage_in_scratchpad(f.result, f.out, qo);
-    stage_in_scratchpad(f.q_in, f.out, qo);
+    // With K and V resident the Q load of the next query tile and the O store of the previous
+    // one overlap this tile's work (double_buffer_q, double_buffer_result).
+    if (p.double_buffer_result) double_buffer_result(f.result);
+    stage_in_scratchpad(f.q_in, f.out, qo, p.double_buffer_q);
 
     // Mask table: once per core.
     if (has_mask) {

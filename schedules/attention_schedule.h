@@ -60,6 +60,8 @@ struct AttentionSpyrePlan {
     // scratchpad for all the query heads and query tiles it computes with it (the planner
     // decides: when it fits), instead of streaming them per KV tile.
     bool resident_kv = false;
+    bool double_buffer_q = false;       // with resident_kv: the Q tiles in two copies (when they fit)
+    bool double_buffer_result = false;  // with resident_kv: the result tiles in two copies (when they fit)
 
     int cores() const { return ch * cq; }
 };
