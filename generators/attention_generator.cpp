@@ -30,9 +30,10 @@
 // read from DRAM once per chain of cores and passed along the ring, and when a
 // KV head's whole Kt and V fit the scratchpad beside the tiles they stay
 // resident for all the query heads and query tiles a core computes with them
-// (read once per KV head: Granite-8B's causal prefill, d=128 s=512 heads=32
-// kv_heads=8, reads 6.3 MB instead of 37.7 MB). With kv_heads = heads (or 0)
-// the programs are those of plain multi-head attention.
+// (read once per KV head; the Q tiles are then double-buffered instead of the
+// Kt tiles: Granite-8B's causal prefill, d=128 s=512 heads=32 kv_heads=8, reads
+// 6.3 MB in 193.9 us instead of 37.7 MB in 362.7 us with K and V repeated).
+// With kv_heads = heads (or 0) the programs are those of plain multi-head attention.
 //
 // q != s (decode). Query row i stands at position s - q + i: the q queries are
 // the last q positions of the sequence, so with causal, query row i attends
