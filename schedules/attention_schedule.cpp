@@ -237,9 +237,8 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     } else {
         stage_in_scratchpad(f.v_in, f.state, f.rt.x);
     }
-    // The cores of one head (or of one KV head) load the same Kt and V tiles: one DMA per chain,
-    // passed along the ring.
-    // Grouped-query attention: the cores of one group's query heads load the same K and V tiles too.
+    // The cores of one head load the same Kt and V tiles, and with grouped-query attention so do
+    // the cores of one group's query heads: one DMA per chain, passed along the ring.
     if (p.cq > 1 || heads_per_core < p.group) {
         share_over_ring(f.kt_in);
         share_over_ring(f.v_in);
