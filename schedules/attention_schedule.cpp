@@ -103,15 +103,48 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
                                  " and KV tiles of " + std::to_string(p.kv_tile) + " keys does not fit the scratchpad (" +
                                  std::to_string(p.footprint_bytes) + " bytes)");
     }
+    const int kv_heads = options.kv_heads == 0 ? heads : options.kv_heads;
+    _halide_user_assert(kv_heads >= 1 && heads % kv_heads == 0)
+        << "attention: heads=" << heads << " is not a multiple of kv_heads=" << kv_heads;
+    p.group = heads / kv_heads;
+    // Grouped-query attention: the whole Kt and V of a KV head resident in the scratchpad
+    // (read once per core and KV head, for all its query heads and query tiles) in place of
+    // their KV tiles, when they fit.
+    const int64_t resident_extra = (int64_t)2 * p.dp * (p.sp - p.kv_tile) * t.bytes();
+    if (p.group > 1 && p.footprint_bytes + resident_extra <= budget) {
+        p.resident_kv = true;
+        p.footprint_bytes += resident_extra;
+        // No KV tile is loaded in the loop then: the Q tile, then the result tile, get the
+        // second copies when they fit.
+        const int64_t io_copy = (int64_t)p.dp * p.tile * t.bytes();
+        for (bool *copy : {&p.double_buffer_q, &p.double_buffer_result}) {
+            if (options.double_buffer && p.footprint_bytes + io_copy <= budget) {
+                *copy = true;
+                p.footprint_bytes += io_copy;
+            }
+        }
+    }
     // Double buffering: a second copy of the Kt tile, when it fits and the KV
     // tile loop (sp / kv_tile iterations) is even.
     const int64_t kt_copies = (int64_t)p.dp * p.kv_tile * t.bytes();
-    if (options.double_buffer && (p.sp / p.kv_tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
+    if (!p.resident_kv && options.double_buffer && (p.sp / p.kv_tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
         p.double_buffer = true;
         p.footprint_bytes += kt_copies;
     }
-    const std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}},
-                                               CoreSplitOptions{usable_cores(options.max_cores), 1});
+    const CoreSplitOptions split_options{usable_cores(options.max_cores), 1};
+    std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}}, split_options);
+    // Grouped-query attention reads K and V at h / group: each core's run of heads must lie in
+    // one group (the index is constant on the core) or be whole groups (the schedule splits it
+    // into KV head x query head of the group), so every index stays affine in the loops.
+    auto affine_heads = [&](int ch) {
+        const int per_core = heads / ch;
+        return p.group % per_core == 0 || per_core % p.group == 0;
+    };
+    if (!affine_heads(c[0])) {
+        int ch = c[0];
+        while (heads % ch != 0 || !affine_heads(ch)) ch--;
+        c = plan_core_split("attention", {{Var("h"), heads, 1, ch}, {Var("i"), p.qp, p.tile}}, split_options);
+    }
     p.ch = c[0];
     p.cq = c[1];
     return p;
@@ -139,9 +172,23 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     Var qo("qo"), qi("qi");
     f.out.split(cores.serial_of(f.i), qo, qi, T, TailStrategy::RoundUp)
         .reorder(f.d, qi, qo, cores.serial_of(f.h));
+    // Grouped-query attention: a core's heads that span several groups loop as KV head x query
+    // head of the group (h = kvh * group + r), so K and V's head index h / group is affine.
+    const int heads_per_core = p.heads / p.ch;
+    // The loop of f.out over which one KV head's Kt and V stay resident (resident_kv): the core's
+    // when its heads share one KV head, else the KV head loop.
+    VarOrRVar kv_loop = cores.core;
+    if (p.group > 1 && heads_per_core > p.group) {
+        Var kvh("kvh"), hr("hr");
+        f.out.split(cores.serial_of(f.h), kvh, hr, p.group, TailStrategy::RoundUp);
+        kv_loop = kvh;
+    }
     stick_vectorize(f.out, f.d);
     stage_in_scratchpad(f.result, f.out, qo);
-    stage_in_scratchpad(f.q_in, f.out, qo);
+    // With K and V resident the Q load of the next query tile and the O store of the previous
+    // one overlap this tile's work (double_buffer_q, double_buffer_result).
+    if (p.double_buffer_result) double_buffer_result(f.result);
+    stage_in_scratchpad(f.q_in, f.out, qo, p.double_buffer_q);
 
     // Mask table: once per core.
     if (has_mask) {
@@ -170,7 +217,11 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     // Per KV tile: Kt (DMA), S (PT), s (SFU), tile max, P (SFU), [V | 1] (DMA), pv (PT).
     accumulate_in_scratchpad(f.scores, f.state, f.rt.x);
     matmul_on_pt(f.scores, f.rd, f.j, f.i);
-    stage_in_scratchpad(f.kt_in, f.state, f.rt.x, p.double_buffer);  // the next Kt tile's DMA overlaps this tile's work
+    if (p.resident_kv) {
+        stage_in_scratchpad(f.kt_in, f.out, kv_loop);
+    } else {
+        stage_in_scratchpad(f.kt_in, f.state, f.rt.x, p.double_buffer);  // the next Kt tile's DMA overlaps this tile's work
+    }
     stage_in_scratchpad(f.s, f.state, f.rt.x);
     accumulate_in_scratchpad(f.tile_max, f.state, f.rt.x);
     f.tile_max.update().reorder(f.rk, f.i);
@@ -181,9 +232,14 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     f.vx.bound(f.n, 0, p.nx);
     accumulate_in_scratchpad(f.vx, f.state, f.rt.x);
     stick_vectorize(f.vx, 0, f.rv.x);
-    stage_in_scratchpad(f.v_in, f.state, f.rt.x);
-    // The cores of one head load the same Kt and V tiles: one DMA per chain, passed along the ring.
-    if (p.cq > 1) {
+    if (p.resident_kv) {
+        stage_in_scratchpad(f.v_in, f.out, kv_loop);
+    } else {
+        stage_in_scratchpad(f.v_in, f.state, f.rt.x);
+    }
+    // The cores of one head load the same Kt and V tiles, and with grouped-query attention so do
+    // the cores of one group's query heads: one DMA per chain, passed along the ring.
+    if (p.cq > 1 || heads_per_core < p.group) {
         share_over_ring(f.kt_in);
         share_over_ring(f.v_in);
     }

@@ -11,6 +11,10 @@
 //   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
 //   then O / l (SFU) and one DMA of the output tile.
 // No s x s scores exist anywhere: one query tile x KV tile block lives in the scratchpad.
+// Grouped-query attention (kv_heads < heads): a core's heads lie in one group or are whole
+// groups (looped KV head x query head of the group), the cores of a group share the K and V
+// loads over the ring, and when they fit a KV head's whole Kt and V are staged once per core
+// and KV head instead of per KV tile (resident_kv).
 // Host: the same Funcs per query tile, parallel over (query tile, head).
 #pragma once
 
@@ -49,8 +53,15 @@ struct AttentionSpyrePlan {
     int nx_acc = 0;       // columns of pv and of the state: dp + one f32 stick (the ones column is dp)
     int lanes = 0;        // stick lanes of the input type
     int ch = 1, cq = 1;   // cores along heads and query tiles
+    int group = 1;        // query heads per KV head (grouped-query attention: heads / kv_heads)
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
+    // Grouped-query attention: a core keeps the whole Kt and V of its KV head in the
+    // scratchpad for all the query heads and query tiles it computes with it (the planner
+    // decides: when it fits), instead of streaming them per KV tile.
+    bool resident_kv = false;
+    bool double_buffer_q = false;       // with resident_kv: the Q tiles in two copies (when they fit)
+    bool double_buffer_result = false;  // with resident_kv: the result tiles in two copies (when they fit)
 
     int cores() const { return ch * cq; }
 };
@@ -67,6 +78,9 @@ struct AttentionSpyreOptions {
     // algorithm (gen_attention's kv_tile GeneratorParam, not a schedule knob): it sets the
     // steps of the online softmax and the padded sequence sp.
     int kv_tile = 0;
+    // KV heads (0: heads). Part of the algorithm (gen_attention's kv_heads): query head h
+    // attends with KV head h / (heads / kv_heads); heads must be a multiple of it.
+    int kv_heads = 0;
 };
 
 // q: query rows (0: s, the self-attention shape); s: keys.

@@ -11,8 +11,8 @@
 //     kt = transpose(k) (T, D, KVH)
 //     v(D, T, KVH)     <- qkv heads [QH+KVH, QH+2KVH), swapped         copy
 //     cache: Kt[0:T, :, heads of b] <- kt;  V[:, 0:T, heads of b] <- v  copies
-//     kt_g(T, D, QH), v_g(D, T, QH) <- each KV head repeated for its G query heads (copies)
-//     o = attention(q, kt_g, v_g), causal      (D, T, QH)
+//     o = attention(q, kt, v), causal, kv_heads = KVH  (D, T, QH): query head h
+//                    reads KV head h / G, so K and V are not repeated per query head
 //     a(D, QH, T)      <- o, swapped back; viewed as (H, T)             copy
 //     x = x + a . wo;  x = x + swiglu(rmsnorm(x) . wgu) . wdown   (the adds fused into the matmuls)
 //   the last token's x -> rmsnorm -> LM head (batch-1 decode kernels) -> argmax on the host
@@ -466,7 +466,7 @@ Tensor Decoder::lm_head(Tensor &x) {
 
 int Decoder::prefill(int slot, const std::vector<int> &prompt) {
     const ModelShape &s = shape_;
-    const int T = s.prompt, D = s.head_dim, QH = s.qheads, KVH = s.kvheads, G = s.group();
+    const int T = s.prompt, D = s.head_dim, QH = s.qheads, KVH = s.kvheads;
     if ((int)prompt.size() != T) {
         throw std::runtime_error("prefill: the prompt has " + std::to_string(prompt.size()) + " tokens; configuration " +
                                  s.name + " is built for " + std::to_string(T));
@@ -483,7 +483,7 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         Tensor qk;
         Tensor qkv3 = qkv_and_rope("p_", L, x, cos, sin, &qk);
         Tensor q = tensor_for("p_attn", "Q", {D, T, QH}), k = tensor_for("p_kt", "in", {D, T, KVH}),
-               v = r_.make({D, T, KVH});
+               v = tensor_for("p_attn", "V", {D, T, KVH});
         copies("qkv split", [&] {
             r_.copy(qk.cropped(1, 0, QH), q.transposed(1, 2));
             r_.copy(qk.cropped(1, QH, KVH), k.transposed(1, 2));
@@ -495,16 +495,11 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
             r_.copy(kt, L.kt_cache.cropped(0, 0, T).cropped(2, KVH * slot, KVH));
             r_.copy(v, L.v_cache.cropped(1, 0, T).cropped(2, KVH * slot, KVH));
         });
-        // Grouped-query attention: each KV head serves G query heads.
-        Tensor kt_g = tensor_for("p_attn", "Kt", {T, D, QH}), v_g = tensor_for("p_attn", "V", {D, T, QH});
-        copies("kv head repeat", [&] {
-            for (int h = 0; h < QH; h++) {
-                r_.copy(kt.cropped(2, h / G, 1), kt_g.cropped(2, h, 1));
-                r_.copy(v.cropped(2, h / G, 1), v_g.cropped(2, h, 1));
-            }
-        });
+        // Grouped-query attention: p_attn (kv_heads = KVH) reads KV head h / G for query head h,
+        // so it takes K and V as they are, with no per-query-head repeat (the runtime re-lays
+        // them out, shown as a relayout row, only if a configuration pads them differently).
         Tensor o = tensor_for("p_attn", "O", {D, T, QH});
-        run("p_attn", "attention", q.raw_buffer(), kt_g.raw_buffer(), v_g.raw_buffer(), o.raw_buffer());
+        run("p_attn", "attention", q.raw_buffer(), kt.raw_buffer(), v.raw_buffer(), o.raw_buffer());
         Tensor a = r_.make({D, QH, T});
         copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
         Tensor a2 = view(a, {s.hidden, T});

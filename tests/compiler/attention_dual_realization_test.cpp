@@ -3,7 +3,10 @@
 // lengths that are not multiples of a stick or a tile; the host build is
 // itself checked against a direct double-precision attention. Cases with q != s
 // are decode shapes: q query rows (the last q positions) over s keys; cases
-// with `valid` pass an additive key mask that drops the keys after it.
+// with `valid` pass an additive key mask that drops the keys after it; cases
+// with kv_heads < heads are grouped-query attention (query head h reads KV
+// head h / (heads / kv_heads)), some with fewer cores so that a core's heads
+// span several groups.
 #include <gtest/gtest.h>
 
 #include "attention_schedule.h"
@@ -19,7 +22,11 @@ struct AttentionCase {
     int kv_tile = 0;  // 0: the planner's; else keys per KV tile (the online softmax's steps)
     int q = 0;        // query rows (0: s)
     int valid = 0;    // > 0: key_mask=true, the first `valid` keys get random additive values, the others -30000
+    int kv_heads = 0;  // 0: heads; else grouped-query attention with this many KV heads
+    int max_cores = 0; // 0: the machine's
     int rows() const { return q == 0 ? s : q; }
+    int kv() const { return kv_heads == 0 ? heads : kv_heads; }
+    int group() const { return heads / kv(); }
 };
 
 double mask_at(const Halide::Buffer<> &mask, int j) {
@@ -40,14 +47,14 @@ std::vector<double> direct_attention(const Halide::Buffer<> &Q, const Halide::Bu
             double m = -1e300, l = 0;
             for (int j = 0; j < keys; j++) {
                 double acc = 0;
-                for (int e = 0; e < c.d; e++) acc += value_at(Q, e, i, h) * value_at(Kt, j, e, h);
+                for (int e = 0; e < c.d; e++) acc += value_at(Q, e, i, h) * value_at(Kt, j, e, h / c.group());
                 p[j] = acc * scale + (c.valid ? mask_at(mask, j) : 0.0);
                 m = std::max(m, p[j]);
             }
             for (int j = 0; j < keys; j++) l += (p[j] = std::exp(p[j] - m));
             for (int e = 0; e < c.d; e++) {
                 double o = 0;
-                for (int j = 0; j < keys; j++) o += p[j] * value_at(V, e, j, h);
+                for (int j = 0; j < keys; j++) o += p[j] * value_at(V, e, j, h / c.group());
                 out[((size_t)h * c.rows() + i) * c.d + e] = o / l;
             }
         }
@@ -68,14 +75,14 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
     const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
     // Q and K in [-2, 2): scores of a few units, so the softmax is far from uniform.
     Halide::Buffer<> Q = scaled_random("Q", t, {c.d, c.rows(), c.heads}, 21, 2.0f);
-    Halide::Buffer<> Kt = scaled_random("Kt", t, {c.s, c.d, c.heads}, 22, 2.0f);
-    Halide::Buffer<> V = random_buffer("V", t, {c.d, c.s, c.heads}, 23);
+    Halide::Buffer<> Kt = scaled_random("Kt", t, {c.s, c.d, c.kv()}, 22, 2.0f);
+    Halide::Buffer<> V = random_buffer("V", t, {c.d, c.s, c.kv()}, 23);
     Halide::Buffer<> mask = random_buffer("key_mask", t, {c.s}, 24);
     for (int j = c.valid; j < c.s; j++) {
         if (t == Halide::Float(32)) mask.as<float>()(j) = -30000.0f;
         else mask.as<Halide::float16_t>()(j) = Halide::float16_t(-30000.0f);
     }
-    const std::map<std::string, std::string> params = {{"d", std::to_string(c.d)},
+    std::map<std::string, std::string> params = {{"d", std::to_string(c.d)},
                                                        {"s", std::to_string(c.s)},
                                                        {"q", std::to_string(c.q)},
                                                        {"heads", std::to_string(c.heads)},
@@ -83,14 +90,18 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
                                                        {"causal", c.causal ? "true" : "false"},
                                                        {"kv_tile", std::to_string(c.kv_tile)},
                                                        {"key_mask", c.valid ? "true" : "false"}};
+    if (c.kv_heads) params["kv_heads"] = std::to_string(c.kv_heads);
+    if (c.max_cores) params["max_cores"] = std::to_string(c.max_cores);
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = c.kv_tile;
+    options.kv_heads = c.kv_heads;
+    options.max_cores = c.max_cores;
     const AttentionSpyrePlan plan = plan_attention_spyre(c.d, c.s, c.heads, c.q, t, options);
     set_compiling_for_spyre(false);
     Halide::Buffer<> Qp = padded_copy(Q, {plan.dp, plan.qp, c.heads});
-    Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.heads});
-    Halide::Buffer<> Vp = padded_copy(V, {plan.dp, plan.sp, c.heads});
+    Halide::Buffer<> Ktp = padded_copy(Kt, {plan.sp, plan.dp, c.kv()});
+    Halide::Buffer<> Vp = padded_copy(V, {plan.dp, plan.sp, c.kv()});
     const std::vector<int> out_ext = {c.d, c.rows(), c.heads};
     Halide::Buffer<> spyre, host;
     if (c.valid) {
@@ -156,14 +167,27 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            // and 8 (heads = 8 sequences x 8 KV heads), and a causal prefill.
                                            AttentionCase{128, 1024, 8, "float16", false, 0, 4, 1000},
                                            AttentionCase{128, 1024, 64, "float16", false, 0, 4, 1000},
-                                           AttentionCase{128, 512, 32, "float16", true}),
+                                           AttentionCase{128, 512, 32, "float16", true},
+                                           // Grouped-query attention: K and V of kv_heads heads, query head h
+                                           // reads KV head h / (heads / kv_heads)
+                                           AttentionCase{64, 256, 4, "float16", false, 0, 0, 0, 2},
+                                           AttentionCase{40, 100, 6, "float32", true, 0, 0, 0, 2},  // ragged, groups of 3
+                                           AttentionCase{40, 100, 6, "float32", false, 0, 0, 0, 2, 4},  // 4 cores: 3 heads a core would span two groups, so 2 cores
+                                           AttentionCase{32, 128, 8, "float16", true, 64, 0, 0, 2, 2},  // 2 cores: 4 heads (one group) each
+                                           AttentionCase{32, 128, 16, "float32", false, 0, 0, 0, 2, 1},  // 1 core: 2 groups of 8
+                                           AttentionCase{64, 300, 8, "float16", true, 0, 32, 77, 2},  // decode, key mask
+                                           AttentionCase{64, 300, 4, "float32", false, 64, 1, 0, 1},  // one KV head, q = 1
+                                           // Granite-3-8B causal prefill: 32 query heads over 8 KV heads
+                                           AttentionCase{128, 512, 32, "float16", true, 0, 0, 0, 8}),
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
                                     "_h" + std::to_string(c.heads) + (c.causal ? "_causal" : "") +
                                     (c.kv_tile ? "_kv" + std::to_string(c.kv_tile) : "") +
                                     (c.q ? "_q" + std::to_string(c.q) : "") +
-                                    (c.valid ? "_valid" + std::to_string(c.valid) : "");
+                                    (c.valid ? "_valid" + std::to_string(c.valid) : "") +
+                                    (c.kv_heads ? "_kvh" + std::to_string(c.kv_heads) : "") +
+                                    (c.max_cores ? "_cores" + std::to_string(c.max_cores) : "");
                          });
 
 // causal puts the q queries at the last q of the s positions: more queries than keys is refused, naming q and s.
@@ -177,6 +201,19 @@ TEST(AttentionParams, CausalWithMoreQueriesThanKeysIsRefused) {
     set_compiling_for_spyre(false);
     EXPECT_NE(msg.find("q=128"), std::string::npos) << msg;
     EXPECT_NE(msg.find("s=64"), std::string::npos) << msg;
+}
+
+// heads must be a multiple of kv_heads: refused at configure time, naming both.
+TEST(AttentionParams, HeadsNotAMultipleOfKvHeadsIsRefused) {
+    std::string msg;
+    try {
+        build_generator("attention", {{"d", "64"}, {"s", "64"}, {"heads", "6"}, {"kv_heads", "4"}}, true);
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("heads=6"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("kv_heads=4"), std::string::npos) << msg;
 }
 
 }  // namespace
