@@ -60,6 +60,7 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
     autoscheduler::CandidateCompiler compiler;
     compiler.generator_exe = SPYRE_GEN_MATMUL;
     compiler.generator = "matmul";
+    compiler.work_dir = work;  // per case: ctest runs the cases concurrently
     compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)}, {"dtype", "float16"}};
     if (c.residual) compiler.fixed["residual"] = "true";
 
