@@ -30,6 +30,9 @@ void dry_run_program(const Program &program, const MachineDescription &m) {
                            std::string(e.what()) +
                            "; the backend should have refused this schedule (please report it with the generator's "
                            "parameters); a different tile size or core count avoids it");
+    } catch (const Error &e) {
+        throw CompileError("Spyre: kernel '" + program.kernel_name + "': internal error: the dry run of its program failed: " +
+                           std::string(e.what()));
     }
 }
 

@@ -291,13 +291,16 @@ Tensor Decoder::tensor_for(const std::string &kernel_role, const char *arg, cons
     return t;
 }
 
+// `t` seen with other extents, for reading: the chain only takes views of
+// tensors already written (a kernel output is allocated in its own rank and
+// layout, tensor_for), because a view that cannot alias t's bytes is a copy.
 Tensor Decoder::view(Tensor &t, const std::vector<int> &extents) {
     Tensor v;
     try {
         v = r_.reshape(t, extents);
     } catch (const std::runtime_error &e) {
         if (!r_.on_device()) throw;
-        if (std::getenv("LLM_PROBE")) std::fprintf(stderr, "view fallback: %s\n", e.what());
+        if (std::getenv("LLM_PROBE")) std::fprintf(stderr, "view copied instead: %s\n", e.what());
         // The tensor's device layout (a kernel's output layout) pads a dimension the
         // view would merge: the bytes differ, so the elements are copied (charged, shown).
         std::vector<int> own;

@@ -1,5 +1,5 @@
 // spyre_device_copy (spyre_device.h): device-to-device copies between
-// regions of device tensors, with Halide's buffer_copy semantics (element x
+// regions of device tensors of the same extents (element x
 // of src to element x of dst, x in the buffers' dims as the caller sees them).
 //
 // Cost model (a DMA; docs/runtime.md, "Device-to-device copies"): the copy is
@@ -280,6 +280,12 @@ void device_copy(const halide_buffer_t *src, halide_buffer_t *dst) {
     if (src->flags & halide_buffer_flag_host_dirty) {
         throw RuntimeError(spyre_error_bad_argument, w + ": src is host-dirty (" + shapes +
                                                          "): its device copy is stale; copy_to_device it first");
+    }
+    if (dst->flags & halide_buffer_flag_host_dirty) {
+        // Its host data would be uploaded over the copied elements at the next use.
+        throw RuntimeError(spyre_error_bad_argument, w + ": dst is host-dirty (" + shapes +
+                                                         "): its host data is newer than its device copy; "
+                                                         "copy_to_device it first (or clear host-dirty)");
     }
     if (regions_overlap(rs, rd, stick)) {
         throw RuntimeError(spyre_error_bad_argument, w + ": src and dst overlap in the same device allocation (" + shapes +

@@ -40,6 +40,10 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     DeviceLayout L;
     if (!r.as_layout(&L)) refuse("src is a crop or slice of a device tensor; copy it into its own tensor with spyre_device_copy first");
     if (dst->device != 0) throw RuntimeError(spyre_error_bad_argument, w + ": dst already has a device allocation");
+    if (src->flags & halide_buffer_flag_host_dirty) {
+        throw RuntimeError(spyre_error_bad_argument, w + ": src is host-dirty (" + shapes +
+                                                         "): the view would see its stale device copy; copy_to_device it first");
+    }
     DType dt;
     if (!dtype_of(dst->type, &dt) || dt != r.tensor.shape.dtype) refuse("the element types differ");
     if (dst->dimensions < 1 || dst->dimensions > SPYRE_MAX_DIMENSIONS) refuse("dst must have 1 to 8 dimensions");

@@ -711,7 +711,8 @@ TEST(DeviceCopy, AKernelUpdatingATensorInPlaceKeepsItsViewsInSync) {
     ASSERT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 3, args, 0, nullptr), 0) << spyre_last_error();
     ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
     read_back(row);
-    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + value(x, 1, 0, 26)) << x;
+    const Buffer<float> &row_values = row;  // a const read: Halide's non-const operator() marks the host dirty
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row_values(x, 0), value(x, 1, 0, 25) + value(x, 1, 0, 26)) << x;
     // The same through a whole-tensor crop (a view record) as input and output.
     {
         Buffer<float> whole = t.cropped(1, 0, 2);
@@ -720,7 +721,7 @@ TEST(DeviceCopy, AKernelUpdatingATensorInPlaceKeepsItsViewsInSync) {
     }
     ASSERT_EQ(spyre_device_copy(nullptr, second.raw_buffer(), row.raw_buffer()), 0) << spyre_last_error();
     read_back(row);
-    for (int x = 0; x < 64; x++) ASSERT_EQ(row(x, 0), value(x, 1, 0, 25) + 2 * value(x, 1, 0, 26)) << x;
+    for (int x = 0; x < 64; x++) ASSERT_EQ(row_values(x, 0), value(x, 1, 0, 25) + 2 * value(x, 1, 0, 26)) << x;
 }
 
 TEST(DeviceReshape, RefusesWhatWouldMoveData) {
@@ -740,6 +741,30 @@ TEST(DeviceReshape, RefusesWhatWouldMoveData) {
     Buffer<float> crop_src = b.cropped(1, 0, 3), three(64, 3);
     EXPECT_EQ(spyre_device_reshape(nullptr, crop_src.raw_buffer(), three.raw_buffer()), spyre_error_buffer_mismatch);
     EXPECT_CONTAINS(spyre_last_error(), "spyre_device_copy");
+}
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+using Halide::Runtime::Buffer;
+
+TEST(DeviceCopy, RefusesAHostDirtyDestinationOrReshapeSource) {
+    // A destination whose host data is newer would have it uploaded over the copy at its next use.
+    Buffer<float> src(64, 2), dst(64, 2);
+    ASSERT_EQ(src.device_malloc(spyre_device_interface()), 0);
+    ASSERT_EQ(dst.device_malloc(spyre_device_interface()), 0);
+    dst.set_host_dirty();
+    EXPECT_EQ(spyre_device_copy(nullptr, src.raw_buffer(), dst.raw_buffer()), spyre_error_bad_argument);
+    EXPECT_NE(std::string(spyre_last_error()).find("dst is host-dirty"), std::string::npos) << spyre_last_error();
+    // A reshape view of a host-dirty tensor would see its stale device copy.
+    Buffer<float> view(128, 1);
+    EXPECT_EQ(spyre_device_reshape(nullptr, dst.raw_buffer(), view.raw_buffer()), spyre_error_bad_argument);
+    EXPECT_NE(std::string(spyre_last_error()).find("src is host-dirty"), std::string::npos) << spyre_last_error();
+    dst.set_host_dirty(false);
+    EXPECT_EQ(spyre_device_copy(nullptr, src.raw_buffer(), dst.raw_buffer()), 0) << spyre_last_error();
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ int spyre_device_get_layout(const struct halide_buffer_t *buf, spyre_device_layo
  * by more than unit dimensions or a dropped unit dimension is padded. */
 int spyre_device_view(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
 
-/* Device-to-device copy (Halide's buffer_copy semantics): element x of src
+/* Device-to-device copy of two regions of the same extents (unlike Halide's
+ * buffer_copy, nothing is cropped to the destination's mins): element x of src
  * goes to element x of dst, x indexing the halide_buffer_t dims as the caller
  * sees them (so a transposed() view permutes). src and dst are Spyre device
  * buffers: whole tensors, crops, slices, transposed views or spyre_device_view
@@ -88,8 +89,8 @@ int spyre_device_view(void *user_context, const struct halide_buffer_t *src, str
  * docs/runtime.md). dst becomes device-dirty. In timing-only mode nothing
  * moves and dst's tensor then holds no values. Returns 0,
  * spyre_error_buffer_mismatch (type, rank or extents differ), or
- * spyre_error_bad_argument (not a live Spyre device buffer, overlap, src
- * host-dirty or holding no values). */
+ * spyre_error_bad_argument (not a live Spyre device buffer, overlap, src or
+ * dst host-dirty, src holding no values). */
 int spyre_device_copy(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
 
 /* Makes `dst` a view of `src`'s whole device tensor with another shape of the
