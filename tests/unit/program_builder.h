@@ -145,4 +145,22 @@ inline std::string simulation_failure(const ProgramBuilder &b, const std::vector
     return "";
 }
 
+// Out(x, y) = A(x, y) + B(x, y), f32 [64, rows] on core 0 (no padding): DMA in, one SFU add, DMA out.
+inline ProgramBuilder add_program(const std::string &name, int64_t rows) {
+    ProgramBuilder b(name);
+    const int A = b.arg("A", ArgKind::Input, DType::F32, {64, rows});
+    const int B = b.arg("B", ArgKind::Input, DType::F32, {64, rows});
+    const int Out = b.arg("Out", ArgKind::Output, DType::F32, {64, rows});
+    const int64_t row = 256, block = row * rows;
+    b.load(0, A, 0, 0, row, rows);
+    b.load(0, B, 0, block, row, rows);
+    b.signal(0, Unit::Dma, 0);
+    b.wait(0, Unit::Sfu, 0);
+    b.emit(0, Unit::Sfu, Opcode::Add, {2 * block, row, 0, row, 0, block, row, 0, 64, rows, (int)DType::F32, 0});
+    b.signal(0, Unit::Sfu, 1);
+    b.wait(0, Unit::Dma, 1);
+    b.store(0, Out, 0, 2 * block, row, rows);
+    return b;
+}
+
 }  // namespace spyre::testing

@@ -38,20 +38,7 @@ struct AddKernel {
     std::vector<uint8_t> bytes;
     Buffer<uint8_t> blob;
     explicit AddKernel(int rows) {
-        ProgramBuilder b("timing_add");
-        const int A = b.arg("A", ArgKind::Input, DType::F32, {64, rows});
-        const int B = b.arg("B", ArgKind::Input, DType::F32, {64, rows});
-        const int Out = b.arg("Out", ArgKind::Output, DType::F32, {64, rows});
-        const int64_t row = 256, block = row * rows;
-        b.load(0, A, 0, 0, row, rows);
-        b.load(0, B, 0, block, row, rows);
-        b.signal(0, Unit::Dma, 0);
-        b.wait(0, Unit::Sfu, 0);
-        b.emit(0, Unit::Sfu, Opcode::Add, {2 * block, row, 0, row, 0, block, row, 0, 64, rows, (int)DType::F32, 0});
-        b.signal(0, Unit::Sfu, 1);
-        b.wait(0, Unit::Dma, 1);
-        b.store(0, Out, 0, 2 * block, row, rows);
-        bytes = encode_program(b.p);
+        bytes = encode_program(add_program("timing_add", rows).p);
         blob = Buffer<uint8_t>(bytes.data(), (int)bytes.size());
     }
     int operator()(Buffer<float> &a, Buffer<float> &b, Buffer<float> &out) {
