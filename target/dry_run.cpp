@@ -1,6 +1,7 @@
 // The compile-time dry run of an emitted program (dry_run.h).
 #include "dry_run.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,44 @@
 namespace spyre {
 namespace compiler {
 
-void dry_run_program(const Program &program, const MachineDescription &m) {
+namespace {
+
+std::string range_text(const ScratchpadPlacement &p) {
+    return "[" + std::to_string(p.address) + ", " + std::to_string(p.address + p.bytes) + ")";
+}
+
+// What a read of unwritten bytes means in the schedule's terms: the buffer the operand points
+// into, whether the byte is past its end or in a part nothing wrote, and the fix.
+std::string explain_unwritten_read(const SimulationError &e, const std::vector<ScratchpadPlacement> &placements) {
+    std::vector<const ScratchpadPlacement *> holders;  // buffers placed where the operand starts
+    std::set<std::string> seen;
+    for (const ScratchpadPlacement &p : placements) {
+        if (e.unwritten_operand_start >= p.address && e.unwritten_operand_start < p.address + p.bytes &&
+            seen.insert(p.name).second) {
+            holders.push_back(&p);
+        }
+    }
+    if (holders.empty()) return "";
+    std::string names;
+    for (const ScratchpadPlacement *p : holders) {
+        if (!names.empty()) names += " or ";
+        names += "'" + p->name + "' " + range_text(*p);
+    }
+    const ScratchpadPlacement &h = *holders.back();
+    const bool past_the_end = e.unwritten_byte >= h.address + h.bytes;
+    std::string s = ". The operand reads the scratchpad buffer " + names + " of core " + std::to_string(e.core);
+    s += past_the_end ? ", and runs past its end" : ", in a part of it no instruction wrote before this read";
+    s += ": a vector or tile of its consumer reaches further than the region of '" + h.name +
+         "' that is computed or staged. Make the consumer's vector width (and tile) divide the extent of '" + h.name +
+         "' it reads, or compute '" + h.name + "' over the whole region its consumer reads (a split with "
+         "TailStrategy::RoundUp on a tensor padded to whole tiles with spyre::constrain_tensor)";
+    return s;
+}
+
+}  // namespace
+
+void dry_run_program(const Program &program, const MachineDescription &m,
+                     const std::vector<std::vector<ScratchpadPlacement>> &placements) {
     std::vector<ArgumentBinding> bindings;
     for (const ProgramArgument &a : program.args) {
         ArgumentBinding b;
@@ -22,14 +60,22 @@ void dry_run_program(const Program &program, const MachineDescription &m) {
     const std::vector<double> params(program.params.size(), 0.0);
     SimulationOptions options;
     options.functional = false;
+    options.check_uninitialized = true;
+    options.check_dram_write_races_timing_only = true;
     try {
         simulate_program(program, m, bindings, params, options);
     } catch (const SimulationError &e) {
+        std::string explanation;
+        if (e.unwritten_byte >= 0 && e.core >= 0 && e.core < (int)placements.size()) {
+            explanation = explain_unwritten_read(e, placements[e.core]);
+        }
         throw CompileError("Spyre: kernel '" + program.kernel_name +
                            "': the program this schedule compiles to breaks a hardware rule when it runs: " +
-                           std::string(e.what()) +
-                           "; the backend should have refused this schedule (please report it with the generator's "
-                           "parameters); a different tile size or core count avoids it");
+                           std::string(e.what()) + explanation +
+                           (explanation.empty() ? "; the backend should have refused this schedule (please report it "
+                                                  "with the generator's parameters); a different tile size or core "
+                                                  "count avoids it"
+                                                : ""));
     } catch (const Error &e) {
         throw CompileError("Spyre: kernel '" + program.kernel_name + "': internal error: the dry run of its program failed: " +
                            std::string(e.what()));

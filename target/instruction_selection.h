@@ -20,6 +20,7 @@
 #include "Halide.h"
 #include "double_buffering.h"
 #include "program_tree.h"
+#include "scratchpad_plan.h"
 #include "spyre/layout.h"
 #include "spyre/machine.h"
 
@@ -56,6 +57,7 @@ struct CoreProgram {
     std::vector<PingPongBuffer> pingpong;  // double-buffered scratchpad buffers
     int64_t scratchpad_peak = 0;
     std::string scratchpad_peak_description;
+    std::vector<ScratchpadPlacement> placements;  // where each scratchpad buffer was placed (for errors)
     std::vector<GatheredPart> gathered;    // distributed regions: the parts this core wrote
 };
 

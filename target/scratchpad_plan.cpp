@@ -17,6 +17,7 @@ int64_t ScratchpadPlan::allocate(const std::string &name, int64_t bytes) {
         addr = std::max(addr, u.first + u.second);
     }
     live_[name] = {addr, bytes};
+    placements_.push_back({name, addr, bytes});
     note_peak();
     return addr;
 }
@@ -38,6 +39,7 @@ int64_t ScratchpadPlan::allocate_above_peak(const std::string &name, int64_t byt
     int64_t addr = (peak_ + alignment_ - 1) / alignment_ * alignment_;
     for (const auto &kv : live_) addr = std::max(addr, kv.second.first + kv.second.second);
     live_[name] = {addr, bytes};
+    placements_.push_back({name, addr, bytes});
     note_peak();
     return addr;
 }

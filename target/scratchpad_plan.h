@@ -12,6 +12,13 @@
 namespace spyre {
 namespace compiler {
 
+// One buffer's place in a core's scratchpad, for as long as it was live.
+struct ScratchpadPlacement {
+    std::string name;
+    int64_t address = 0;
+    int64_t bytes = 0;
+};
+
 class ScratchpadPlan {
 public:
     explicit ScratchpadPlan(int64_t alignment) : alignment_(alignment) {}
@@ -26,12 +33,15 @@ public:
     int64_t peak_bytes() const { return peak_; }
     // "name (bytes), ..." of the buffers live when the peak was reached.
     std::string describe_peak() const { return peak_description_; }
+    // Every placement made, in order (addresses are reused once a buffer is released).
+    const std::vector<ScratchpadPlacement> &placements() const { return placements_; }
 
 private:
     void note_peak();  // after an allocation: a new peak records what is live
 
     int64_t alignment_;
     std::map<std::string, std::pair<int64_t, int64_t>> live_;  // name -> (address, bytes)
+    std::vector<ScratchpadPlacement> placements_;
     int64_t peak_ = 0;
     std::string peak_description_;
 };

@@ -7,7 +7,8 @@
 // the card's DRAM through sim::DramModel and finish when it says so; ring
 // transfers reserve the ring's links through sim::RingModel; PT and SFU
 // durations come from sim::TimingModel. Address rules (bounds, the DRAM window, whole
-// sticks) are checked here, so timing-only runs enforce them too; timing never
+// sticks, reads of scratchpad bytes never written) are checked here, so timing-only
+// runs enforce them too; timing never
 // reads data, which is why timing-only and functional runs report the same
 // cycles. In functional mode every timed instruction is recorded with its
 // evaluated fields and epoch (see sim/functional_replay.h).
@@ -163,12 +164,12 @@ struct QueueEntry {
 // them): a run takes what it needs and gives it back reset.
 class ScratchpadPool {
 public:
-    std::vector<std::unique_ptr<sim::Scratchpad>> take(size_t count, int64_t bytes, bool poison) {
+    std::vector<std::unique_ptr<sim::Scratchpad>> take(size_t count, int64_t bytes) {
         std::vector<std::unique_ptr<sim::Scratchpad>> out;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             for (auto it = free_.begin(); it != free_.end() && out.size() < count;) {
-                if ((*it)->size() == bytes && (*it)->tracks_poison() == poison) {
+                if ((*it)->size() == bytes) {
                     out.push_back(std::move(*it));
                     it = free_.erase(it);
                 } else {
@@ -176,7 +177,7 @@ public:
                 }
             }
         }
-        while (out.size() < count) out.push_back(std::make_unique<sim::Scratchpad>(bytes, true, poison));
+        while (out.size() < count) out.push_back(std::make_unique<sim::Scratchpad>(bytes, true, false));
         return out;
     }
     void give_back(std::vector<std::unique_ptr<sim::Scratchpad>> &sps) {
@@ -206,7 +207,7 @@ public:
         : p_(p), m_(m), params_(params), opt_(o), timing_(m), dram_(m), ring_(m), rng_(o.seed), dram_writes_(p.args.size()) {
         bind_arguments(args);
         const int cores = (int)p.cores.size();
-        for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, false);
+        for (int c = 0; c < cores; c++) address_checks_.emplace_back(m.scratchpad_bytes, false, o.check_uninitialized);
         hazards_.resize(cores);
         dram_windows_.assign(cores * p.args.size(), 0);
         tokens_.assign(cores * m.token_channels_per_core, {});
@@ -239,7 +240,7 @@ public:
                 if (!sps.empty()) scratchpad_pool().give_back(sps);
             }
         } return_scratchpads{functional_sps_};
-        if (opt_.functional) functional_sps_ = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes, opt_.check_uninitialized);
+        if (opt_.functional) functional_sps_ = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes);
         simulate_time();
         if (opt_.functional) {
             replay_recorded();
@@ -310,14 +311,19 @@ private:
         }
     }
 
-    [[noreturn]] void fail(const UnitState &u, const std::string &msg) {
+    [[noreturn]] void fail(const UnitState &u, const std::string &msg, const sim::UnwrittenRead *unwritten = nullptr) {
         const isa::Instruction &inst = (*u.stream)[u.pc];
         std::ostringstream os;
         os << "core " << u.core << ", " << isa::unit_name((isa::Unit)u.unit) << " instruction " << u.pc << " ("
            << isa::opcode_spec(inst.op).mnemonic;
         if (inst.file_offset) os << " at offset " << inst.file_offset;
         os << "): " << msg;
-        throw SimulationError(os.str(), u.core, u.unit, (int64_t)u.pc, inst.file_offset);
+        SimulationError e(os.str(), u.core, u.unit, (int64_t)u.pc, inst.file_offset);
+        if (unwritten) {
+            e.unwritten_byte = unwritten->byte;
+            e.unwritten_operand_start = unwritten->operand_start;
+        }
+        throw e;
     }
 
     [[noreturn]] void exceeded(const UnitState &u, BudgetExceeded::Budget budget, const std::string &msg) {
@@ -553,8 +559,8 @@ private:
                 namespace F = isa::field::DmaStore;
                 check_window(u.core, op, f, f[F::arg]);
                 sim::execute_dma_store(f, m_.stick_bytes, sp, bindings_[f[F::arg]], false);
-                // Functional runs only (like poison tracking): it costs a map update per row written.
-                if (opt_.functional) dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
+                // Functional runs, and timing-only ones that ask: it costs a map update per row written.
+                if (opt_.functional || opt_.check_dram_write_races_timing_only) dram_writes_.store((int)f[F::arg], u.core, (int64_t)u.pc,
                                    {f[F::dram], f[F::row_bytes], f[F::rows], f[F::dram_row_stride], f[F::planes],
                                     f[F::dram_plane_stride]},
                                    p_.args[f[F::arg]].name.c_str());
@@ -599,6 +605,8 @@ private:
                 break;
             default: sim::execute_sfu(op, f, sp, params_, false); break;
             }
+        } catch (const sim::UnwrittenRead &e) {
+            fail(u, e.what(), &e);
         } catch (const sim::RuleViolation &e) {
             fail(u, e.what());
         }
@@ -710,7 +718,7 @@ private:
     std::vector<ArgumentBinding> bindings_;
     std::vector<int64_t> dram_windows_;  // per core and argument: the base of its DRAM window (dma.window)
     std::vector<std::vector<uint8_t>> temps_;
-    std::vector<sim::Scratchpad> address_checks_;  // bounds only: the timing phase never touches data
+    std::vector<sim::Scratchpad> address_checks_;  // no data: bounds, hazards and written bytes (poison)
     std::vector<sim::HazardTracker> hazards_;      // per core: bytes still occupied by a unit (hazard_tracker.h)
     std::vector<int64_t> transfer_occupancies_;    // of the transfer being started
     std::vector<Fifo<double>> tokens_;

@@ -1,6 +1,7 @@
 // The compile-time dry run (target/dry_run.h): a program that would break an
-// address rule or deadlock when run is a compile error naming the kernel, the
-// core, the instruction and the rule; a good program passes.
+// address rule, read scratchpad bytes no instruction wrote, or deadlock when
+// run is a compile error naming the kernel, the core, the instruction and the
+// rule (and for an unwritten read, the buffer); a good program passes.
 #include <gtest/gtest.h>
 
 #include "dry_run.h"
@@ -44,6 +45,50 @@ TEST(DryRun, AProgramThatReadsPastItsTensorIsACompileError) {
         EXPECT_NE(what.find("outside the tensor"), std::string::npos) << what;
         EXPECT_NE(what.find("core 0"), std::string::npos) << what;
     }
+}
+
+// One stick loaded into core 0's scratchpad at 0, then `store_bytes` of it stored.
+std::string program_storing(int store_bytes) {
+    return ".kernel overhang\n"
+           ".arg A input f16 extent=[64,2] stick=0 order=[1,0] padded=[64,2]\n"
+           ".arg Out output f16 extent=[64,2] stick=0 order=[1,0] padded=[64,2]\n"
+           ".core 0\n"
+           ".unit dma\n"
+           "  dma.load arg=A dram=0 sp=0 row_bytes=128 valid_bytes=128 rows=1 dram_row_stride=128 sp_row_stride=128 "
+           "valid_rows=1 planes=1 dram_plane_stride=0 sp_plane_stride=0 valid_planes=1\n"
+           "  dma.store arg=Out dram=0 sp=0 row_bytes=" +
+           std::to_string(store_bytes) +
+           " rows=1 dram_row_stride=256 sp_row_stride=256 planes=1 dram_plane_stride=0 sp_plane_stride=0\n";
+}
+
+std::string dry_run_error(const std::string &text, const std::vector<compiler::ScratchpadPlacement> &core0) {
+    const MachineDescription &m = default_machine();
+    try {
+        compiler::dry_run_program(assemble_program(text, m), m, {core0});
+    } catch (const CompileError &e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(DryRun, AReadOfUnwrittenScratchpadIsACompileErrorNamingTheBuffer) {
+    EXPECT_EQ(dry_run_error(program_storing(128), {{"stage", 0, 128}}), "");
+    // The buffer holds one stick; the store reads two.
+    const std::string past = dry_run_error(program_storing(256), {{"stage", 0, 128}});
+    EXPECT_NE(past.find("kernel 'overhang'"), std::string::npos) << past;
+    EXPECT_NE(past.find("core 0, dma instruction 1 (dma.store"), std::string::npos) << past;
+    EXPECT_NE(past.find("reads scratchpad byte 128 which was never written"), std::string::npos) << past;
+    EXPECT_NE(past.find("the scratchpad buffer 'stage' [0, 128) of core 0, and runs past its end"), std::string::npos)
+        << past;
+    EXPECT_NE(past.find("Make the consumer's vector width (and tile) divide the extent of 'stage'"), std::string::npos)
+        << past;
+    // The buffer holds two sticks, only the first was written.
+    const std::string part = dry_run_error(program_storing(256), {{"stage", 0, 256}});
+    EXPECT_NE(part.find("'stage' [0, 256) of core 0, in a part of it no instruction wrote"), std::string::npos) << part;
+    // Without placements: the simulator's message alone.
+    const std::string bare = dry_run_error(program_storing(256), {});
+    EXPECT_NE(bare.find("reads scratchpad byte 128 which was never written"), std::string::npos) << bare;
+    EXPECT_EQ(bare.find("scratchpad buffer"), std::string::npos) << bare;
 }
 
 }  // namespace

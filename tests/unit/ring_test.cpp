@@ -48,10 +48,12 @@ TEST(Ring, PutMovesBytesToAnotherCoreExactly) {
     EXPECT_EQ(r.sim.ring_bytes, 512u);
 }
 
-// Timing-only run with a trace; every core's scratchpad bytes are loaded first where puts read them.
+// Timing-only run with a trace. These programs time ring transfers and most do not load what
+// their puts send, so reads of never-written bytes are not checked here.
 HostRunResult traced(const ProgramBuilder &b) {
     SimulationOptions o;
     o.functional = false;
+    o.check_uninitialized = false;
     o.record_trace = true;
     std::vector<HostTensor> inputs;
     for (const auto &a : b.p.args) {

@@ -152,10 +152,10 @@ TEST(SimulatorReplayChunks, AFunctionalRunLongerThanOneReplayChunkIsExact) {
     for (int i = 0; i < 32; i++) EXPECT_EQ(element<int32_t>(r.outputs[0], i), 1000 * i - 7 + kAdds * (i - 16)) << "lane " << i;
 }
 
-// A read of never-written scratchpad in the first chunk is found by the replay while the timing
-// phase goes on; it is reported, and a later timing-phase error still wins over it (as when the
-// whole replay came after the timing phase).
-TEST(SimulatorReplayChunks, ErrorsAcrossChunksAreReportedAsIfTheReplayCameLast) {
+// A read of never-written scratchpad is a timing-phase error, reported at the instruction that
+// reads it, in simulated-time order: before a later bounds error, in a functional run longer than
+// one replay chunk and in a timing-only run alike.
+TEST(SimulatorReplayChunks, AnEarlierUnwrittenReadWinsOverALaterBoundsErrorInBothModes) {
     auto program = [](bool out_of_bounds_at_the_end) {
         ProgramBuilder b("poison_then_long_loop");
         const int A = b.arg("A", ArgKind::Input, DType::F16, {64});
@@ -170,20 +170,37 @@ TEST(SimulatorReplayChunks, ErrorsAcrossChunksAreReportedAsIfTheReplayCameLast) 
         b.validate();
         return b;
     };
-    auto message = [](const ProgramBuilder &b) -> std::string {
+    auto message = [](const ProgramBuilder &b, bool functional) -> std::string {
+        SimulationOptions o;
+        o.functional = functional;
         try {
-            run_with(b, {});
+            run_with(b, o);
         } catch (const SimulationError &e) {
+            EXPECT_EQ(e.unwritten_byte, 4096);
+            EXPECT_EQ(e.unwritten_operand_start, 4096);
             return e.what();
         }
         return "no error";
     };
-    const std::string poison = message(program(false));
-    EXPECT_NE(poison.find("core 0, dma instruction 0 (dma.store"), std::string::npos) << poison;
-    EXPECT_NE(poison.find("reads scratchpad byte 4096 which was never written"), std::string::npos) << poison;
-    const std::string bounds = message(program(true));
-    EXPECT_NE(bounds.find("core 0, dma instruction 6 (dma.load"), std::string::npos) << bounds;
-    EXPECT_NE(bounds.find("outside the core's own"), std::string::npos) << bounds;
+    for (bool functional : {true, false}) {
+        for (bool later_bounds_error : {false, true}) {
+            const std::string poison = message(program(later_bounds_error), functional);
+            EXPECT_NE(poison.find("core 0, dma instruction 0 (dma.store"), std::string::npos) << poison;
+            EXPECT_NE(poison.find("reads scratchpad byte 4096 which was never written"), std::string::npos) << poison;
+        }
+    }
+    // Unchecked, the bounds error is what remains.
+    SimulationOptions unchecked;
+    unchecked.check_uninitialized = false;
+    try {
+        run_with(program(true), unchecked);
+        ADD_FAILURE() << "expected the bounds error";
+    } catch (const SimulationError &e) {
+        const std::string bounds = e.what();
+        EXPECT_NE(bounds.find("core 0, dma instruction 6 (dma.load"), std::string::npos) << bounds;
+        EXPECT_NE(bounds.find("outside the core's own"), std::string::npos) << bounds;
+        EXPECT_EQ(e.unwritten_byte, -1);
+    }
 }
 
 }  // namespace

@@ -34,7 +34,11 @@ struct SimulationOptions {
     bool functional = true;          // false: timing only, data never touched
     SyncMode sync = SyncMode::Normal;
     uint64_t seed = 1;               // for RandomLatency
-    bool check_uninitialized = true; // poison tracking of scratchpad reads
+    bool check_uninitialized = true; // poison tracking of scratchpad reads (timing phase: both modes)
+    // Cross-core DRAM write races (sim/dram_write_tracker.h) are checked in functional runs; in
+    // timing-only runs only when this is set (it costs ~30% of a timing-only run's wall time).
+    // The compiler's dry run sets it, so no written program has a race.
+    bool check_dram_write_races_timing_only = false;
     bool record_trace = false;       // keep one event per executed instruction
     // Budgets (0: none). A run that executes more dynamic instructions (control included), or whose
     // simulated time passes max_cycles, stops with BudgetExceeded as soon as it does.
@@ -51,6 +55,10 @@ public:
     int unit;                 // isa::Unit value, -1 if not tied to one unit
     int64_t instruction_index;
     uint64_t file_offset;
+    // A read of scratchpad bytes never written: the first such byte and where the operand's run
+    // starts (the compiler names the buffer from it); -1 for other violations.
+    int64_t unwritten_byte = -1;
+    int64_t unwritten_operand_start = -1;
 };
 
 // A run stopped because it went past SimulationOptions::max_instructions or max_cycles.

@@ -5,8 +5,9 @@
 // epoch is a race: which bytes win depends on timing, and the parallel replay
 // would give either. The first store that writes bytes another core already
 // wrote in the epoch is a rule violation naming both. Checked in functional
-// runs (a map update per row stored, too slow for timing-only runs, which are
-// ~300x faster), like the poison tracking of the replay.
+// runs and in the compiler's dry run (a map update per row stored: about 30%
+// of a timing-only run's wall time, so other timing-only runs skip it;
+// SimulationOptions::check_dram_write_races_timing_only).
 //
 // An epoch boundary anywhere on the card counts as an order here, so a race
 // across an unrelated core pair's ring transfer is not seen (no false alarms;

@@ -12,9 +12,10 @@
 // a chunk at a time and drops it (simulator.cpp, kReplayChunk): an epoch cut
 // between two chunks gives the same results, since its cores are independent.
 //
-// Poison tracking (reads of scratchpad never written) happens here, in that
-// same order. Errors carry the core, unit and instruction; when several
-// cores fail, the one that happened first in simulated time is reported.
+// Poison tracking (reads of scratchpad never written) is not done here: the
+// timing phase already did it, in the same order (sim/written_bytes.h). Errors
+// carry the core, unit and instruction; when several cores fail, the one that
+// happened first in simulated time is reported.
 #pragma once
 
 #include <cstdint>

@@ -135,6 +135,7 @@ void execute_matmul(const int64_t *f, Scratchpad &sp, bool functional) {
     const bool accumulate = f[F::accumulate] != 0;
     sp.check_box(f[F::a], k * eb, m, f[F::lda], 1, 0, "pt.matmul operand A");
     sp.check_box(f[F::b], n * eb, k, f[F::ldb], 1, 0, "pt.matmul operand B");
+    if (accumulate) sp.require_written(ByteBox{f[F::c], n * 4, m, f[F::ldc]}, "pt.matmul accumulator C");
     sp.check_box(f[F::c], n * 4, m, f[F::ldc], 1, 0, "pt.matmul result C", Access::Write);
     if (!functional) return;
     for (int64_t i = 0; i < m; i++) sp.check_read(f[F::a] + i * f[F::lda], k * eb, "pt.matmul operand A");

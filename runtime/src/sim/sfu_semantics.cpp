@@ -405,6 +405,10 @@ void run_reduce(isa::Opcode op, const int64_t *f, Scratchpad &sp, bool functiona
     };
     if (!functional) {
         sp.check_box(f[F::a], n * eb, rows, f[F::a_stride], 1, 0, "SFU reduction source");
+        if (acc) {
+            sp.require_written(by_row ? ByteBox{f[F::dst], eb, rows, f[F::dst_stride]} : ByteBox{f[F::dst], n * eb},
+                               "SFU reduction accumulator");
+        }
         if (by_row) sp.check_box(f[F::dst], eb, rows, f[F::dst_stride], 1, 0, "SFU reduction destination", Access::Write);
         else sp.check_box(f[F::dst], n * eb, 1, 0, 1, 0, "SFU reduction destination", Access::Write);
         return;
