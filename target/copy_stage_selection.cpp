@@ -96,10 +96,12 @@ bool CoreSelector::select_buffer_copy(const Expr &value, std::vector<ProgramNode
         dps = src_stride[dims[1]] * eb;
         sps = local_stride[dims[1]] * eb;
     }
+    namespace L = isa::field::DmaLoad;
     emit(out, isa::Opcode::DmaLoad,
-         {constant(t->arg_index), dram, constant(b->address), constant(row), constant(row), constant(rows),
-          constant(drs), constant(srs), constant(rows), constant(planes), constant(dps), constant(sps),
-          constant(planes)});
+         {{L::arg, constant(t->arg_index)}, {L::dram, dram}, {L::sp, constant(b->address)}, {L::row_bytes, constant(row)},
+          {L::valid_bytes, constant(row)}, {L::rows, constant(rows)}, {L::dram_row_stride, constant(drs)},
+          {L::sp_row_stride, constant(srs)}, {L::valid_rows, constant(rows)}, {L::planes, constant(planes)},
+          {L::dram_plane_stride, constant(dps)}, {L::sp_plane_stride, constant(sps)}, {L::valid_planes, constant(planes)}});
     return true;
 }
 

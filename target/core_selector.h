@@ -43,6 +43,12 @@ inline std::string to_text(const Stmt &s) {
     return t;
 }
 
+// One field of an instruction being built: its index in isa.def (isa::field::<Opcode>::<name>) and value.
+struct NamedField {
+    int index;
+    SymOperand value;
+};
+
 inline SymOperand constant(int64_t v) {
     SymOperand s;
     s.base = v;
@@ -185,7 +191,18 @@ private:
 
     void check_stick_aligned(const SymOperand &bytes_offset, const std::string &what);
 
-    void emit(std::vector<ProgramNode> &out, isa::Opcode op, std::initializer_list<SymOperand> fields);
+    // Appends one instruction, its fields given by name ({isa::field::DmaLoad::rows, constant(1)}, ...):
+    // every field of the opcode exactly once, in any order, so the encoding follows isa.def.
+    void emit(std::vector<ProgramNode> &out, isa::Opcode op, const std::vector<NamedField> &fields);
+    // The same, for fields named through another opcode of the same layout (every binary SFU op through
+    // isa::field::Add, ...): an internal error unless `op` and `named_as` have the same fields.
+    void emit_as(std::vector<ProgramNode> &out, isa::Opcode op, isa::Opcode named_as, const std::vector<NamedField> &fields);
+    // sfu.cast of one row of `n` elements from `src` (type `from`) to `dst` (type `to`).
+    void emit_cast(std::vector<ProgramNode> &out, const SymOperand &dst, DType to, const SymOperand &src, DType from,
+                   int64_t n);
+    // A row or column reduction `op` (sfu.rowsum, ...) of one row of `n` elements into `dst`, accumulating.
+    void emit_reduction(std::vector<ProgramNode> &out, isa::Opcode op, const SymOperand &dst, const SymOperand &src,
+                        int64_t n, DType t);
 
     // The device byte offset of the element at flat (padded, host-order) index
     // `flat`, affine in the loops. The default layout is the padded dense array

@@ -1,5 +1,7 @@
 // Instruction selection for one core (see instruction_selection.h).
 #include "core_selector.h"
+
+#include <array>
 #include "ring_sharing.h"
 #include "synchronization.h"
 
@@ -13,6 +15,7 @@ CoreProgram CoreSelector::run(const Stmt &body) {
     out.scratchpad_peak = plan_.peak_bytes();
     out.pingpong = pingpong_;
     out.scratchpad_peak_description = plan_.describe_peak();
+    out.placements = plan_.placements();
     out.gathered = gathered_;
     return out;
 }
@@ -91,7 +94,7 @@ void CoreSelector::visit_distributed_core_loop(const For *op, std::vector<Progra
         wait.op = isa::Opcode::Wait;
         wait.func = gathered_.front().buffer;
         wait.stream = isa::Unit::Dma;
-        wait.f[0] = constant(channel);
+        wait.f[isa::field::Wait::channel] = constant(channel);
         wait.declared_writes = gathered_ranges;
         out.push_back(ProgramNode::instruction(wait));
     }
@@ -335,14 +338,43 @@ void CoreSelector::check_stick_aligned(const SymOperand &bytes_offset, const std
     }
 }
 
-void CoreSelector::emit(std::vector<ProgramNode> &out, isa::Opcode op, std::initializer_list<SymOperand> fields) {
+void CoreSelector::emit(std::vector<ProgramNode> &out, isa::Opcode op, const std::vector<NamedField> &fields) {
+    const isa::OpcodeSpec &spec = isa::opcode_spec(op);
     SymInstruction inst;
     inst.op = op;
-    int i = 0;
-    for (const SymOperand &f : fields) inst.f[i++] = f;
-    if (i != isa::opcode_spec(op).num_fields) throw CompileError("internal: wrong field count for " + std::string(isa::opcode_spec(op).mnemonic));
+    std::array<bool, isa::kMaxFields> set{};
+    for (const NamedField &f : fields) {
+        if (f.index < 0 || f.index >= spec.num_fields || set[f.index]) {
+            throw CompileError("internal: " + std::string(spec.mnemonic) + " built with field index " +
+                               std::to_string(f.index) + (f.index >= 0 && f.index < spec.num_fields
+                                                              ? " ('" + std::string(spec.fields[f.index].name) + "') twice"
+                                                              : ", which it does not have"));
+        }
+        set[f.index] = true;
+        inst.f[f.index] = f.value;
+    }
+    for (int i = 0; i < spec.num_fields; i++) {
+        if (!set[i]) {
+            throw CompileError("internal: " + std::string(spec.mnemonic) + " built without its field '" +
+                               spec.fields[i].name + "'");
+        }
+    }
     inst.func = func_;
     out.push_back(ProgramNode::instruction(inst));
+}
+
+void CoreSelector::emit_as(std::vector<ProgramNode> &out, isa::Opcode op, isa::Opcode named_as,
+                           const std::vector<NamedField> &fields) {
+    const isa::OpcodeSpec &a = isa::opcode_spec(op), &b = isa::opcode_spec(named_as);
+    bool same = a.num_fields == b.num_fields;
+    for (int i = 0; same && i < a.num_fields; i++) {
+        same = std::string(a.fields[i].name) == b.fields[i].name && a.fields[i].kind == b.fields[i].kind;
+    }
+    if (!same) {
+        throw CompileError("internal: " + std::string(a.mnemonic) + " built with the fields of " + b.mnemonic +
+                           ", whose layout differs in isa.def");
+    }
+    emit(out, op, fields);
 }
 
 SymOperand CoreSelector::dram_address(const KernelTensor &t, const SymOperand &flat, const std::string &what,
@@ -459,9 +491,11 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
         check_stick_aligned(dram, op->name);
         check_stick_aligned(sp, ld->name);
         const int64_t row = lanes * eb;
+        namespace S = isa::field::DmaStore;
         emit(out, isa::Opcode::DmaStore,
-             {constant(dram_dst->arg_index), dram, sp, constant(row), constant(1), constant(row), constant(row),
-              constant(1), constant(0), constant(0)});
+             {{S::arg, constant(dram_dst->arg_index)}, {S::dram, dram}, {S::sp, sp}, {S::row_bytes, constant(row)},
+              {S::rows, constant(1)}, {S::dram_row_stride, constant(row)}, {S::sp_row_stride, constant(row)},
+              {S::planes, constant(1)}, {S::dram_plane_stride, constant(0)}, {S::sp_plane_stride, constant(0)}});
         return;
     }
     // Destination in scratchpad.
@@ -474,9 +508,12 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
             check_stick_aligned(dram, ld->name);
             check_stick_aligned(sp, op->name);
             const int64_t row = lanes * eb;
+            namespace L = isa::field::DmaLoad;
             emit(out, isa::Opcode::DmaLoad,
-                 {constant(src->arg_index), dram, sp, constant(row), constant(row), constant(1), constant(row),
-                  constant(row), constant(1), constant(1), constant(0), constant(0), constant(1)});
+                 {{L::arg, constant(src->arg_index)}, {L::dram, dram}, {L::sp, sp}, {L::row_bytes, constant(row)},
+                  {L::valid_bytes, constant(row)}, {L::rows, constant(1)}, {L::dram_row_stride, constant(row)},
+                  {L::sp_row_stride, constant(row)}, {L::valid_rows, constant(1)}, {L::planes, constant(1)},
+                  {L::dram_plane_stride, constant(0)}, {L::sp_plane_stride, constant(0)}, {L::valid_planes, constant(1)}});
             return;
         }
     }

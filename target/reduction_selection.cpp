@@ -61,14 +61,13 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     if (src_dt != acc_dt) {
         temps_.clear();
         SymOperand wide = new_temp((int)trip, acc_t);
-        emit(out, isa::Opcode::Cast, {wide, constant(0), constant((int)acc_dt), row, constant(0), constant(trip),
-                                      constant(1), constant((int)src_dt)});
-        emit(out, op, {dst, constant(0), wide, constant(0), constant(trip), constant(1), constant((int)acc_dt), constant(1)});
+        emit_cast(out, wide, acc_dt, row, src_dt, trip);
+        emit_reduction(out, op, dst, wide, trip, acc_dt);
         for (const std::string &tname : temps_) plan_.release(tname);
         temps_.clear();
         return true;
     }
-    emit(out, op, {dst, constant(0), row, constant(0), constant(trip), constant(1), constant((int)acc_dt), constant(1)});
+    emit_reduction(out, op, dst, row, trip, acc_dt);
     return true;
 }
 
@@ -261,10 +260,20 @@ bool CoreSelector::try_matmul(const For *outer, std::vector<ProgramNode> &out) {
     const int64_t ldb = k_level >= 0 ? b_a->coef_at(k_level) * in_bytes : 0;
     const std::string saved = func_;
     cleanup();
+    namespace M = isa::field::Matmul;
     emit(out, isa::Opcode::Matmul,
-         {c, constant(ldc), a, constant(lda), b, constant(ldb), constant(trip_of(m_level)),
-          constant(lanes * trip_of(n_level)), constant(trip_of(k_level)), constant((int)in_dt), constant(1)});
+         {{M::c, c}, {M::ldc, constant(ldc)}, {M::a, a}, {M::lda, constant(lda)}, {M::b, b}, {M::ldb, constant(ldb)},
+          {M::m, constant(trip_of(m_level))}, {M::n, constant(lanes * trip_of(n_level))}, {M::k, constant(trip_of(k_level))},
+          {M::in_type, constant((int)in_dt)}, {M::accumulate, constant(1)}});
     return true;
+}
+
+void CoreSelector::emit_reduction(std::vector<ProgramNode> &out, isa::Opcode op, const SymOperand &dst,
+                                  const SymOperand &src, int64_t n, DType t) {
+    namespace R = isa::field::RowSum;  // the layout every reduction shares (isa.def's SPYRE_SFU_REDUCE)
+    emit_as(out, op, isa::Opcode::RowSum,
+         {{R::dst, dst}, {R::dst_stride, constant(0)}, {R::a, src}, {R::a_stride, constant(0)}, {R::n, constant(n)},
+          {R::rows, constant(1)}, {R::type, constant((int)t)}, {R::accumulate, constant(1)}});
 }
 
 }  // namespace selection

@@ -79,9 +79,12 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
             DType dt;
             if (!spyre_dtype(ld->type.element_of(), &dt)) fail("unsupported element type in '" + ld->name + "'");
             SymOperand tmp = new_temp(r->lanes, ld->type);
+            // A gather: r->lanes rows of one element, `stride` elements apart.
+            namespace C = isa::field::Copy;
             emit(out, isa::Opcode::Copy,
-                 {tmp, constant(eb), scaled(*a, eb, b->address), constant(stride * eb), constant(0), constant(1),
-                  constant(r->lanes), constant((int)dt), constant(0)});
+                 {{C::dst, tmp}, {C::dst_stride, constant(eb)}, {C::a, scaled(*a, eb, b->address)},
+                  {C::a_stride, constant(stride * eb)}, {C::a_mode, constant(0)}, {C::n, constant(1)},
+                  {C::rows, constant(r->lanes)}, {C::type, constant((int)dt)}, {C::imm, constant(0)}});
             s.mode = 0;
             s.addr = tmp;
         } else {
@@ -162,29 +165,51 @@ void CoreSelector::emit_sfu(std::vector<ProgramNode> &out, isa::Opcode op, const
             continue;
         }
         SymOperand tmp = new_temp(n, t);
-        emit(out, isa::Opcode::Copy, {tmp, constant(0), constant(0), constant(0), constant(s.mode), constant(n),
-                                      constant(1), constant((int)dt), constant(s.imm)});
+        namespace C = isa::field::Copy;
+        emit(out, isa::Opcode::Copy,
+             {{C::dst, tmp}, {C::dst_stride, constant(0)}, {C::a, constant(0)}, {C::a_stride, constant(0)},
+              {C::a_mode, constant(s.mode)}, {C::n, constant(n)}, {C::rows, constant(1)}, {C::type, constant((int)dt)},
+              {C::imm, constant(s.imm)}});
         s.mode = 0;
         s.addr = tmp;
     }
-    std::vector<SymOperand> f;
-    f.push_back(dst);
-    f.push_back(constant(0));
-    for (const SfuSource &s : src) {
-        f.push_back(s.mode < 2 ? s.addr : constant(0));
-        f.push_back(constant(0));
-        f.push_back(constant(s.mode));
+    // The unary, binary and ternary layouts (isa.def's SPYRE_SFU_UNARY/BINARY/TERNARY), named through
+    // one opcode of each; emit_as() checks the opcode has exactly these fields.
+    auto address = [](const SfuSource &s) { return s.mode < 2 ? s.addr : constant(0); };
+    std::vector<NamedField> f;
+    isa::Opcode named_as = isa::Opcode::Copy;
+    if (src.size() == 1) {
+        namespace U = isa::field::Copy;
+        f = {{U::dst, dst}, {U::dst_stride, constant(0)}, {U::a, address(src[0])}, {U::a_stride, constant(0)},
+             {U::a_mode, constant(src[0].mode)}, {U::n, constant(n)}, {U::rows, constant(1)}, {U::type, constant((int)dt)},
+             {U::imm, constant(imm)}};
+    } else if (src.size() == 2) {
+        namespace B = isa::field::Add;
+        named_as = isa::Opcode::Add;
+        f = {{B::dst, dst}, {B::dst_stride, constant(0)}, {B::a, address(src[0])}, {B::a_stride, constant(0)},
+             {B::a_mode, constant(src[0].mode)}, {B::b, address(src[1])}, {B::b_stride, constant(0)},
+             {B::b_mode, constant(src[1].mode)}, {B::n, constant(n)}, {B::rows, constant(1)}, {B::type, constant((int)dt)},
+             {B::imm, constant(imm)}};
+    } else if (src.size() == 3) {
+        namespace T = isa::field::Fma;
+        named_as = isa::Opcode::Fma;
+        f = {{T::dst, dst}, {T::dst_stride, constant(0)}, {T::a, address(src[0])}, {T::a_stride, constant(0)},
+             {T::a_mode, constant(src[0].mode)}, {T::b, address(src[1])}, {T::b_stride, constant(0)},
+             {T::b_mode, constant(src[1].mode)}, {T::c, address(src[2])}, {T::c_stride, constant(0)},
+             {T::c_mode, constant(src[2].mode)}, {T::n, constant(n)}, {T::rows, constant(1)},
+             {T::type, constant((int)dt)}, {T::imm, constant(imm)}};
+    } else {
+        throw CompileError("internal: an SFU instruction with " + std::to_string(src.size()) + " sources");
     }
-    f.push_back(constant(n));
-    f.push_back(constant(1));
-    f.push_back(constant((int)dt));
-    f.push_back(constant(imm));
-    SymInstruction inst;
-    inst.op = op;
-    inst.func = func_;
-    if ((int)f.size() != isa::opcode_spec(op).num_fields) throw CompileError("internal: SFU field count");
-    for (size_t i = 0; i < f.size(); i++) inst.f[i] = f[i];
-    out.push_back(ProgramNode::instruction(inst));
+    emit_as(out, op, named_as, f);
+}
+
+void CoreSelector::emit_cast(std::vector<ProgramNode> &out, const SymOperand &dst, DType to, const SymOperand &src,
+                             DType from, int64_t n) {
+    namespace C = isa::field::Cast;
+    emit(out, isa::Opcode::Cast,
+         {{C::dst, dst}, {C::dst_stride, constant(0)}, {C::dst_type, constant((int)to)}, {C::a, src},
+          {C::a_stride, constant(0)}, {C::n, constant(n)}, {C::rows, constant(1)}, {C::type, constant((int)from)}});
 }
 
 void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vector<ProgramNode> &out) {
@@ -224,8 +249,7 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
             sa.mode = 0;
             sa.addr = tmp;
         }
-        emit(out, isa::Opcode::Cast, {dst, constant(0), constant((int)to), sa.addr, constant(0), constant(lanes),
-                                      constant(1), constant((int)from)});
+        emit_cast(out, dst, to, sa.addr, from, lanes);
         return;
     }
     if (const Select *o = e.as<Select>()) {
@@ -338,8 +362,7 @@ SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std:
         DType from, to;
         if (!spyre_dtype(ct.element_of(), &from) || !spyre_dtype(t.element_of(), &to)) fail("unsupported comparison type");
         SymOperand conv = new_temp(lanes, t);
-        emit(out, isa::Opcode::Cast, {conv, constant(0), constant((int)to), mask, constant(0), constant(lanes),
-                                      constant(1), constant((int)from)});
+        emit_cast(out, conv, to, mask, from, lanes);
         r.addr = conv;
     }
     return r;

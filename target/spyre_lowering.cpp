@@ -1,25 +1,31 @@
-// The Spyre lowering pass, as a table of contents. It runs at the end of
-// Halide's lower() (after flattening, vectorization and loop partitioning;
-// see docs/compiler.md) and, in order:
-//   1. find_device_region          the one loop split across cores
-//   2. kernel tensors              the arguments the region reads and writes
-//   3. select_core_instructions    per core: DMA / PT / SFU instructions in a loop tree,
+// The Spyre lowering pass. It runs at the end of Halide's lower() (after
+// flattening, vectorization and loop partitioning; see docs/compiler.md) and
+// is the sequence of passes in SpyreLoweringPass::lower(), each in its own
+// file with a header saying what it expects and guarantees:
+//   find_device_region             the one loop split across cores
+//   collect_kernel_tensors         the arguments the region reads and writes, in program order
+//   select_core_instructions       per core: DMA / PT / SFU instructions in a loop tree,
 //                                  scratchpad placement and the budget check
-//   4. fold_loops                  single-instruction loops into instruction dimensions
-//   4a. block_sfu_rows             multi-instruction SFU row loops into blocks of rows
-//   4a'. forward_sfu_copies        SFU results written where a copy would have moved them
-//   4a''. elide_zero_fills         zero fills a PT matmul overwrites whole: C = A.B instead
-//   4b. apply_double_buffering     two copies of requested buffers, unroll by two, software
-//                                  pipeline; the enclosing loop's stores spread into the next iteration
-//   4c. share_loads_over_ring      across cores: requested tiles loaded once per chain of cores
-//   5. emit_core_streams           tokens between units, the DMA/PT/SFU streams
-//   5a. address_through_dram_windows  dma.window where a core reaches past max_core_span_bytes of a tensor
-//   6. validate_program            the same validator the runtime uses
-//   6a. dry_run_program            the program run once, timing only: address rules and deadlocks
-//   7. write <kernel>.spyre and <kernel>.spyre.txt
-//   8. make_runtime_call           embed the program, replace the region by the runtime call
-//   9. strip_spyre_argument_checks Halide's argument checks the runtime replaces
-// SPYRE_DEBUG=1 prints a summary per kernel, 2 also the IR before and the program after.
+//   fold_loops                     single-instruction loops into instruction dimensions
+//   block_sfu_rows                 multi-instruction SFU row loops into blocks of rows
+//   forward_sfu_copies             SFU results written where a copy would have moved them
+//   elide_zero_fills               zero fills a PT matmul overwrites whole: C = A.B instead
+//   apply_double_buffering         two copies of requested buffers, unroll by two, software
+//                                  pipeline; then, per enclosing loop, spread_trailing_store
+//                                  (its stores into the next iteration) and rotate_prologue_loads
+//   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
+//   emit_core_streams              tokens between units, the DMA/PT/SFU streams
+//   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
+//   validate_program               the same validator the runtime uses
+//   dry_run_program                the program run once, timing only: address rules, reads of
+//                                  unwritten scratchpad, DRAM write races, deadlocks
+//   write <kernel>.spyre and <kernel>.spyre.txt
+//   make_runtime_call              embed the program, replace the region by the runtime call
+//   strip_spyre_argument_checks    Halide's argument checks the runtime replaces
+// Its inputs are one struct, LoweringInputs, taken when the pass is attached: the options, and
+// what the schedule asked for (tensor constraints, double buffering, ring sharing).
+// SPYRE_DEBUG=1 prints a summary per kernel; 2 also the IR before, core 0's program tree after
+// each per-core pass (program_tree_printer.h; SPYRE_DEBUG_CORE=N for core N) and the program.
 #include "spyre_lowering.h"
 
 #include <cstdlib>
@@ -35,6 +41,7 @@
 #include "dry_run.h"
 #include "instruction_selection.h"
 #include "loop_folding.h"
+#include "program_tree_printer.h"
 #include "ring_sharing.h"
 #include "sfu_copy_forwarding.h"
 #include "zero_fill_elision.h"
@@ -59,6 +66,29 @@ int debug_level() {
     const char *d = std::getenv("SPYRE_DEBUG");
     return d ? std::atoi(d) : 0;
 }
+
+// The core whose program tree SPYRE_DEBUG=2 prints after each pass (SPYRE_DEBUG_CORE, default 0).
+int debug_core() {
+    const char *d = std::getenv("SPYRE_DEBUG_CORE");
+    return d ? std::atoi(d) : 0;
+}
+
+// Everything the lowering reads besides the IR, taken once when the pass is attached.
+struct LoweringInputs {
+    SpyreLoweringOptions options;
+    std::map<std::string, SpyreTensorInfo> tensors;  // spyre::constrain_tensor and set_device_layout
+    std::set<std::string> double_buffered;           // spyre::double_buffer
+    std::set<std::string> ring_shared;               // spyre::share_over_ring
+};
+
+// The kernel's arguments: program order (inputs in order of first use, then outputs), the
+// program's argument table and what instruction selection needs of each.
+struct KernelTensors {
+    std::vector<std::string> names;
+    std::map<std::string, Expr> buffer_exprs;  // each argument's halide_buffer_t in host code
+    std::vector<ProgramArgument> args;
+    compiler::KernelInterface interface;
+};
 
 // Tensors the region reads (Load) or writes (Store) that are kernel arguments.
 class TensorUses : public IRVisitor {
@@ -105,11 +135,12 @@ private:
 
 class SpyreLoweringPass : public IRMutator {
 public:
-    explicit SpyreLoweringPass(SpyreLoweringOptions o)
-        : opt_(std::move(o)),
-          tensors_(snapshot_tensor_registry()),
-          double_buffered_(compiler::double_buffering_requests()),
-          ring_shared_(compiler::ring_sharing_requests()) {}
+    explicit SpyreLoweringPass(SpyreLoweringOptions o) {
+        in_.options = std::move(o);
+        in_.tensors = snapshot_tensor_registry();
+        in_.double_buffered = compiler::double_buffering_requests();
+        in_.ring_shared = compiler::ring_sharing_requests();
+    }
 
     Stmt mutate(const Stmt &s) override {
         try {
@@ -122,35 +153,111 @@ public:
     }
 
 private:
+    // The passes, in order (see the top of this file).
     Stmt lower(const Stmt &s) {
         const MachineDescription &m = default_machine();
-        const int dbg = debug_level();
-        if (dbg >= 2) std::cerr << "spyre: IR before Spyre lowering of " << opt_.kernel_name << ":\n" << s << "\n";
+        if (dbg_ >= 2) std::cerr << "spyre: IR before Spyre lowering of " << kernel() << ":\n" << s << "\n";
 
         std::vector<std::string> output_names;
-        for (const auto &kv : tensors_) {
+        for (const auto &kv : in_.tensors) {
             if (kv.second.is_output) output_names.push_back(kv.first);
         }
         compiler::DeviceRegion region = compiler::find_device_region(s, m, output_names);
+        KernelTensors kernel_tensors = collect_kernel_tensors(region, m);
 
-        // Kernel tensors: inputs in order of first use, then outputs.
-        TensorUses uses(tensors_);
-        region.body.accept(&uses);
-        std::vector<std::string> names;
-        for (const auto &n : uses.order) {
-            if (!uses.stored.count(n)) names.push_back(n);
-        }
-        for (const auto &n : uses.order) {
-            if (uses.stored.count(n)) names.push_back(n);
-        }
-        compiler::KernelInterface iface;
-        iface.double_buffered = double_buffered_;
+        std::vector<compiler::CoreProgram> cores = select_instructions_per_core(region, kernel_tensors.interface, m);
+        per_core_pass("fold_loops", cores, [&](compiler::CoreProgram &cp) { compiler::fold_loops(cp.tree); });
+        per_core_pass("block_sfu_rows", cores, [&](compiler::CoreProgram &cp) {
+            cp.scratchpad_peak = compiler::block_sfu_rows(cp.tree, cp.scratchpad_peak, m);
+        });
+        per_core_pass("forward_sfu_copies", cores, [&](compiler::CoreProgram &cp) { compiler::forward_sfu_copies(cp.tree); });
+        per_core_pass("elide_zero_fills", cores, [&](compiler::CoreProgram &cp) { compiler::elide_zero_fills(cp.tree); });
+        int64_t peak = 0;  // after row blocking's temporaries; double buffering was budgeted at selection
+        for (const compiler::CoreProgram &cp : cores) peak = std::max(peak, cp.scratchpad_peak);
+        per_core_pass("apply_double_buffering", cores, [&](compiler::CoreProgram &cp) {
+            compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
+        });
+        if (region.distributed) check_gathered_parts(cores, region.core_var);
+        std::vector<std::vector<compiler::ProgramNode> *> trees;
+        for (auto &cp : cores) trees.push_back(&cp.tree);
+        compiler::share_loads_over_ring(trees, in_.ring_shared, m);
+        dump_tree("share_loads_over_ring", cores);
+
         Program program;
-        program.kernel_name = opt_.kernel_name;
+        program.kernel_name = kernel();
         program.machine_fingerprint = m.structural_fingerprint();
-        for (const std::string &n : names) {
-            auto found = tensors_.find(n);
-            const SpyreTensorInfo *info = found == tensors_.end() ? nullptr : &found->second;
+        program.args = kernel_tensors.args;
+        program.cores.resize(m.cores);
+        for (int c = 0; c < region.cores; c++) {
+            program.cores[c] = compiler::emit_core_streams(cores[c].tree, m);
+            compiler::address_through_dram_windows(program.cores[c], program.args, m);
+        }
+        program.params = scalar_params(kernel_tensors.interface);
+        try {
+            validate_program(program, m);
+        } catch (const spyre::Error &e) {
+            throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
+        }
+        std::vector<std::vector<compiler::ScratchpadPlacement>> placements;
+        for (const compiler::CoreProgram &cp : cores) placements.push_back(cp.placements);
+        compiler::dry_run_program(program, m, placements);
+        std::vector<uint8_t> bytes = encode_program(program);
+        if (dbg_ >= 1) {
+            std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "
+                      << program.instruction_count() << " instructions, " << bytes.size()
+                      << " bytes, scratchpad peak " << peak << " bytes per core\n";
+        }
+        if (dbg_ >= 2) std::cerr << disassemble_program(program);
+        write_program_files(program, bytes);
+
+        compiler::RuntimeCallArguments call;
+        call.kernel_name = program.kernel_name;
+        call.program = std::move(bytes);
+        for (const std::string &n : kernel_tensors.names) call.buffers.push_back(kernel_tensors.buffer_exprs.at(n));
+        call.has_user_context = in_.options.user_context;
+        compiler::KernelInterface &iface = kernel_tensors.interface;
+        for (const std::string &pname : iface.scalar_params) {
+            call.scalar_params.push_back(
+                Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
+        }
+        Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
+        std::set<std::string> name_set(kernel_tensors.names.begin(), kernel_tensors.names.end());
+        return compiler::strip_spyre_argument_checks(result, name_set);
+    }
+
+    const std::string &kernel() const { return in_.options.kernel_name; }
+
+    // Runs `pass` on every core's tree, then prints the debug core's tree (SPYRE_DEBUG=2).
+    template <typename Pass>
+    void per_core_pass(const char *name, std::vector<compiler::CoreProgram> &cores, Pass pass) {
+        for (compiler::CoreProgram &cp : cores) pass(cp);
+        dump_tree(name, cores);
+    }
+    void dump_tree(const char *after, const std::vector<compiler::CoreProgram> &cores) const {
+        if (dbg_ < 2) return;
+        const int c = debug_core();
+        if (c < 0 || c >= (int)cores.size()) return;
+        std::cerr << "spyre: " << kernel() << ": program tree of core " << c << " after " << after << ":\n"
+                  << compiler::print_program_tree(cores[c].tree);
+    }
+
+    // collect_kernel_tensors: the arguments the region reads (inputs, in order of first use) and
+    // writes (outputs), each with its static shape and device layout.
+    KernelTensors collect_kernel_tensors(const compiler::DeviceRegion &region, const MachineDescription &m) const {
+        TensorUses uses(in_.tensors);
+        region.body.accept(&uses);
+        KernelTensors kt;
+        for (const auto &n : uses.order) {
+            if (!uses.stored.count(n)) kt.names.push_back(n);
+        }
+        for (const auto &n : uses.order) {
+            if (uses.stored.count(n)) kt.names.push_back(n);
+        }
+        kt.buffer_exprs = uses.buffer_exprs;
+        kt.interface.double_buffered = in_.double_buffered;
+        for (const std::string &n : kt.names) {
+            auto found = in_.tensors.find(n);
+            const SpyreTensorInfo *info = found == in_.tensors.end() ? nullptr : &found->second;
             if (!info) {
                 throw CompileError("Spyre: the kernel argument '" + n +
                                    "' has no static shape; declare it with spyre::constrain_tensor(...)");
@@ -167,92 +274,63 @@ private:
             if (!info->order.empty()) a.layout.order = info->order;  // spyre::set_device_layout
             compiler::KernelTensor t;
             t.name = n;
-            t.arg_index = (int)program.args.size();
+            t.arg_index = (int)kt.args.size();
             t.type = info->type;
             t.is_output = a.kind == ArgKind::Output;
             t.padded.assign(info->padded.begin(), info->padded.end());
             t.layout = a.layout;
-            iface.tensors[n] = t;
-            program.args.push_back(a);
+            kt.interface.tensors[n] = t;
+            kt.args.push_back(a);
         }
+        return kt;
+    }
 
-        // Per core: instruction selection, folding, double buffering; then ring sharing
-        // across the cores; then synchronization per core.
-        program.cores.resize(m.cores);
-        int64_t peak = 0;
-        std::vector<compiler::CoreProgram> core_programs(region.cores);
+    // select_core_instructions on every core of the region, each checked against the scratchpad budget.
+    std::vector<compiler::CoreProgram> select_instructions_per_core(const compiler::DeviceRegion &region,
+                                                                   compiler::KernelInterface &iface,
+                                                                   const MachineDescription &m) const {
+        std::vector<compiler::CoreProgram> cores(region.cores);
         for (int c = 0; c < region.cores; c++) {
-            compiler::CoreProgram cp =
-                compiler::select_core_instructions(region.body, region.core_var, c, m, iface, region.distributed,
-                                                   region.cores);
-            if (cp.scratchpad_peak > m.scratchpad_bytes) {
+            cores[c] = compiler::select_core_instructions(region.body, region.core_var, c, m, iface, region.distributed,
+                                                          region.cores);
+            if (cores[c].scratchpad_peak > m.scratchpad_bytes) {
                 throw CompileError("Spyre: scratchpad footprint over budget in the core loop '" + region.core_var +
-                                   "': core " + std::to_string(c) + " needs " + std::to_string(cp.scratchpad_peak) +
+                                   "': core " + std::to_string(c) + " needs " + std::to_string(cores[c].scratchpad_peak) +
                                    " bytes, the budget is " + std::to_string(m.scratchpad_bytes) +
-                                   " bytes per core; live at the peak: " + cp.scratchpad_peak_description +
+                                   " bytes per core; live at the peak: " + cores[c].scratchpad_peak_description +
                                    ". Use smaller tiles or stage less at this loop level");
             }
-            compiler::fold_loops(cp.tree);
-            cp.scratchpad_peak = compiler::block_sfu_rows(cp.tree, cp.scratchpad_peak, m);
-            compiler::forward_sfu_copies(cp.tree);
-            compiler::elide_zero_fills(cp.tree);
-            peak = std::max(peak, cp.scratchpad_peak);
-            compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
-            core_programs[c] = std::move(cp);
         }
-        if (region.distributed) check_gathered_parts(core_programs, region.core_var);
-        std::vector<std::vector<compiler::ProgramNode> *> trees;
-        for (auto &cp : core_programs) trees.push_back(&cp.tree);
-        compiler::share_loads_over_ring(trees, ring_shared_, m);
-        for (int c = 0; c < region.cores; c++) {
-            program.cores[c] = compiler::emit_core_streams(core_programs[c].tree, m);
-            compiler::address_through_dram_windows(program.cores[c], program.args, m);
-        }
+        dump_tree("select_core_instructions", cores);
+        return cores;
+    }
+
+    // The program's scalar parameters, in the order instruction selection met them.
+    static std::vector<ScalarParam> scalar_params(compiler::KernelInterface &iface) {
+        std::vector<ScalarParam> out;
         for (const std::string &pname : iface.scalar_params) {
             ScalarParam sp;
             sp.name = pname;
             if (!compiler::spyre_dtype(iface.param_types[pname], &sp.dtype)) {
                 throw CompileError("Spyre: the scalar parameter '" + pname + "' has a type Spyre does not support");
             }
-            program.params.push_back(sp);
+            out.push_back(sp);
         }
-        try {
-            validate_program(program, m);
-        } catch (const spyre::Error &e) {
-            throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
-        }
-        compiler::dry_run_program(program, m);
-        std::vector<uint8_t> bytes = encode_program(program);
-        if (dbg >= 1) {
-            std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "
-                      << program.instruction_count() << " instructions, " << bytes.size()
-                      << " bytes, scratchpad peak " << peak << " bytes per core\n";
-        }
-        if (dbg >= 2) std::cerr << disassemble_program(program);
-        if (!opt_.output_dir.empty()) {
-            const std::string base = opt_.output_dir + "/" + opt_.kernel_name;
-            try {
-                write_file_bytes(base + ".spyre", bytes);
-            } catch (const spyre::Error &e) {
-                throw CompileError("Spyre: " + std::string(e.what()) + " (does the output directory exist?)");
-            }
-            std::ofstream txt(base + ".spyre.txt");
-            txt << disassemble_program(program);
-            if (!txt) throw CompileError("Spyre: cannot write " + base + ".spyre.txt");
-        }
+        return out;
+    }
 
-        compiler::RuntimeCallArguments call;
-        call.kernel_name = program.kernel_name;
-        call.program = std::move(bytes);
-        for (const std::string &n : names) call.buffers.push_back(uses.buffer_exprs.at(n));
-        call.has_user_context = opt_.user_context;
-        for (const std::string &pname : iface.scalar_params) {
-            call.scalar_params.push_back(
-                Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
+    // <kernel>.spyre and its disassembly, when the options name an output directory.
+    void write_program_files(const Program &program, const std::vector<uint8_t> &bytes) const {
+        if (in_.options.output_dir.empty()) return;
+        const std::string base = in_.options.output_dir + "/" + kernel();
+        try {
+            write_file_bytes(base + ".spyre", bytes);
+        } catch (const spyre::Error &e) {
+            throw CompileError("Spyre: " + std::string(e.what()) + " (does the output directory exist?)");
         }
-        Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
-        std::set<std::string> name_set(names.begin(), names.end());
-        return compiler::strip_spyre_argument_checks(result, name_set);
+        std::ofstream txt(base + ".spyre.txt");
+        txt << disassemble_program(program);
+        if (!txt) throw CompileError("Spyre: cannot write " + base + ".spyre.txt");
     }
 
     // A distributed region: every core gathers the same buffers to core 0, each a part of its own.
@@ -281,10 +359,8 @@ private:
         }
     }
 
-    SpyreLoweringOptions opt_;
-    std::map<std::string, SpyreTensorInfo> tensors_;
-    std::set<std::string> double_buffered_;
-    std::set<std::string> ring_shared_;
+    LoweringInputs in_;
+    const int dbg_ = debug_level();
 };
 
 }  // namespace

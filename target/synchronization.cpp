@@ -249,7 +249,13 @@ public:
     }
 
 private:
-    static isa::Instruction make(isa::Opcode op, int64_t v) { return isa::make_instruction(op, {v}); }
+    // A signal or wait on channel `channel`.
+    static isa::Instruction make(isa::Opcode op, int64_t channel) {
+        static_assert(fld::Signal::channel == 0 && fld::Signal::kNumFields == 1 && fld::Wait::channel == 0 &&
+                          fld::Wait::kNumFields == 1,
+                      "signal and wait have one field, the channel");
+        return isa::make_instruction(op, {channel});
+    }
 
     // Emits loop item j. Tokens are consumed in order per channel, so a token signalled
     // before the loop and still unconsumed would be taken by the first wait on its channel
@@ -269,7 +275,7 @@ private:
                 const int64_t ch = channel_of(u1, u2);
                 bool waits_inside = false;
                 for (const isa::Instruction &in : body[u2]) {
-                    waits_inside |= in.op == isa::Opcode::Wait && in.f[0].base == ch;
+                    waits_inside |= in.op == isa::Opcode::Wait && in.f[fld::Wait::channel].base == ch;
                 }
                 if (!waits_inside) continue;
                 for (int k = 0; k < pending; k++) out[u2].push_back(make(isa::Opcode::Wait, ch));
@@ -283,9 +289,13 @@ private:
     static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma) {
         const isa::Operand &sp = load.f[fld::DmaLoad::sp];
         auto put = [&](int to, int64_t bytes, int channel) {
-            isa::Instruction p = isa::make_instruction(isa::Opcode::RingPut, {to, 0, 0, bytes, channel});
+            isa::Instruction p;
+            p.op = isa::Opcode::RingPut;
+            p.f[fld::RingPut::dst_core].base = to;
             p.f[fld::RingPut::src] = sp;
             p.f[fld::RingPut::dst] = sp;
+            p.f[fld::RingPut::bytes].base = bytes;
+            p.f[fld::RingPut::dst_channel].base = channel;
             dma.push_back(p);
         };
         if (r.role == RingShare::Role::First) {
