@@ -19,6 +19,8 @@ PerformanceFigures performance_figures(const SimulationResult &r, const MachineD
     f.compute_bound_us = r.pt_peak_cycles / (m.cores * m.clock_ghz) / 1000.0;
     f.dram_bound_us = dram_time_ns((double)r.dram_read_bytes, (double)r.dram_write_bytes, m) / 1000.0;
     f.roofline_bound_us = std::max(f.compute_bound_us, f.dram_bound_us);
+    f.argument_bound_us = std::max(
+        f.compute_bound_us, dram_time_ns((double)r.argument_input_bytes, (double)r.argument_output_bytes, m) / 1000.0);
     if (r.cycles > 0) {
         f.pt_utilization = r.macs / (r.cycles * m.pt_peak_macs_per_cycle_fp16 * m.cores);
         f.pt_sustained_utilization = r.macs / (r.cycles * m.pt_macs_per_cycle(1.0) * m.cores);
@@ -71,6 +73,9 @@ std::string format_summary(const SimulationResult &r, const MachineDescription &
                   f.roofline_bound_us, f.compute_bound_us, f.dram_bound_us,
                   r.simulated_us > 0 ? 100.0 * f.roofline_bound_us / r.simulated_us : 0.0);
     os << line;
+    std::snprintf(line, sizeof line, "  arguments bound  %12.3f us  (each input read and each output written once) -> %.1f%% of it\n",
+                  f.argument_bound_us, r.simulated_us > 0 ? 100.0 * f.argument_bound_us / r.simulated_us : 0.0);
+    os << line;
     std::snprintf(line, sizeof line, "  MACs             %12llu  PT utilization %.1f%% of the datasheet peak, %.1f%% of the sustained peak\n",
                   (unsigned long long)r.macs, 100.0 * f.pt_utilization, 100.0 * f.pt_sustained_utilization);
     os << line;
@@ -104,6 +109,9 @@ std::string report_json(const SimulationResult &r, const MachineDescription &m) 
     j["roofline_bound_us"] = f.roofline_bound_us;
     j["compute_bound_us"] = f.compute_bound_us;
     j["dram_bound_us"] = f.dram_bound_us;
+    j["argument_input_bytes"] = r.argument_input_bytes;
+    j["argument_output_bytes"] = r.argument_output_bytes;
+    j["argument_bound_us"] = f.argument_bound_us;
     j["pt_utilization"] = f.pt_utilization;
     j["pt_sustained_utilization"] = f.pt_sustained_utilization;
     j["achieved_dram_gbps"] = f.achieved_dram_gbps;

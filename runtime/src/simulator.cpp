@@ -230,6 +230,12 @@ public:
         if (opt_.max_instructions > 0) instruction_limit_ = opt_.max_instructions;
         if (opt_.max_cycles > 0) cycle_limit_ = opt_.max_cycles;
         result_.kernel = p.kernel_name;
+        for (const ProgramArgument &a : p.args) {
+            uint64_t bytes = (uint64_t)dtype_bytes(a.shape.dtype);
+            for (int64_t e : a.shape.extent) bytes *= (uint64_t)e;
+            if (a.kind == ArgKind::Input) result_.argument_input_bytes += bytes;
+            if (a.kind == ArgKind::Output) result_.argument_output_bytes += bytes;
+        }
         result_.cores.resize(cores);
     }
 

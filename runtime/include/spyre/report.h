@@ -14,6 +14,10 @@ struct PerformanceFigures {
     double roofline_bound_us = 0;   // max(compute_bound_us, dram_bound_us)
     double compute_bound_us = 0;    // MACs at the datasheet PT peak of their type on every core
     double dram_bound_us = 0;       // MachineDescription::dram_bound_ns of the bytes moved
+    // The roofline bound had the program moved each argument once (argument_input_bytes read,
+    // argument_output_bytes written; the same compute bound). Unlike roofline_bound_us it does not
+    // reward a schedule for moving more bytes: the bound of the algorithm rather than of the program.
+    double argument_bound_us = 0;
     double pt_utilization = 0;      // MACs / (cycles x datasheet peak MAC per cycle x cores)
     double pt_sustained_utilization = 0;  // MACs / (cycles x calibrated sustained MAC per cycle x cores)
     double achieved_dram_gbps = 0;

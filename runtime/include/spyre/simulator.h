@@ -97,6 +97,10 @@ struct SimulationResult {
     double pt_peak_cycles = 0;
     uint64_t dram_read_bytes = 0;
     uint64_t dram_write_bytes = 0;
+    // The elements of the program's input and of its output arguments, in bytes, each once (no
+    // padding): what an algorithm that reads every input and writes every output once moves.
+    uint64_t argument_input_bytes = 0;
+    uint64_t argument_output_bytes = 0;
     uint64_t ring_bytes = 0;
     uint64_t dynamic_instructions = 0;
     std::vector<CoreStats> cores;
