@@ -21,6 +21,12 @@
 // counts the R tile in the footprint and its loads in the estimate. It
 // combines with every activation, dtype and knob. residual=false compiles the
 // same programs as before the parameter existed.
+// dtype=int8: A and B are int8, the bias, R and C int32, and the accumulation
+// is exact int32 arithmetic with two's-complement wrap-around, like the host's
+// Halide int32 (the algorithm is the natural acc += i32(A) * i32(B), which
+// Halide 14 rewrites to i32(widening_mul(A, B)); on Spyre it is the PT's int8
+// matmul into int32, docs/scheduling.md "int8 on the PT"). Activation none or
+// relu (an integer max); gelu and silu are refused: requantize first.
 // The schedules are in schedules/matmul_schedule.cpp.
 #include <algorithm>
 #include <sstream>
@@ -72,7 +78,12 @@ public:
 
     void configure() {
         const Type t = dtype;
-        _halide_user_assert(t == Float(16) || t == Float(32)) << "matmul: dtype must be float16 or float32, not " << t;
+        _halide_user_assert(t == Float(16) || t == Float(32) || t == Int(8))
+            << "matmul: dtype must be float16, float32 or int8, not " << t;
+        _halide_user_assert(t != Int(8) || activation == Activation::None || activation == Activation::Relu)
+            << "matmul: dtype=int8 (int32 results) supports activation none or relu, not gelu or silu: those are "
+               "float functions; requantize the int32 result to float first (a separate elementwise kernel)";
+        const Type out_t = spyre::matmul_output_type(spyre::MatmulShape{1, 1, 1, t});
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
         _halide_user_assert((int)max_cores >= 0) << "matmul: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
@@ -82,15 +93,15 @@ public:
         const spyre::ShapeDim m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
         spyre::check_tensor_fits("matmul", "A", {k, m}, t);
         spyre::check_tensor_fits("matmul", "B", {n, k}, t);
-        spyre::check_tensor_fits("matmul", "C", {n, m}, t);
+        spyre::check_tensor_fits("matmul", "C", {n, m}, out_t);
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
-        bias = add_input<Buffer<>>("bias", t, 1);
+        bias = add_input<Buffer<>>("bias", out_t, 1);
         if (residual) {
-            spyre::check_tensor_fits("matmul", "R", {n, m}, t);
-            R = add_input<Buffer<>>("R", t, 2);
+            spyre::check_tensor_fits("matmul", "R", {n, m}, out_t);
+            R = add_input<Buffer<>>("R", out_t, 2);
         }
-        C = add_output<Buffer<>>("C", t, 2);
+        C = add_output<Buffer<>>("C", out_t, 2);
     }
 
     void generate() {
@@ -102,23 +113,25 @@ public:
         options.tile_n = tile_n;
         options.share_a = share_a;
         plan_ = spyre::plan_matmul_spyre(shape_, options);
-        const Type t = shape_.dtype;
+        const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
+        // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
+        const Type acc_t = in_t == Int(8) ? Int(32) : Float(32);
 
         // Reduce over the padded K (== K for host builds).
-        k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(t)), "k");
-        bias_f_(n_) = cast<float>((*bias)(n_));
+        k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(in_t)), "k");
+        bias_f_(n_) = cast(acc_t, (*bias)(n_));
         acc_(n_, m_) = bias_f_(n_);
-        acc_(n_, m_) += cast<float>((*A)(k_, m_)) * cast<float>((*B)(n_, k_));
+        acc_(n_, m_) += cast(acc_t, (*A)(k_, m_)) * cast(acc_t, (*B)(n_, k_));
 
         const Expr x = acc_(n_, m_);
         // The residual joins the fp32 value after the activation; the cast rounds once.
-        auto plus_residual = [&](const Expr &y) { return R ? y + cast<float>((*R)(n_, m_)) : y; };
+        auto plus_residual = [&](const Expr &y) { return R ? y + cast(acc_t, (*R)(n_, m_)) : y; };
         switch (shape_.activation) {
         case Activation::None:
             result_(n_, m_) = cast(t, plus_residual(x));
             break;
         case Activation::Relu:
-            result_(n_, m_) = cast(t, plus_residual(max(x, 0.0f)));
+            result_(n_, m_) = cast(t, plus_residual(max(x, Internal::make_zero(acc_t))));
             break;
         case Activation::Gelu: {
             // g = x (c0 + c1 x^2), then 0.5 (1 + tanh(g)); result = x * that.
@@ -162,7 +175,7 @@ public:
         t.fixed = {{"m", std::to_string(shape_.m)},
                    {"n", std::to_string(shape_.n)},
                    {"k", std::to_string(shape_.k)},
-                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
+                   {"dtype", shape_.dtype == Int(8) ? "int8" : shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"activation", act}};
         if (R) t.fixed["residual"] = "true";
         // Tile candidates no larger than the (PT-pass / stick) rounded extents.

@@ -26,10 +26,12 @@ namespace {
 // staged tile and two more temporary rows (R widened, the sum). SFU row
 // blocking (target/sfu_row_blocking.h) widens the temporaries to more rows
 // only where the scratchpad has room.
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int stages, bool residual) {
+// `bytes` is the element size of A and B, `out_bytes` that of C, the bias and R
+// (int8 operands: 1 and 4; a stick holds 128 int8).
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual) {
     const int64_t tile = (int64_t)tm * tn;
-    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 * (1 + stages) + tile * bytes +
-           (int64_t)tn * (bytes + 4) + 4LL * tn * 4 + (residual ? tile * bytes + 2LL * tn * 4 : 0);
+    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 * (1 + stages) + tile * out_bytes +
+           (int64_t)tn * (out_bytes + 4) + 4LL * tn * 4 + (residual ? tile * out_bytes + 2LL * tn * 4 : 0);
 }
 
 // The second copies of double buffering: the A and B chunks (K chunked) or tiles.
@@ -93,7 +95,8 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 //    last matmul and epilogue, during which no transfer is in flight, bounds the
 //    whole run from below.
 MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape, const MatmulCandidate &c) {
-    const double bytes = shape.dtype.bytes();
+    const double bytes = shape.dtype.bytes();                       // A and B
+    const double out_bytes = matmul_output_type(shape).bytes();     // C, the bias and R
     const double cores = (double)c.cm * c.cn;
     const bool chunked = c.tk < c.kp;
     const double chunks = (double)(c.kp / c.tk), tiles = (double)(c.mt * c.nt);
@@ -103,9 +106,9 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double a_piece = (double)c.tm * c.tk * bytes;            // A staged per step (chunked) or per row of tiles
     const double a_loads = chunked ? tiles * chunks : (double)c.mt;  // A pieces a core stages
     const double a_core = a_loads * a_piece / (c.a_shared ? c.cn : 1);
-    const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * bytes);
-    const double w_core = tiles * (double)c.tm * c.tn * bytes;
-    const double r_tile = shape.residual ? (double)c.tm * c.tn * bytes : 0.0;  // the residual tile, loaded per tile
+    const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * out_bytes);
+    const double w_core = tiles * (double)c.tm * c.tn * out_bytes;
+    const double r_tile = shape.residual ? (double)c.tm * c.tn * out_bytes : 0.0;  // the residual tile, loaded per tile
     MatmulCost cost;
     cost.read_bytes = (a_core + b_core + tiles * r_tile) * cores;
     cost.write_bytes = w_core * cores;
@@ -128,7 +131,9 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double b_step = (double)c.tk * c.tn * bytes;
     // A core inside a chain forwards every A piece: the pace of the chain's steps.
     const double ring_step = c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0;
-    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor : 1.0;
+    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor
+                               : shape.dtype == Int(8)  ? m.pt_int8_rate_factor
+                                                        : 1.0;
     const double passes = std::ceil((double)c.tm / m.pt_pass_rows);
     const double pt_step = passes * ((double)m.pt_pass_rows * c.tn * c.tk / m.pt_macs_per_cycle(type_factor) + m.pt_pass_fill_cycles);
     // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
@@ -141,7 +146,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double sfu_tail = sfu_cycles(m, tile_f32) + act_cost * sfu_cycles(m, tile_f32, m.sfu_transcendental_cost) +
                             (shape.residual ? sfu_cycles(m, tile_f32) : 0.0);
     auto per_core_cycles = [&]() {
-        const double bias_dma = dma((double)c.tn * bytes, 0);
+        const double bias_dma = dma((double)c.tn * out_bytes, 0);
         // The residual tile loads just before the bias, at each tile's start: at the
         // first tile on every core at once (ahead of the chain head's first A piece
         // too), later at the run's concurrency.
@@ -172,7 +177,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
         // less the chain's stagger, and at least one core's store alone.
-        const double store_bytes = (double)c.tm * c.tn * bytes;
+        const double store_bytes = (double)c.tm * c.tn * out_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
         const double stagger = c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0;
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
@@ -193,7 +198,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // in pairs, leaving each store whole).
         // The pieces: whole rows (or sticks of a one-row tile), as many as divide
         // them up to the pipelined loop's iterations plus one.
-        const int64_t units = c.tm > 1 ? c.tm : (int64_t)c.tn * shape.dtype.bytes() / m.stick_bytes;
+        const int64_t units = c.tm > 1 ? c.tm : (int64_t)c.tn * (int64_t)out_bytes / m.stick_bytes;
         const int64_t pipelined_trip = c.kp / c.tk / 2 - 1;
         int64_t store_pieces = 0;
         for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
@@ -251,18 +256,24 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
 
 }  // namespace
 
+Type matmul_output_type(const MatmulShape &shape) {
+    return shape.dtype == Int(8) ? Int(32) : shape.dtype;
+}
+
 int epilogue_stages(Activation a) {
     return a == Activation::Gelu || a == Activation::Silu ? 1 : 0;
 }
 
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
     const MachineDescription &machine = default_machine();
-    const int bytes = shape.dtype.bytes();
+    const int bytes = shape.dtype.bytes(), out_bytes = matmul_output_type(shape).bytes();
     const int stages = epilogue_stages(shape.activation);
     const int lanes = stick_lanes(shape.dtype);
     const int kp = round_up(shape.k, lanes);
     const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, 64);
+    // Tile columns in steps of 64, or of whole B sticks when a stick holds more (128 int8).
+    const int tn_step = std::max(64, lanes);
+    const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, tn_step);
     const int max_cores = usable_cores(options.max_cores);
 
     // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 1024,
@@ -271,7 +282,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     if (options.tile_n > 0) {
         tns.push_back(round_up(options.tile_n, lanes));
     } else {
-        for (int tn = 64; tn <= std::min(np64, 1024); tn += 64) tns.push_back(tn);
+        for (int tn = tn_step; tn <= std::max(tn_step, std::min(np64, 1024)); tn += tn_step) tns.push_back(tn);
     }
     if (options.tile_m > 0) {
         tms.push_back(round_up(options.tile_m, machine.pt_pass_rows));
@@ -296,7 +307,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             for (int copies = options.double_buffer ? 2 : 1; copies >= 1 && tk == 0; copies--) {
                 for (int c = kp; c >= lanes; c -= lanes) {
                     const int64_t extra = copies == 2 ? second_copies(tm, tn, c, bytes) : 0;
-                    if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, stages, shape.residual) + extra <= budget) {
+                    if (kp % c == 0 && matmul_footprint(tm, tn, c, bytes, out_bytes, stages, shape.residual) + extra <= budget) {
                         tk = c;
                         db = copies == 2;
                         break;
@@ -325,9 +336,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (bool share : {false, true}) {
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, stages, shape.residual) + (db ? second_copies(tm, tn, tk, bytes) : 0);
+                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual) + (db ? second_copies(tm, tn, tk, bytes) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
-                    const int64_t result_copy = (int64_t)tm * tn * bytes;
+                    const int64_t result_copy = (int64_t)tm * tn * out_bytes;
                     const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
                     const MatmulCost cost =
                         estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, result_db});
@@ -409,8 +420,8 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     f.C.tile(nr, mr, no, mo, ni, mi, p.tn, p.tm, TailStrategy::RoundUp).reorder(ni, mi, no, mo);
     stick_vectorize(f.C, ni);
 
-    // The bias tile, widened to fp32 (for fp32 bias_f is a plain copy: a DMA).
-    if (shape.dtype != Float(32)) stage_in_scratchpad(bias_in, f.C, no);
+    // The bias tile, widened to fp32 (for fp32 and int32 bias_f is a plain copy: a DMA).
+    if (matmul_output_type(shape) != Float(32) && matmul_output_type(shape) != Int(32)) stage_in_scratchpad(bias_in, f.C, no);
     stage_in_scratchpad(f.bias_f, f.C, no);
 
     // fp32 accumulator tile, initialised with the bias, reduced on the PT.

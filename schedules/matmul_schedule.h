@@ -7,7 +7,8 @@
 // schedule_matmul_spyre: one constant-extent parallel loop over the cores
 //   (N and M tiles), per core for mo, no:
 //     stage the bias tile (DMA, widened to fp32 on the SFU for fp16),
-//     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT),
+//     acc = bias (SFU), for each K chunk: stage A and B tiles (DMA), acc += A*B (PT;
+//     int8 A and B into an int32 acc for dtype int8),
 //     activation and cast on the SFU at the tile (whole tile rows per instruction),
 //     store the C tile (DMA).
 //   With shape.residual the R tile is staged too (DMA at the tile's start,
@@ -39,10 +40,14 @@ struct MatmulFuncs {
 
 struct MatmulShape {
     int m = 1, n = 1, k = 1;
-    Halide::Type dtype;
+    Halide::Type dtype;  // of A and B: float16, float32, or int8 (then bias, R and C are int32)
     Activation activation = Activation::None;
     bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
 };
+
+// The type of C, the bias and R: int32 for int8 operands (accumulated in int32
+// on the PT), else the operands' type.
+Halide::Type matmul_output_type(const MatmulShape &shape);
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
 struct MatmulSpyrePlan {

@@ -418,17 +418,35 @@ int operand_stick_lanes(const Expr &a, const Expr &b) {
     }
     return 0;
 }
+
+// The type of the factors of the product side of `a + b` (casts stripped), or
+// Handle() when neither side is a product.
+Type product_operand_type(const Expr &a, const Expr &b) {
+    for (const Expr &e : {a, b}) {
+        Expr factor;
+        if (const Internal::Mul *mul = e.as<Internal::Mul>()) factor = mul->a;
+        const Internal::Call *c = e.as<Internal::Call>();
+        if (c && c->is_intrinsic(Internal::Call::widening_mul)) factor = c->args[0];
+        if (!factor.defined()) continue;
+        if (const Internal::Cast *cast = factor.as<Internal::Cast>()) factor = cast->value;
+        return factor.type().element_of();
+    }
+    return Handle();
+}
 }  // namespace
 
 PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
     const std::string what =
         describe("matmul_on_pt", acc, "k " + quoted(k.name()) + ", n " + quoted(n.name()) + ", m " + quoted(m.name()));
     require_defined(what, acc);
-    if (acc.outputs() != 1 || acc.output_types()[0] != Float(32)) {
+    // The PT accumulates float16/float32 operands in float32 and int8 operands in int32.
+    const bool int_acc = acc.outputs() == 1 && acc.output_types()[0] == Int(32);
+    if (acc.outputs() != 1 || (acc.output_types()[0] != Float(32) && !int_acc)) {
         std::ostringstream os;
-        os << "the PT accumulates in float32, but the accumulator has type ";
+        os << "the PT accumulates in float32 (float16 or float32 operands) or int32 (int8 operands), but the "
+              "accumulator has type ";
         if (acc.outputs() == 1) os << acc.output_types()[0]; else os << "Tuple";
-        os << "; accumulate in float32 in the algorithm and cast afterwards";
+        os << "; accumulate in float32 (or, for int8 operands, int32) in the algorithm and cast afterwards";
         fail(what, os.str());
     }
     if (!acc.has_update_definition()) {
@@ -437,6 +455,23 @@ PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
     // The update must be acc(...) = acc(...) + <product>.
     const Expr value = acc.update_value(0);
     const Internal::Add *add = value.as<Internal::Add>();
+    if (!int_acc && add && product_operand_type(add->a, add->b) == Int(8)) {
+        fail(what, "the product's operands are int8, which the PT multiplies into an int32 accumulator only, and "
+                   "this accumulator is float32; accumulate in int32 (acc(n, m) = i32(...); acc(n, m) += "
+                   "i32(A(k, m)) * i32(B(n, k))) and convert the int32 result to float in the Func that reads it");
+    }
+    if (int_acc && add) {
+        const Type operands = product_operand_type(add->a, add->b);
+        if (operands != Handle() && operands != Int(8)) {
+            std::ostringstream os;
+            os << "an int32 accumulator is the PT's int8 path (acc(n, m) += i32(A(k, m)) * i32(B(n, k)) with int8 A "
+                  "and B), but the product's operands are "
+               << operands
+               << "; the PT multiplies int8 (into int32), float16 and float32 (into float32): make A and B int8, or "
+                  "accumulate float operands in float32";
+            fail(what, os.str());
+        }
+    }
     auto self_call = [&](const Expr &e) {
         const Internal::Call *c = e.as<Internal::Call>();
         return c && c->call_type == Internal::Call::Halide && c->name == acc.name();
@@ -477,7 +512,7 @@ PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
 
     PtMatmul out;
     Stage update = acc.update(0);
-    const int acc_lanes = stick_lanes(Float(32));
+    const int acc_lanes = stick_lanes(acc.output_types()[0]);
     const int64_t *k_extent = Internal::as_const_int(k.extent());
     if (k_chunk < 0) fail(what, "k_chunk " + std::to_string(k_chunk) + " is negative");
     if (k_chunk > 0 && k_extent && *k_extent == k_chunk) {

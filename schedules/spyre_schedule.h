@@ -139,8 +139,10 @@ struct PtMatmul {
 };
 
 // Schedules acc's first update, acc(n, m, ...) += A(k, m, ...) * B(n, k, ...)
-// with an fp32 acc, as the PT recognizer needs it: loops n (innermost,
-// vectorized by 32 fp32 lanes), m, k (outermost) -> reorder(n, m, k). With
+// with an fp32 acc (fp16/fp32 operands) or an int32 acc of int8 operands
+// (acc += i32(A) * i32(B): exact, int32 wrap-around like Halide's host int32),
+// as the PT recognizer needs it: loops n (innermost, vectorized by 32
+// fp32/int32 lanes), m, k (outermost) -> reorder(n, m, k). With
 // k_chunk > 0 the reduction is split into k_outer x k_inner (k_chunk must
 // divide K) and ordered n, m, k_inner, k_outer: one PT tile per K chunk.
 PtMatmul matmul_on_pt(Halide::Func acc, Halide::RVar k, Halide::Var n, Halide::Var m, int k_chunk = 0);

@@ -106,8 +106,10 @@ void CoreSelector::warn_if_unstaged_row_term(const For *loop, const std::vector<
 
 Expr CoreSelector::strip_widening_cast(const Expr &e, Type *narrow) {
     if (const Cast *c = e.as<Cast>()) {
-        if (c->type.is_float() && c->type.bits() == 32 && c->value.type().is_float()) {
-            *narrow = c->value.type().element_of();
+        const Type from = c->value.type().element_of();
+        if ((c->type.is_float() && c->type.bits() == 32 && from.is_float()) ||
+            (c->type.element_of() == Int(32) && from == Int(8))) {
+            *narrow = from;
             return c->value;
         }
     }
@@ -140,10 +142,15 @@ bool CoreSelector::match_product(const Expr &p, const Expr &q, MatmulOperands *m
     return false;
 }
 
+// The PT accumulates f16/f32 operands in an f32 C and i8 operands in an i32 C.
+// Halide 14 writes the user's i32(a) * i32(b) of int8 a, b as i32(widening_mul(a, b))
+// (an int16 product, exact); that form, the plain product of casts and
+// widening_mul itself are all accepted.
 bool CoreSelector::match_matmul_store(const Store *st, MatmulOperands *mm) {
     if (!scratchpad_buffer(st->name)) return false;
     const Type t = st->value.type();
-    if (!(t.is_float() && t.bits() == 32) || !st->index.as<Ramp>()) return false;
+    const bool int_acc = t.element_of() == Int(32);
+    if (!((t.is_float() && t.bits() == 32) || int_acc) || !st->index.as<Ramp>()) return false;
     const Add *add = st->value.as<Add>();
     if (!add) return false;
     for (int swap = 0; swap < 2; swap++) {
@@ -152,8 +159,14 @@ bool CoreSelector::match_matmul_store(const Store *st, MatmulOperands *mm) {
         const Load *acc = accx.as<Load>();
         if (!acc || acc->name != st->name || !equal(acc->index, st->index)) continue;
         bool ok = false;
-        if (const Mul *mul = prod.as<Mul>()) ok = match_product(mul->a, mul->b, mm);
-        if (const Call *c = prod.as<Call>()) {
+        Expr product = prod;
+        if (const Cast *widen = product.as<Cast>()) {
+            // i32(widening_mul(a, b)) of int8 a, b: the int16 product is exact.
+            const Call *w = widen->value.as<Call>();
+            if (int_acc && w && w->is_intrinsic(Call::widening_mul)) product = widen->value;
+        }
+        if (const Mul *mul = product.as<Mul>()) ok = match_product(mul->a, mul->b, mm);
+        if (const Call *c = product.as<Call>()) {
             if (c->is_intrinsic(Call::widening_mul)) {
                 ok = match_product(c->args[0], c->args[1], mm);
                 if (ok) mm->in_type = c->args[0].type().element_of();
@@ -163,6 +176,8 @@ bool CoreSelector::match_matmul_store(const Store *st, MatmulOperands *mm) {
             mm->acc = acc;
             DType dt;
             if (!spyre_dtype(mm->in_type, &dt) || dt == DType::I32) return false;
+            // int8 operands only into an int32 C, float operands only into an f32 C.
+            if ((dt == DType::I8) != int_acc) return false;
             return true;
         }
     }

@@ -236,7 +236,21 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     if (const Max *o = e.as<Max>()) return binary(isa::Opcode::Max, o->a, o->b);
     if (const Cast *o = e.as<Cast>()) {
         if (o->value.type().element_of() == t.element_of()) return compile_into(o->value, dst, out);
-        if (const Call *w = o->value.as<Call>()) refuse_unsupported_widening(w, t);
+        if (const Call *w = o->value.as<Call>()) {
+            // i32(a) * i32(b) of int8 a, b, which Halide wrote i32(widening_mul(a, b)): the int16
+            // middle value is exact, so the op in the cast's type gives the same result.
+            const bool widening = w->is_intrinsic(Call::widening_mul) || w->is_intrinsic(Call::widening_add) ||
+                                  w->is_intrinsic(Call::widening_sub);
+            const Type et = t.element_of();
+            if (widening && w->args[0].type().element_of() == Int(8) && w->args[1].type().element_of() == Int(8) &&
+                (et == Int(32) || et == Float(32) || et == Float(16))) {
+                Expr a = Cast::make(t, w->args[0]), b = Cast::make(t, w->args[1]);
+                if (w->is_intrinsic(Call::widening_mul)) return compile_into(Mul::make(a, b), dst, out);
+                if (w->is_intrinsic(Call::widening_add)) return compile_into(Add::make(a, b), dst, out);
+                return compile_into(Sub::make(a, b), dst, out);
+            }
+            refuse_unsupported_widening(w, t);
+        }
         SfuSource sa = operand(o->value, lanes, out);
         DType from, to;
         if (!spyre_dtype(o->value.type().element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
@@ -308,8 +322,10 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     fail("the expression " + to_text(e) + " has no SFU mapping");
 }
 
-// Halide rewrites i32(a) * i32(b) of int8 a, b into i32(widening_mul(a, b)), whose
-// int16 middle type has no Spyre dtype. Name what the user wrote, not the int16.
+// Halide rewrites i32(a) * i32(b) of narrow a, b into i32(widening_mul(a, b)), whose
+// middle type (int16 for int8, uint16 for uint8) may have no Spyre dtype. Of int8
+// values the cast of the widening op compiles (see compile_into's Cast); what is
+// left is refused here, naming what the user wrote, not the middle type.
 void CoreSelector::refuse_unsupported_widening(const Call *w, const Type &user_type) const {
     const char *op = w->is_intrinsic(Call::widening_mul)   ? "*"
                      : w->is_intrinsic(Call::widening_add) ? "+"
@@ -330,7 +346,9 @@ void CoreSelector::refuse_unsupported_widening(const Call *w, const Type &user_t
          ") before the cast to " + wide + ", and " + type_text(w->type.element_of()) +
          " has no sticks on Spyre (float32, float16, int32, int8); widen the inputs in staged Funcs first, "
          "e.g. a_wide(x, y) = " + cast + "(" + a + "(x, y)) and b_wide likewise, each with stage_in_scratchpad, and "
-         "compute a_wide(x, y) " + op + " b_wide(x, y)");
+         "compute a_wide(x, y) " + op + " b_wide(x, y) (int8 operands need no widening: i32(a) " + op +
+         " i32(b) compiles on the SFU, and a sum over k of i32(A(k, m)) * i32(B(n, k)) runs on the PT with "
+         "spyre::matmul_on_pt)");
 }
 
 SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {

@@ -137,8 +137,27 @@ void validate_stream(const Program &p, const MachineDescription &m, const Valida
             break;
         }
         case isa::Opcode::Matmul: {
-            DType t = (DType)inst[isa::field::Matmul::in_type];
-            if (t == DType::I32) reject(ctx, "in_type must be f16, f32 or i8");
+            // The type combinations of the PT: f16 or f32 A and B into an f32 C, i8 A and B
+            // into an i32 C (the C type follows from in_type). Every address and stride of
+            // an operand is a whole number of its elements.
+            namespace F = isa::field::Matmul;
+            const DType t = (DType)inst[F::in_type];
+            if (t == DType::I32) {
+                reject(ctx, "in_type must be f16, f32 or i8 (f16 and f32 accumulate into an f32 C, i8 into an i32 C), not i32");
+            }
+            auto aligned = [&](int field, int64_t bytes, const char *what) {
+                const isa::Operand &o = inst.f[field];
+                bool ok = o.base % bytes == 0;
+                for (int d = 0; d < isa::kMaxLoopDepth; d++) ok = ok && o.stride[d] % bytes == 0;
+                if (!ok) {
+                    reject(ctx, std::string("field '") + spec.fields[field].name + "' is not a whole number of " + what +
+                                    " elements (" + std::to_string(bytes) + " bytes)");
+                }
+            };
+            const char *acc = t == DType::I8 ? "i32" : "f32";
+            aligned(F::c, 4, acc);
+            aligned(F::ldc, 4, acc);
+            for (int fi : {(int)F::a, (int)F::lda, (int)F::b, (int)F::ldb}) aligned(fi, dtype_bytes(t), dtype_name(t));
             break;
         }
         default: break;

@@ -29,6 +29,13 @@ inline Halide::Buffer<> random_buffer(const std::string &name, Halide::Type t, s
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     if (t == Halide::Float(32)) {
         b.as<float>().for_each_value([&](float &v) { v = u(rng); });
+    } else if (t == Halide::Int(8)) {
+        // The whole int8 range, extremes included.
+        std::uniform_int_distribution<int> i8(-128, 127);
+        b.as<int8_t>().for_each_value([&](int8_t &v) { v = (int8_t)i8(rng); });
+    } else if (t == Halide::Int(32)) {
+        std::uniform_int_distribution<int32_t> i32(-(1 << 20), 1 << 20);
+        b.as<int32_t>().for_each_value([&](int32_t &v) { v = i32(rng); });
     } else {
         b.as<Halide::float16_t>().for_each_value([&](Halide::float16_t &v) { v = Halide::float16_t(u(rng)); });
     }
@@ -51,6 +58,8 @@ inline Halide::Buffer<> padded_copy(const Halide::Buffer<> &dense, const std::ve
 
 inline double value_at(const Halide::Buffer<> &b, int x, int y, int z) {
     if (b.type() == Halide::Float(32)) return b.as<float>()(x, y, z);
+    if (b.type() == Halide::Int(32)) return b.as<int32_t>()(x, y, z);
+    if (b.type() == Halide::Int(8)) return b.as<int8_t>()(x, y, z);
     return (double)(float)b.as<Halide::float16_t>()(x, y, z);
 }
 

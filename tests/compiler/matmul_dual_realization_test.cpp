@@ -4,6 +4,9 @@
 // with and without the fused residual (residual=true: C = act(A.B + bias) + R).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "jit_helpers.h"
 #include "matmul_schedule.h"
 
@@ -138,6 +141,119 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{512, 4096, 40, "float16", "gelu", true},  // a batch, small K
                                            MatmulCase{512, 4096, 4096, "float16", "none", true}),  // a batch
                          case_name);
+
+// dtype=int8: int8 A and B, int32 bias, R and C, accumulated in int32 on the PT
+// (pt.matmul with in_type i8). Integers are exact: the Spyre build must equal the
+// host build bit for bit, over shapes that are not whole int8 sticks (128), tiles
+// or core counts, K chunked, several cores, and sums that wrap around int32.
+struct Int8MatmulCase {
+    int m, n, k;
+    const char *activation;
+    bool residual = false;
+    int max_cores = 0;    // 0: the machine's
+    bool saturated = false;  // A and B all -128 and the bias near INT32_MAX: the sums wrap around
+};
+
+std::string int8_case_name(const ::testing::TestParamInfo<Int8MatmulCase> &info) {
+    const Int8MatmulCase &c = info.param;
+    return std::string(c.activation) + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
+           std::to_string(c.k) + (c.residual ? "_residual" : "") +
+           (c.max_cores ? "_cores" + std::to_string(c.max_cores) : "") + (c.saturated ? "_wrapping" : "");
+}
+
+class Int8MatmulDualRealization : public ::testing::TestWithParam<Int8MatmulCase> {};
+
+TEST_P(Int8MatmulDualRealization, SpyreEqualsHostExactly) {
+    const Int8MatmulCase c = GetParam();
+    Halide::Buffer<> A = random_buffer("A", Halide::Int(8), {c.k, c.m}, 31);
+    Halide::Buffer<> B = random_buffer("B", Halide::Int(8), {c.n, c.k}, 32);
+    Halide::Buffer<> bias = random_buffer("bias", Halide::Int(32), {c.n}, 33);
+    Halide::Buffer<> R = random_buffer("R", Halide::Int(32), {c.n, c.m}, 34);
+    if (c.saturated) {
+        A.as<int8_t>().fill(-128);
+        B.as<int8_t>().fill(-128);
+        bias.as<int32_t>().fill(std::numeric_limits<int32_t>::max() - 5);
+    }
+    std::map<std::string, std::string> params = {{"m", std::to_string(c.m)},
+                                                 {"n", std::to_string(c.n)},
+                                                 {"k", std::to_string(c.k)},
+                                                 {"dtype", "int8"},
+                                                 {"activation", c.activation}};
+    if (c.residual) params["residual"] = "true";
+    MatmulSpyreOptions o;
+    if (c.max_cores) {
+        params["max_cores"] = std::to_string(c.max_cores);
+        o.max_cores = c.max_cores;
+    }
+    set_compiling_for_spyre(true);
+    const MatmulSpyrePlan plan =
+        plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, Halide::Int(8), activation_of(c.activation), c.residual}, o);
+    set_compiling_for_spyre(false);
+    EXPECT_EQ(plan.in_lanes, 128) << "a stick holds 128 int8";
+    EXPECT_EQ(plan.kp % 128, 0);
+    EXPECT_EQ(plan.tn % 128, 0);
+    Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
+    Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.np});
+    Halide::Buffer<> spyre, host;
+    const Halide::Type out = Halide::Int(32);
+    if (c.residual) {
+        Halide::Buffer<> R_p = padded_copy(R, {plan.np, plan.mp});
+        spyre = run_generator("matmul", params, true, out, {c.n, c.m}, A_p, B_p, bias_p, R_p);
+        host = run_generator("matmul", params, false, out, {c.n, c.m}, A, B, bias, R);
+    } else {
+        spyre = run_generator("matmul", params, true, out, {c.n, c.m}, A_p, B_p, bias_p);
+        host = run_generator("matmul", params, false, out, {c.n, c.m}, A, B, bias);
+    }
+    // The host build against a plain loop (int32 wrap-around done in uint32).
+    const auto a = A.as<int8_t>(), b = B.as<int8_t>();
+    const auto bi = bias.as<int32_t>(), r = R.as<int32_t>();
+    int distinct = 0, positive = 0, negative = 0, large = 0;
+    const int32_t first = host.as<int32_t>()(0, 0);
+    for (int m = 0; m < c.m; m++) {
+        for (int n = 0; n < c.n; n++) {
+            uint32_t sum = (uint32_t)bi(n);
+            for (int k = 0; k < c.k; k++) sum += (uint32_t)((int32_t)a(k, m) * (int32_t)b(n, k));
+            int32_t expect = (int32_t)sum;
+            if (std::string(c.activation) == "relu") expect = std::max(expect, 0);
+            if (c.residual) expect = (int32_t)((uint32_t)expect + (uint32_t)r(n, m));
+            const int32_t h = host.as<int32_t>()(n, m), s = spyre.as<int32_t>()(n, m);
+            ASSERT_EQ(h, expect) << "host build at n=" << n << " m=" << m;
+            ASSERT_EQ(s, h) << "Spyre build at n=" << n << " m=" << m;
+            distinct += h != first;
+            positive += h > 0;
+            negative += h < 0;
+            large += std::abs((int64_t)h) > 32767;  // outside int16: the accumulation is int32
+        }
+    }
+    if (c.saturated) {
+        // bias + k x 16384 is past INT32_MAX: the wrapped (negative) value.
+        EXPECT_LT(first, 0) << "the sum did not wrap around";
+        return;
+    }
+    if (c.m * c.n > 1) {
+        EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
+        EXPECT_GT(positive, 0);
+        if (std::string(c.activation) != "relu" || c.residual) {
+            EXPECT_GT(negative, 0);
+        }
+    }
+    EXPECT_GT(large, 0) << "no result outside int16: the test could pass with a narrower accumulator";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Int8MatmulDualRealization,
+                         ::testing::Values(Int8MatmulCase{64, 128, 256, "none"},
+                                           Int8MatmulCase{50, 70, 40, "none"},     // nothing a multiple of anything
+                                           Int8MatmulCase{33, 65, 17, "relu"},     // K below a stick
+                                           Int8MatmulCase{100, 200, 300, "none"},  // ragged tiles, K not whole sticks
+                                           Int8MatmulCase{300, 520, 2000, "relu"},  // several tiles and K chunks
+                                           Int8MatmulCase{256, 1024, 512, "none", false, 8},   // 8 cores
+                                           Int8MatmulCase{512, 2048, 1024, "none"},            // all the cores
+                                           Int8MatmulCase{1, 1027, 256, "none"},               // decode, odd n
+                                           Int8MatmulCase{1, 1, 1, "none"},
+                                           Int8MatmulCase{37, 200, 300, "relu", true},  // with the residual
+                                           Int8MatmulCase{16, 128, 256, "none", false, 0, true}),  // int32 wrap-around
+                         int8_case_name);
 
 }  // namespace
 }  // namespace spyre::testing

@@ -465,7 +465,7 @@ TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsANonFloat32Accumulator) {
     acc(n, m) += A(k, m) * B(n, k);
     const std::string msg = error_of([&] { matmul_on_pt(acc, k, n, m); });
     EXPECT_NE(msg.find("matmul_on_pt(Func 'half_acc'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("the PT accumulates in float32, but the accumulator has type float16"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the PT accumulates in float32 (float16 or float32 operands) or int32 (int8 operands), but the accumulator has type float16"), std::string::npos) << msg;
 }
 
 TEST(SchedulingVocabularyErrors, MatmulOnPtRejectsAnUpdateThatIsNotASumOfProducts) {

@@ -139,6 +139,34 @@ TEST(TimingModel, ThinMatmulTilesWasteThePass) {
     EXPECT_NEAR(rows64 / rows8, 8.0, 0.5);
 }
 
+// Cycles of `n` m x 128 x 128 matmuls of `t` operands (int8 into an i32 C, f16 into f32) on one core.
+double matmul_loop_cycles(DType t, int n, int m = 64) {
+    ProgramBuilder b("pt_rate");
+    const int64_t eb = dtype_bytes(t);
+    int A = b.arg("A", ArgKind::Input, t, {128, 64});
+    int B = b.arg("B", ArgKind::Input, t, {128, 128});
+    b.load(0, A, 0, 0, 128 * eb, 64);
+    b.load(0, B, 0, 65536, 128 * eb, 128);
+    b.signal(0, Unit::Dma, 0);
+    b.wait(0, Unit::Pt, 0);
+    b.emit(0, Unit::Pt, Opcode::Loop, {n});
+    b.emit(0, Unit::Pt, Opcode::Matmul, {262144, 512, 0, 128 * eb, 65536, 128 * eb, m, 128, 128, (int)t, 0});
+    b.emit(0, Unit::Pt, Opcode::EndLoop, {});
+    return timing_cycles(b);
+}
+
+TEST(TimingModel, Int8MatmulRunsAtTheInt8RateFactorOfFp16) {
+    // pt.matmul in_type=i8 (into i32): each 8-row pass at pt_int8_rate_factor x the fp16 sustained
+    // rate, plus the same fill. Marginal cycles of 200 matmuls, so the loads cancel.
+    const MachineDescription m = builtin_machine();
+    const double i8 = matmul_loop_cycles(DType::I8, 400) - matmul_loop_cycles(DType::I8, 200);
+    const double f16 = matmul_loop_cycles(DType::F16, 400) - matmul_loop_cycles(DType::F16, 200);
+    const double pass = 8.0 * 128 * 128 / m.pt_macs_per_cycle(1.0);
+    const double expected = (pass / m.pt_int8_rate_factor + m.pt_pass_fill_cycles) / (pass + m.pt_pass_fill_cycles);
+    EXPECT_NEAR(i8 / f16, expected, 0.02 * expected);
+    EXPECT_LT(i8, f16) << "int8 is not faster than fp16 on the PT (pt_int8_rate_factor " << m.pt_int8_rate_factor << ")";
+}
+
 // Cycles of 200 SFU instructions (`op` with `fields`) on a 32 x 64 f32 tile: the difference of runs
 // of 400 and 200, so the tile's load cancels.
 double marginal_sfu_cycles(Opcode op, std::initializer_list<int64_t> fields) {

@@ -354,6 +354,34 @@ TEST(Validator, RejectsAMatmulOnI32Inputs) {
     EXPECT_CONTAINS(o.error, offset_of(o, 1, kPt, 0));
 }
 
+TEST(Validator, AcceptsAnI8MatmulIntoI32AtOddByteOffsetsOfItsOperands) {
+    Program p = valid_program();
+    isa::Instruction &mm = p.cores[1].unit[kPt][0];
+    mm.operand(isa::field::Matmul::in_type).base = (int64_t)DType::I8;
+    mm.operand(isa::field::Matmul::a).base = 4096 + 3;  // int8 A and B: any byte
+    mm.operand(isa::field::Matmul::ldb).base = 129;
+    EXPECT_EQ(check(p).error, "");
+}
+
+TEST(Validator, RejectsAMatmulWhoseI32AccumulatorIsNotOnWholeElements) {
+    Program p = valid_program();
+    isa::Instruction &mm = p.cores[1].unit[kPt][0];
+    mm.operand(isa::field::Matmul::in_type).base = (int64_t)DType::I8;
+    mm.operand(isa::field::Matmul::c).base = 2;
+    Outcome o = check(p);
+    EXPECT_CONTAINS(o.error, "field 'c' is not a whole number of i32 elements (4 bytes)");
+    EXPECT_CONTAINS(o.error, offset_of(o, 1, kPt, 0));
+    mm.operand(isa::field::Matmul::c).base = 0;
+    mm.operand(isa::field::Matmul::ldc).base = 130;
+    EXPECT_CONTAINS(check(p).error, "field 'ldc' is not a whole number of i32 elements");
+}
+
+TEST(Validator, RejectsAnF16MatmulOperandOffHalfWords) {
+    Program p = valid_program();
+    p.cores[1].unit[kPt][0].operand(isa::field::Matmul::lda).base = 129;
+    EXPECT_CONTAINS(check(p).error, "field 'lda' is not a whole number of f16 elements (2 bytes)");
+}
+
 TEST(Validator, RejectsADmaLoadWhoseValidBytesExceedTheRow) {
     Program p = valid_program();
     p.cores[0].unit[kDma][1].operand(isa::field::DmaLoad::valid_bytes).base = 640;
