@@ -103,6 +103,32 @@ int64_t floor_mod(int64_t a, int64_t b) {
 
 }  // namespace
 
+namespace {
+// The loops an index moves with (by name), for messages: the innermost loop of a run may have
+// one iteration, and then it is a constant rather than a hardware loop.
+std::string loops_of(const Expr &index) {
+    std::vector<std::string> names;
+    class Names : public IRVisitor {
+    public:
+        std::vector<std::string> *out;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Variable *v) override {
+            if (v->name.find(".s") != std::string::npos &&
+                std::find(out->begin(), out->end(), v->name) == out->end()) {
+                out->push_back(v->name);
+            }
+        }
+    } n;
+    n.out = &names;
+    index.accept(&n);
+    std::string s;
+    for (const std::string &x : names) s += (s.empty() ? "" : ", ") + std::string("'") + x + "'";
+    return s.empty() ? s : " (in loop " + s + ")";
+}
+}  // namespace
+
 std::string CoreSelector::boundary_hint() const {
     return "; boundary conditions compile when the staged boundary Func (BoundaryConditions::repeat_edge or "
            "constant_exterior of the input, with the true extents as bounds) is staged with stage_in_scratchpad "
@@ -303,7 +329,8 @@ Expr CoreSelector::resolve_index_selects(const Expr &value) {
     // Lane-uniform but changing over the loops: not a boundary this run resolves (the ordinary path).
     if (mixed_at.empty() && trues != 0 && trues != total) return value;
     if (!mixed_at.empty()) {
-        fail("the select on the indices (" + to_text(s->condition) + ") takes both branches within one vector (" +
+        fail("the select on the indices (" + to_text(s->condition) + ")" + display(loops_of(value)) +
+             " takes both branches within one vector (" +
              mixed_at + " true): the SFU computes whole sticks, so a boundary must fall on a stick boundary. Make the "
              "extent of the stick dimension a whole number of sticks (" + std::to_string(lanes) + " lanes here), or "
              "compute the mask into a staged Func of its own" + boundary_hint());
@@ -366,8 +393,8 @@ bool CoreSelector::select_boundary_store(const Store *op, const SymOperand &dst,
             return true;
         }
         if (!same) {
-            fail("the clamped read of '" + display(ld->name) + "' (" + to_text(ld->index) + ") stops at the edge inside a "
-                 "stick (" + (example.empty() ? std::string("its lanes change from run to run") : example) +
+            fail("the clamped read of '" + display(ld->name) + "' (" + to_text(ld->index) + ")" + display(loops_of(ld->index)) +
+                 " stops at the edge inside a stick (" + (example.empty() ? std::string("its lanes change from run to run") : example) +
                  "): a vector must read either whole interior sticks or one edge element. Make the extent of the "
                  "stick dimension a whole number of sticks (" + std::to_string(m_.stick_bytes / eb) +
                  " lanes of " + type_text(t.element_of()) + ")" + boundary_hint());
