@@ -368,15 +368,18 @@ bool CoreSelector::select_boundary_store(const Store *op, const SymOperand &dst,
             visit_store(st.as<Store>(), out);
             return true;
         }
-        bool dense = true, same = true;
+        bool dense = true, same = true, reversed = false;
         std::string example;
         for (const std::vector<int64_t> &p : box_sample()) {
             const int64_t v0 = env_.evaluate_lane(ld->index, 0, p);
             bool d = true, s = true;
+            int64_t prev = v0;
             for (int l = 1; l < lanes; l++) {
                 const int64_t v = env_.evaluate_lane(ld->index, l, p);
                 d = d && v == v0 + l;
                 s = s && v == v0;
+                reversed = reversed || v == prev - 1;
+                prev = v;
             }
             if (!d && !s && example.empty()) {
                 example = "lanes from element " + std::to_string(v0) + " to " +
@@ -391,6 +394,13 @@ bool CoreSelector::select_boundary_store(const Store *op, const SymOperand &dst,
             const Stmt st = Store::make(op->name, load, op->index, op->param, op->predicate, op->alignment);
             visit_store(st.as<Store>(), out);
             return true;
+        }
+        if (!same && reversed) {
+            fail("the read of '" + display(ld->name) + "' (" + to_text(ld->index) + ")" + display(loops_of(ld->index)) +
+                 " runs backwards across the edge (a mirrored boundary, BoundaryConditions::mirror_image or "
+                 "mirror_interior): its halo is the image reversed, a permutation the SFU does not have. Use "
+                 "repeat_edge or constant_exterior, or mirror the input into a padded tensor before the kernel" +
+                 boundary_hint());
         }
         if (!same) {
             fail("the clamped read of '" + display(ld->name) + "' (" + to_text(ld->index) + ")" + display(loops_of(ld->index)) +

@@ -1,6 +1,7 @@
 // Static evaluation and affine recovery of index expressions (see index_evaluation.h).
 #include "index_evaluation.h"
 
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <sstream>
@@ -120,6 +121,7 @@ public:
                 c->is_intrinsic(Call::promise_clamped) || c->is_intrinsic(Call::unsafe_promise_clamped)) {
                 return eval(c->args[0]);
             }
+            if (c->is_intrinsic(Call::abs)) return std::llabs(eval(c->args[0]));
             fail(e, "a call to " + c->name);
         }
         fail(e, "an unsupported expression node");

@@ -23,7 +23,7 @@ public:
     GeneratorParam<int> width{"width", 128};
     GeneratorParam<int> height{"height", 64};
     GeneratorParam<int> rows_per_core{"rows_per_core", 2};
-    GeneratorParam<std::string> boundary{"boundary", "repeat_edge"};  // repeat_edge, zero, clamp, select
+    GeneratorParam<std::string> boundary{"boundary", "repeat_edge"};  // repeat_edge, zero, clamp, select, mirror
     Input<Buffer<float>> input{"input", 2};
     Output<Buffer<float>> output{"output", 2};
 
@@ -39,8 +39,10 @@ public:
             padded(x, y) = input(clamp(x, 0, W - 1), clamp(y, 0, H - 1));
         } else if (b == "select") {  // zero padding by hand
             padded(x, y) = select(x >= 0 && x < W && y >= 0 && y < H, input(clamp(x, 0, W - 1), clamp(y, 0, H - 1)), 0.0f);
+        } else if (b == "mirror") {
+            padded = BoundaryConditions::mirror_interior(input, {{0, W}, {0, H}});
         } else {
-            _halide_user_assert(false) << "user_blur: boundary must be repeat_edge, zero, clamp or select, not '" << b << "'";
+            _halide_user_assert(false) << "user_blur: boundary must be repeat_edge, zero, clamp, select or mirror, not '" << b << "'";
         }
         Expr s = 0.0f;
         for (int dy = -1; dy <= 1; dy++)
@@ -181,6 +183,21 @@ TEST(BlurBoundaryErrors, AZeroPaddedEdgeInsideAStickIsRefusedNamingTheFix) {
         EXPECT_NE(m.find("in Func 'constant_exterior'"), std::string::npos) << m;
         EXPECT_NE(m.find("loop '"), std::string::npos) << m;
         EXPECT_NE(m.find("whole number of sticks"), std::string::npos) << m;
+    }
+    set_compiling_for_spyre(false);
+}
+
+// mirror_interior's halo is the image reversed: refused, naming the Func and the supported boundaries.
+TEST(BlurBoundaryErrors, AMirroredBoundaryIsRefusedNamingTheSupportedOnes) {
+    BlurCase c{"mirror", 128, 64, 2};
+    Halide::Buffer<> in = random_buffer("input", Halide::Float(32), {c.width, c.height}, 5);
+    try {
+        run_generator("user_blur", params_of(c), true, Halide::Float(32), {c.width, c.height}, in);
+        FAIL() << "mirror_interior compiled";
+    } catch (const Halide::CompileError &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("in Func 'mirror_interior'"), std::string::npos) << m;
+        EXPECT_NE(m.find("repeat_edge or constant_exterior"), std::string::npos) << m;
     }
     set_compiling_for_spyre(false);
 }
