@@ -64,12 +64,13 @@ public:
 
 private:
     using IRVisitor::visit;
+    void visit(const Select *op) override {
+        if (index_only(op->condition)) found = true;
+        IRVisitor::visit(op);
+    }
     void visit(const Store *op) override {
         Expr v = op->value;
-        while (const Select *s = v.as<Select>()) {
-            if (index_only(s->condition)) found = true;
-            v = s->false_value;
-        }
+        while (const Select *s = v.as<Select>()) v = s->false_value;
         if (const Broadcast *b = v.as<Broadcast>()) {
             if (b->value.as<Load>()) found = true;
         }
@@ -185,8 +186,12 @@ void CoreSelector::describe_boundary_value(const Expr &value, std::string *sig, 
     const int lanes = value.type().lanes();
     if (const Select *s = value.as<Select>()) {
         if (!index_only(s->condition)) return;
-        int trues = 0;
-        for (int l = 0; l < lanes; l++) trues += env_.evaluate_lane(s->condition, l, point) != 0;
+        int trues = 0, first = -1;
+        for (int l = 0; l < lanes; l++) {
+            const bool t = env_.evaluate_lane(s->condition, l, point) != 0;
+            trues += t;
+            if (t && first < 0) first = l;
+        }
         if (trues == lanes) {
             *sig += 'T';
             describe_boundary_value(s->true_value, sig, nums);
@@ -194,8 +199,8 @@ void CoreSelector::describe_boundary_value(const Expr &value, std::string *sig, 
             *sig += 'F';
             describe_boundary_value(s->false_value, sig, nums);
         } else {
-            *sig += 'M';
-            nums->push_back(trues);
+            // A mask (static_mask): the same lanes over a run, so in the signature itself.
+            *sig += "M" + std::to_string(trues) + ":" + std::to_string(first);
         }
         return;
     }
@@ -204,6 +209,36 @@ void CoreSelector::describe_boundary_value(const Expr &value, std::string *sig, 
             *sig += 'E';
             nums->push_back(env_.evaluate(ld->index, point));
         }
+        return;
+    }
+    if (const Load *ld = value.as<Load>(); ld && !dram_tensor(ld->name)) return;
+    if (!value.as<Load>()) {
+        // Computed values: the lane pattern of every select on the indices inside them (masks).
+        class Masks : public IRVisitor {
+        public:
+            const IndexEnvironment *env = nullptr;
+            std::string *sig = nullptr;
+
+        private:
+            using IRVisitor::visit;
+            void visit(const Select *o) override {
+                if (index_only(o->condition)) {
+                    const std::vector<int64_t> point(env->loop_depth(), 0);
+                    int64_t trues = 0, first = -1;
+                    for (int l = 0; l < o->type.lanes(); l++) {
+                        const bool t = env->evaluate_lane(o->condition, l, point) != 0;
+                        trues += t;
+                        if (t && first < 0) first = l;
+                    }
+                    // In the signature itself: a mask must be the same, not move, over a run.
+                    *sig += "m" + std::to_string(trues) + ":" + std::to_string(first);
+                }
+                IRVisitor::visit(o);
+            }
+        } masks;
+        masks.env = &env_;
+        masks.sig = sig;
+        value.accept(&masks);
         return;
     }
     if (const Load *ld = value.as<Load>()) {
@@ -244,8 +279,14 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
         const int64_t min = env_.evaluate(f->min, point), trip = env_.evaluate(f->extent, point);
         *sig += '(';
         nums->push_back(trip);
-        for (int64_t i : {int64_t(0), trip - 1}) {
-            if (trip <= 0 || (i == trip - 1 && trip == 1)) continue;
+        // Every iteration of a short inner loop (masks differ in the middle), else its first and last.
+        std::vector<int64_t> at;
+        if (trip <= 64) {
+            for (int64_t i = 0; i < trip; i++) at.push_back(i);
+        } else {
+            at = {0, trip - 1};
+        }
+        for (int64_t i : at) {
             const bool shadowed = env_.has_constant(f->name);
             if (shadowed) return false;
             env_.bind_constant(f->name, min + i);
@@ -311,6 +352,65 @@ bool CoreSelector::try_partition_boundary_loop(const For *op, int64_t min, int64
     return true;
 }
 
+bool CoreSelector::reads_dram(const Expr &e) const {
+    class Finder : public IRVisitor {
+    public:
+        const CoreSelector *self = nullptr;
+        bool found = false;
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Load *op) override {
+            found = found || self->dram_tensor(op->name) != nullptr;
+            IRVisitor::visit(op);
+        }
+    } f;
+    f.self = this;
+    e.accept(&f);
+    return f.found;
+}
+
+// A select on the indices inside SFU arithmetic: its lanes are known at compile time, the same at
+// every point of the run's loop box (loop runs make them so), so the mask is filled in scratchpad
+// once per use: zeros, then ones over each run of true lanes.
+bool CoreSelector::static_mask(const Expr &cond, int lanes, const Type &t, SfuSource *mask, std::vector<ProgramNode> &out) {
+    if (!index_only(cond)) return false;
+    std::vector<bool> pattern;
+    for (const std::vector<int64_t> &p : box_sample()) {
+        std::vector<bool> here(lanes);
+        for (int l = 0; l < lanes; l++) here[l] = env_.evaluate_lane(cond, l, p) != 0;
+        if (pattern.empty()) pattern = here;
+        if (here != pattern) {
+            fail("the condition " + to_text(cond) + display(loops_of(cond)) + " selects other lanes at other "
+                 "iterations of the loops inside one run; a mask on the indices must be the same over the loop it "
+                 "is computed in: split that loop so each iteration's mask is static, or compute the mask from "
+                 "a staged Func of values");
+        }
+    }
+    const SymOperand m = new_temp(lanes, t);
+    SfuSource zero, one;
+    zero.mode = one.mode = 2;
+    zero.imm = immediate_bits(make_zero(t.element_of()), t);
+    one.imm = immediate_bits(make_one(t.element_of()), t);
+    emit_sfu(out, isa::Opcode::Copy, m, {zero}, lanes, t);
+    const int64_t eb = t.bytes();
+    for (int l = 0; l < lanes;) {
+        if (!pattern[l]) {
+            l++;
+            continue;
+        }
+        int e = l;
+        while (e < lanes && pattern[e]) e++;
+        SymOperand at = m;
+        at.base += l * eb;
+        emit_sfu(out, isa::Opcode::Copy, at, {one}, e - l, t);
+        l = e;
+    }
+    mask->mode = 0;
+    mask->addr = m;
+    return true;
+}
+
 Expr CoreSelector::resolve_index_selects(const Expr &value) {
     const Select *s = value.as<Select>();
     if (!s || !index_only(s->condition)) return value;
@@ -326,15 +426,16 @@ Expr CoreSelector::resolve_index_selects(const Expr &value) {
         trues += t;
         total += lanes;
     }
-    // Lane-uniform but changing over the loops: not a boundary this run resolves (the ordinary path).
-    if (mixed_at.empty() && trues != 0 && trues != total) return value;
-    if (!mixed_at.empty()) {
+    if (!mixed_at.empty() && reads_dram(value)) {
         fail("the select on the indices (" + to_text(s->condition) + ")" + display(loops_of(value)) +
              " takes both branches within one vector (" +
              mixed_at + " true): the SFU computes whole sticks, so a boundary must fall on a stick boundary. Make the "
              "extent of the stick dimension a whole number of sticks (" + std::to_string(lanes) + " lanes here), or "
-             "compute the mask into a staged Func of its own" + boundary_hint());
+             "stage the input itself and apply the select in a computed Func (a mask the SFU fills)" + boundary_hint());
     }
+    // Lanes that differ (a mask the SFU computes, see static_mask), or lane-uniform but changing
+    // over the loops: not a boundary this run resolves; the ordinary path.
+    if (!mixed_at.empty() || (trues != 0 && trues != total)) return value;
     return resolve_index_selects(trues == total ? s->true_value : s->false_value);
 }
 

@@ -228,6 +228,9 @@ private:
     // load whose vector index is dense or one element becomes a DMA or an edge stick.
     bool select_boundary_store(const Store *op, const SymOperand &dst, std::vector<ProgramNode> &out);
     Expr resolve_index_selects(const Expr &value);
+    bool reads_dram(const Expr &e) const;
+    // A select condition on the indices, whose lanes are static: a 1/0 mask filled in scratchpad.
+    bool static_mask(const Expr &cond, int lanes, const Type &t, SfuSource *mask, std::vector<ProgramNode> &out);
     std::vector<std::vector<int64_t>> box_sample() const;
     std::string boundary_hint() const;
 

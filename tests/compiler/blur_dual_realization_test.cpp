@@ -67,9 +67,41 @@ private:
     Func padded{"padded"}, blur{"blur"};
 };
 
+// A causal mask built from the indices, as attention scores use it: keys x after the query y get -1e4.
+class UserCausalMask : public Generator<UserCausalMask> {
+public:
+    GeneratorParam<int> n{"n", 64};
+    Input<Buffer<float>> scores{"scores", 2};
+    Output<Buffer<float>> output{"output", 2};
+
+    void generate() {
+        const int N = n;
+        spyre::constrain_tensor(scores, {N, N});
+        masked(x, y) = select(x <= y, scores(x, y), -1e4f);
+        output(x, y) = masked(x, y);
+        spyre::constrain_tensor(output, {N, N});
+    }
+
+    void schedule() {
+        if (!spyre::is_spyre()) return;
+        Var core("core"), yi("yi");
+        const int rows = std::max(1, (int)n / 32);
+        output.split(y, core, yi, rows, TailStrategy::RoundUp).parallel(core);
+        spyre::stick_vectorize(output, x);
+        spyre::stage_in_scratchpad(scores.in(), output, core);
+        spyre::stage_in_scratchpad(masked, output, core);
+        spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("user_causal_mask"));
+    }
+
+private:
+    Var x{"x"}, y{"y"};
+    Func masked{"masked"};
+};
+
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(UserBlur, user_blur)
+HALIDE_REGISTER_GENERATOR(UserCausalMask, user_causal_mask)
 
 namespace spyre::testing {
 namespace {
@@ -152,6 +184,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BlurCase{"repeat_edge", 1024, 256, 8},  // larger: the figures in docs/scheduling.md
                       BlurCase{"zero", 1024, 256, 8}),
     case_name);
+
+// A select on the indices whose lanes differ inside a stick compiles to a mask the SFU fills.
+TEST(IndexMaskDualRealization, ACausalMaskFromTheIndicesMatchesTheHost) {
+    for (int n : {64, 96}) {
+        Halide::Buffer<> in = random_buffer("scores", Halide::Float(32), {n, n}, 9);
+        const std::map<std::string, std::string> p = {{"n", std::to_string(n)}};
+        Halide::Buffer<> host = run_generator("user_causal_mask", p, false, Halide::Float(32), {n, n}, in);
+        Halide::Buffer<> spyre = run_generator("user_causal_mask", p, true, Halide::Float(32), {n, n}, in);
+        int masked = 0, kept = 0, wrong = 0;
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++) {
+                const float h = host.as<float>()(x, y), s = spyre.as<float>()(x, y);
+                const float want = x <= y ? in.as<float>()(x, y) : -1e4f;
+                wrong += h != want || s != h;
+                (x <= y ? kept : masked)++;
+            }
+        EXPECT_GT(masked, 0);
+        EXPECT_GT(kept, 0);
+        EXPECT_EQ(wrong, 0) << "n=" << n;
+    }
+}
 
 // The edge of the stick dimension inside a stick: refused, naming the Func, the loop and the fix.
 TEST(BlurBoundaryErrors, AnEdgeInsideAStickIsRefusedNamingTheFix) {
