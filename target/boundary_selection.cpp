@@ -277,8 +277,8 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
     if (const For *f = s.as<For>()) {
         const std::vector<int64_t> point(env_.loop_depth(), 0);
         const int64_t min = env_.evaluate(f->min, point), trip = env_.evaluate(f->extent, point);
-        *sig += '(';
-        nums->push_back(trip);
+        // Inner trip counts in the signature itself: a hardware loop's extent cannot move.
+        *sig += "(" + std::to_string(trip) + ":";
         // Every iteration of a short inner loop (masks differ in the middle), else its first and last.
         std::vector<int64_t> at;
         if (trip <= 64) {
