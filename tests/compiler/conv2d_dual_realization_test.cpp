@@ -1,7 +1,7 @@
 // gen_conv2d built for Spyre against the host build of the same generator, on
 // random non-constant data: 3x3 and 1x1 filters, kw != kh, ci below and not a
 // multiple of a stick (a CNN's first layer), batch 2, both dtypes, relu, tiles
-// along the output row and along co. The host build itself is checked against
+// along the output row and along co, zero padding (pad=1, 2). The host build itself is checked against
 // a direct loop nest of the formula, so a wrong algorithm fails too. Bad
 // parameters are refused with errors that name them.
 #include <gtest/gtest.h>
@@ -175,6 +175,17 @@ TEST(Conv2dParams, AWeightTileOverTheScratchpadIsRefusedNamingCi) {
     } catch (const Halide::CompileError &e) {
         EXPECT_NE(std::string(e.what()).find("ci=2048"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("ci is not split into chunks yet"), std::string::npos) << e.what();
+    }
+    set_compiling_for_spyre(false);
+}
+
+TEST(Conv2dParams, ANegativePadIsRefusedNamingIt) {
+    Conv2dCase c{8, 8, 6, 6, 3, 3, 1, "float32", "none", "pad=-1"};
+    try {
+        build_generator("conv2d", params_of(c), true);
+        FAIL() << "pad=-1 compiled";
+    } catch (const Halide::CompileError &e) {
+        EXPECT_NE(std::string(e.what()).find("pad must be >= 0, not -1"), std::string::npos) << e.what();
     }
     set_compiling_for_spyre(false);
 }
