@@ -24,8 +24,16 @@
 //     lane (the edge) is one DMA of the stick holding that element into the
 //     destination and one `sfu.copy` broadcasting it over the vector (in
 //     place: the row is read before it is written); a constant is an SFU fill.
-// Anything else (an edge inside a stick, a select whose lanes differ) is a
-// compile error naming the Func, the loop and the fix.
+//   - a select on the indices inside SFU arithmetic whose lanes differ (a
+//     causal mask) uses a static 1/0 mask: an SFU fill of zeros, then ones
+//     over each run of true lanes (static_mask; the lane pattern is part of
+//     a run's signature, so it is the same over the run).
+// Anything else (an edge inside a stick, a select on a DRAM read whose lanes
+// differ, a mirrored read) is a compile error naming the Func, the loop and
+// the fix.
+// Kept inside the CoreSelector (like copy_stage_selection.cpp): it needs the
+// selector's environment of constants, loops and buffers, and it hands each
+// run back to the ordinary selection.
 #include "core_selector.h"
 
 namespace spyre {
