@@ -24,8 +24,8 @@ public:
     GeneratorParam<int> height{"height", 64};
     GeneratorParam<int> rows_per_core{"rows_per_core", 2};
     GeneratorParam<std::string> boundary{"boundary", "repeat_edge"};  // repeat_edge, zero, clamp, select, mirror
-    Input<Buffer<float>> input{"input", 2};
-    Output<Buffer<float>> output{"output", 2};
+    Input<Buffer<float>> input{"blur_input", 2};
+    Output<Buffer<float>> output{"blur_output", 2};
 
     void generate() {
         const int W = width, H = height;
@@ -71,8 +71,8 @@ private:
 class UserCausalMask : public Generator<UserCausalMask> {
 public:
     GeneratorParam<int> n{"n", 64};
-    Input<Buffer<float>> scores{"scores", 2};
-    Output<Buffer<float>> output{"output", 2};
+    Input<Buffer<float>> scores{"causal_scores", 2};
+    Output<Buffer<float>> output{"blur_output", 2};
 
     void generate() {
         const int N = n;
@@ -142,7 +142,7 @@ class BlurDualRealization : public ::testing::TestWithParam<BlurCase> {};
 
 TEST_P(BlurDualRealization, SpyreMatchesHost) {
     const BlurCase c = GetParam();
-    Halide::Buffer<> in = random_buffer("input", Halide::Float(32), {c.width, c.height}, 41);
+    Halide::Buffer<> in = random_buffer("blur_input", Halide::Float(32), {c.width, c.height}, 41);
     Halide::Buffer<> host = run_generator("user_blur", params_of(c), false, Halide::Float(32), {c.width, c.height}, in);
     Halide::Buffer<> spyre = run_generator("user_blur", params_of(c), true, Halide::Float(32), {c.width, c.height}, in);
     spyre_kernel_stats stats{};
@@ -188,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A select on the indices whose lanes differ inside a stick compiles to a mask the SFU fills.
 TEST(IndexMaskDualRealization, ACausalMaskFromTheIndicesMatchesTheHost) {
     for (int n : {64, 96}) {
-        Halide::Buffer<> in = random_buffer("scores", Halide::Float(32), {n, n}, 9);
+        Halide::Buffer<> in = random_buffer("causal_scores", Halide::Float(32), {n, n}, 9);
         const std::map<std::string, std::string> p = {{"n", std::to_string(n)}};
         Halide::Buffer<> host = run_generator("user_causal_mask", p, false, Halide::Float(32), {n, n}, in);
         Halide::Buffer<> spyre = run_generator("user_causal_mask", p, true, Halide::Float(32), {n, n}, in);
@@ -209,7 +209,7 @@ TEST(IndexMaskDualRealization, ACausalMaskFromTheIndicesMatchesTheHost) {
 // The edge of the stick dimension inside a stick: refused, naming the Func, the loop and the fix.
 TEST(BlurBoundaryErrors, AnEdgeInsideAStickIsRefusedNamingTheFix) {
     BlurCase c{"repeat_edge", 100, 64, 2};
-    Halide::Buffer<> in = random_buffer("input", Halide::Float(32), {c.width, c.height}, 5);
+    Halide::Buffer<> in = random_buffer("blur_input", Halide::Float(32), {c.width, c.height}, 5);
     try {
         Halide::Buffer<> in_p = padded_copy(in, {128, 64});
         run_generator("user_blur", params_of(c), true, Halide::Float(32), {c.width, c.height}, in_p);
@@ -226,7 +226,7 @@ TEST(BlurBoundaryErrors, AnEdgeInsideAStickIsRefusedNamingTheFix) {
 
 TEST(BlurBoundaryErrors, AZeroPaddedEdgeInsideAStickIsRefusedNamingTheFix) {
     BlurCase c{"zero", 100, 64, 2};
-    Halide::Buffer<> in = random_buffer("input", Halide::Float(32), {c.width, c.height}, 5);
+    Halide::Buffer<> in = random_buffer("blur_input", Halide::Float(32), {c.width, c.height}, 5);
     try {
         Halide::Buffer<> in_p = padded_copy(in, {128, 64});
         run_generator("user_blur", params_of(c), true, Halide::Float(32), {c.width, c.height}, in_p);
@@ -243,7 +243,7 @@ TEST(BlurBoundaryErrors, AZeroPaddedEdgeInsideAStickIsRefusedNamingTheFix) {
 // mirror_interior's halo is the image reversed: refused, naming the Func and the supported boundaries.
 TEST(BlurBoundaryErrors, AMirroredBoundaryIsRefusedNamingTheSupportedOnes) {
     BlurCase c{"mirror", 128, 64, 2};
-    Halide::Buffer<> in = random_buffer("input", Halide::Float(32), {c.width, c.height}, 5);
+    Halide::Buffer<> in = random_buffer("blur_input", Halide::Float(32), {c.width, c.height}, 5);
     try {
         run_generator("user_blur", params_of(c), true, Halide::Float(32), {c.width, c.height}, in);
         FAIL() << "mirror_interior compiled";
