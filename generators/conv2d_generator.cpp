@@ -6,9 +6,13 @@
 // fp16 kernels accumulate in fp32 and round once. The bias is the
 // accumulator's initial value.
 //
-// Not here yet: padding ("same" convolutions) and other boundary conditions,
-// a separate open item; pad the input on the host (a valid convolution of the
-// padded input is the padded convolution), strides and dilations.
+// `pad` (default 0) zero-pads the input by pad pixels on every side of width
+// and height (pad = (k - 1) / 2 is a "same" convolution): the input is read
+// through BoundaryConditions::constant_exterior(input, 0) and the output is
+// (co, width + 2 pad - kw + 1, height + 2 pad - kh + 1, batch). For Spyre the
+// staged input rows get their zero rows and pixels written in the scratchpad
+// (docs/scheduling.md, "Boundary conditions"); the input tensor is the true
+// image. Not here yet: other boundary conditions, strides and dilations.
 //
 // For Spyre builds ci is padded to whole sticks identically in the input and
 // the weights, and the reduction runs over the padded ci (the padding holds
@@ -39,6 +43,7 @@ public:
     GeneratorParam<int> kw{"kw", 3};
     GeneratorParam<int> kh{"kh", 3};
     GeneratorParam<int> batch{"batch", 1};
+    GeneratorParam<int> pad{"pad", 0};  // zero padding on each side of width and height
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<Activation> activation{"activation", Activation::None,
                                           {{"none", Activation::None}, {"relu", Activation::Relu}}};
@@ -58,7 +63,10 @@ public:
     Output<Buffer<>> *output = nullptr;  // output(co, width - kw + 1, height - kh + 1, batch)
 
     void configure() {
-        shape_ = spyre::Conv2dShape{ci_size, co_size, width, height, kw, kh, batch, dtype, activation};
+        _halide_user_assert((int)pad >= 0) << "conv2d: pad must be >= 0, not " << (int)pad;
+        // The plan and the algorithm see the padded image; the input tensor is the true one.
+        shape_ = spyre::Conv2dShape{ci_size, co_size, (int)width + 2 * (int)pad, (int)height + 2 * (int)pad, kw, kh,
+                                    batch, dtype, activation};
         spyre::check_conv2d_shape(shape_);
         _halide_user_assert((int)max_cores >= 0) << "conv2d: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_co >= 0 && (int)tile_x >= 0 && (int)tile_y >= 0)
@@ -71,7 +79,7 @@ public:
             fw{"kw", kw}, fh{"kh", kh}, b{"batch", batch};
         spyre::check_tensor_fits("conv2d", "input", {ci, w, h, b}, t);
         spyre::check_tensor_fits("conv2d", "weights", {co, ci, fw, fh}, t);
-        const spyre::ShapeDim ow{"width", (int)width - (int)kw + 1}, oh{"height", (int)height - (int)kh + 1};
+        const spyre::ShapeDim ow{"width", shape_.out_width()}, oh{"height", shape_.out_height()};
         spyre::check_tensor_fits("conv2d", "output", {co, ow, oh, b}, t);
         input = add_input<Buffer<>>("input", t, 4);
         weights = add_input<Buffer<>>("weights", t, 4);
@@ -86,8 +94,12 @@ public:
         options.tile_co = tile_co;
         options.tile_x = tile_x;
         options.tile_y = tile_y;
-        options.share_input = share_input;
-        options.share_weights = share_weights;
+        // A zero-padded input tile is written partly by the SFU (its boundary), so it is not a
+        // plain DMA copy that share_over_ring can pass along the ring: each core loads its own.
+        // The cores at the image's edges then run other programs than the rest (their edge rows
+        // are fills), so the chains ring sharing needs for the weights are not there either.
+        options.share_input = share_input && (int)pad == 0;
+        options.share_weights = share_weights && (int)pad == 0;
         plan_ = spyre::plan_conv2d_spyre(shape_, options);
         if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
             const spyre::Conv2dSpyrePlan &p = plan_;
@@ -105,8 +117,16 @@ public:
         r_ = RDom(0, spyre::padded_extent(shape_.ci, spyre::stick_lanes(t)), 0, shape_.kw, 0, shape_.kh, "r");
         bias_f_(co_) = cast<float>((*bias)(co_));
         acc_(co_, x_, y_, b_) = bias_f_(co_);
-        acc_(co_, x_, y_, b_) +=
-            cast<float>((*input)(r_.x, x_ + r_.y, y_ + r_.z, b_)) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
+        const int P = pad;
+        Expr tap;
+        if (P > 0) {
+            image_ = BoundaryConditions::constant_exterior(*input, Internal::make_zero(t),
+                                                           {Range(), Range(0, (int)width), Range(0, (int)height), Range()});
+            tap = image_(r_.x, x_ + r_.y - P, y_ + r_.z - P, b_);
+        } else {
+            tap = (*input)(r_.x, x_ + r_.y, y_ + r_.z, b_);
+        }
+        acc_(co_, x_, y_, b_) += cast<float>(tap) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
         const Expr v = acc_(co_, x_, y_, b_);
         result_(co_, x_, y_, b_) = cast(t, shape_.activation == Activation::Relu ? max(v, 0.0f) : v);
         (*output)(co_, x_, y_, b_) = result_(co_, x_, y_, b_);
@@ -114,8 +134,13 @@ public:
         // Multiples are the Spyre tiles (ignored by host builds): ci padded identically in the
         // input and the weights; the input padded to the rows and pixels the padded output reads.
         const int xo = shape_.out_width(), yo = shape_.out_height();
-        spyre::constrain_tensor(*input, {shape_.ci, shape_.width, shape_.height, shape_.batch},
-                                {plan_.in_lanes, plan_.in_xp, plan_.in_yp, 1});
+        // With padding the staged rows read the image through the boundary, never past it.
+        if (P > 0) {
+            spyre::constrain_tensor(*input, {shape_.ci, (int)width, (int)height, shape_.batch}, {plan_.in_lanes, 1, 1, 1});
+        } else {
+            spyre::constrain_tensor(*input, {shape_.ci, shape_.width, shape_.height, shape_.batch},
+                                    {plan_.in_lanes, plan_.in_xp, plan_.in_yp, 1});
+        }
         spyre::constrain_tensor(*weights, {shape_.co, shape_.ci, shape_.kw, shape_.kh}, {plan_.cop, plan_.in_lanes, 1, 1});
         spyre::constrain_tensor(*bias, {shape_.co}, {plan_.cop});
         spyre::constrain_tensor(*output, {shape_.co, xo, yo, shape_.batch}, {plan_.cop, plan_.xp, plan_.yp, 1});
@@ -124,7 +149,8 @@ public:
     void schedule() {
         spyre::Conv2dFuncs funcs{*output, result_, acc_, bias_f_, r_, co_, x_, y_, b_};
         if (spyre::is_spyre()) {
-            spyre::schedule_conv2d_spyre(funcs, input->in(), weights->in(), bias->in(), shape_, plan_);
+            spyre::schedule_conv2d_spyre(funcs, (int)pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape_,
+                                         plan_);
             spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("conv2d"));
         } else {
             spyre::schedule_conv2d_host(funcs, shape_, get_target());
@@ -134,6 +160,7 @@ public:
 private:
     Var co_{"co"}, x_{"x"}, y_{"y"}, b_{"b"};
     Func acc_{"acc"}, bias_f_{"bias_f"}, result_{"result"};
+    Func image_;  // pad > 0: the input zero-padded through constant_exterior, as the taps read it
     RDom r_;
     spyre::Conv2dShape shape_;
     spyre::Conv2dSpyrePlan plan_;

@@ -167,6 +167,71 @@ void stick_vectorize(Func f, int update_index, const VarOrRVar &x) {
 
 // ---- scratchpad ---------------------------------------------------------
 
+// Does f read another Func or an input at an index clamped or selected from its own
+// arguments (BoundaryConditions::repeat_edge / constant_exterior, clamp(x, 0, W - 1), ...)?
+// Such a tile reaches past the tensor's edges; its halo is filled from the clamped reads.
+bool reads_through_a_boundary(const Func &f) {
+    class Finder : public Internal::IRVisitor {
+    public:
+        explicit Finder(const std::vector<Var> &args) {
+            for (const Var &v : args) args_.insert(v.name());
+        }
+        bool found = false;
+
+    private:
+        using Internal::IRVisitor::visit;
+        std::set<std::string> args_;
+        std::set<std::string> seen_;
+        int in_call_args_ = 0;
+        bool uses_args(const Expr &e) {
+            for (const std::string &a : args_) {
+                if (Internal::expr_uses_var(e, a)) return true;
+            }
+            return false;
+        }
+        void visit(const Internal::Call *op) override {
+            if (op->is_intrinsic(Internal::Call::likely) || op->is_intrinsic(Internal::Call::likely_if_innermost)) {
+                found = true;
+            }
+            const bool access = op->call_type == Internal::Call::Halide || op->call_type == Internal::Call::Image;
+            if (access) in_call_args_++;
+            Internal::IRVisitor::visit(op);
+            if (access) in_call_args_--;
+            // An inlined Func called at f's own arguments (constant_exterior calls repeat_edge).
+            if (op->call_type == Internal::Call::Halide && op->func.defined() && forwards_args(op) &&
+                seen_.insert(op->name).second) {
+                const Internal::Function g(op->func);
+                if (!g.has_update_definition()) {
+                    for (const Expr &v : g.values()) v.accept(this);
+                }
+            }
+        }
+        bool forwards_args(const Internal::Call *op) const {
+            if (op->args.size() != args_.size()) return false;
+            for (const Expr &a : op->args) {
+                const Internal::Variable *v = a.as<Internal::Variable>();
+                if (!v || !args_.count(v->name)) return false;
+            }
+            return true;
+        }
+        void visit(const Internal::Min *op) override {
+            found = found || in_call_args_ > 0;
+            Internal::IRVisitor::visit(op);
+        }
+        void visit(const Internal::Max *op) override {
+            found = found || in_call_args_ > 0;
+            Internal::IRVisitor::visit(op);
+        }
+        void visit(const Internal::Select *op) override {
+            found = found || in_call_args_ > 0 || uses_args(op->condition);
+            Internal::IRVisitor::visit(op);
+        }
+    } finder(f.args());
+    if (!f.defined()) return false;
+    for (const Expr &v : f.function().definition().values()) v.accept(&finder);
+    return finder.found;
+}
+
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     const std::string what = describe("stage_in_scratchpad", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
     const int lanes = lanes_of(what, f);
@@ -181,6 +246,10 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     // min. The default (ShiftInwards) would move the last vector below the region's min,
     // off the stick grid and, for a region narrower than a stick, before the tensor.
     f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes, TailStrategy::RoundUp);
+    // A boundary Func's tile reaches past the tensor (x - 1 for a 3x3 stencil): start it on a
+    // stick boundary so the interior is whole-stick DMA and the halo whole sticks of edge or
+    // constant values (docs/scheduling.md, "Boundary conditions").
+    if (reads_through_a_boundary(f)) f.align_bounds(f.args()[0], lanes);
 }
 
 void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {

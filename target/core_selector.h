@@ -229,6 +229,28 @@ private:
     // `halide_buffer_copy(src.buffer, null, W.buffer)` from a kernel input into a scratchpad window: one DMA load.
     bool select_buffer_copy(const Expr &value, std::vector<ProgramNode> &out);
 
+    // ---------------------------------------------- boundary conditions
+    // (boundary_selection.cpp) Reads through BoundaryConditions::repeat_edge /
+    // constant_exterior, clamps and index selects, with the core index fixed:
+    // Halide's partition conditions are static, a loop whose iterations read the
+    // edge differently is split into runs that each read one way, and each run's
+    // store is a whole-stick DMA of the interior, an edge stick (DMA of the stick
+    // holding the edge element, then that element broadcast over the vector) or a
+    // constant fill.
+    bool resolve_static_condition(const IfThenElse *op, std::vector<ProgramNode> &out);
+    bool try_partition_boundary_loop(const For *op, int64_t min, int64_t trip, std::vector<ProgramNode> &out);
+    bool boundary_signature(const Stmt &s, std::string *sig, std::vector<int64_t> *nums);
+    void describe_boundary_value(const Expr &value, std::string *sig, std::vector<int64_t> *nums) const;
+    // The store's value with index-only selects resolved over the loop box; a DRAM
+    // load whose vector index is dense or one element becomes a DMA or an edge stick.
+    bool select_boundary_store(const Store *op, const SymOperand &dst, std::vector<ProgramNode> &out);
+    Expr resolve_index_selects(const Expr &value);
+    bool reads_dram(const Expr &e) const;
+    // A select condition on the indices, whose lanes are static: a 1/0 mask filled in scratchpad.
+    bool static_mask(const Expr &cond, int lanes, const Type &t, SfuSource *mask, std::vector<ProgramNode> &out);
+    std::vector<std::vector<int64_t>> box_sample() const;
+    std::string boundary_hint() const;
+
     // ------------------------------------------------------- row reductions
     // `for r: acc[i] = acc[i] + src[j + r]` (or max) with a scalar accumulator whose
     // index does not move with r: one sfu.rowsum / sfu.rowmax over the row. A

@@ -1,6 +1,7 @@
 // Static evaluation and affine recovery of index expressions (see index_evaluation.h).
 #include "index_evaluation.h"
 
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <sstream>
@@ -49,7 +50,8 @@ int64_t euclidean_mod(int64_t a, int64_t b) {
 
 class IntEvaluator {
 public:
-    IntEvaluator(const IndexEnvironment &env, const std::vector<int64_t> &point) : env_(env), point_(point) {}
+    IntEvaluator(const IndexEnvironment &env, const std::vector<int64_t> &point, int lane = 0)
+        : env_(env), point_(point), lane_(lane) {}
 
     int64_t eval(const Expr &e) {
         if (const IntImm *i = e.as<IntImm>()) return i->value;
@@ -72,6 +74,30 @@ public:
         if (const Or *o = e.as<Or>()) return eval(o->a) || eval(o->b);
         if (const Not *o = e.as<Not>()) return !eval(o->a);
         if (const Select *o = e.as<Select>()) return eval(o->condition) ? eval(o->true_value) : eval(o->false_value);
+        // Vectors: the value of lane `lane_` (scalars ignore it).
+        if (const Ramp *o = e.as<Ramp>()) return eval(o->base) + lane_ * eval(o->stride);
+        if (const Broadcast *o = e.as<Broadcast>()) {
+            const int saved = lane_;
+            lane_ = 0;
+            const int64_t v = eval(o->value);
+            lane_ = saved;
+            return v;
+        }
+        if (const Shuffle *o = e.as<Shuffle>()) {
+            if (lane_ < 0 || lane_ >= (int)o->indices.size()) fail(e, "a shuffle lane out of range");
+            int index = o->indices[lane_];
+            for (const Expr &v : o->vectors) {
+                if (index < v.type().lanes()) {
+                    const int saved = lane_;
+                    lane_ = index;
+                    const int64_t r = eval(v);
+                    lane_ = saved;
+                    return r;
+                }
+                index -= v.type().lanes();
+            }
+            fail(e, "a shuffle lane out of range");
+        }
         if (const Cast *o = e.as<Cast>()) {
             if (!o->type.is_int_or_uint() || !o->value.type().is_int_or_uint()) fail(e, "a non-integer cast");
             int64_t v = eval(o->value);
@@ -95,6 +121,7 @@ public:
                 c->is_intrinsic(Call::promise_clamped) || c->is_intrinsic(Call::unsafe_promise_clamped)) {
                 return eval(c->args[0]);
             }
+            if (c->is_intrinsic(Call::abs)) return std::llabs(eval(c->args[0]));
             fail(e, "a call to " + c->name);
         }
         fail(e, "an unsupported expression node");
@@ -123,11 +150,17 @@ private:
 
     const IndexEnvironment &env_;
     const std::vector<int64_t> &point_;
+    int lane_ = 0;
     std::map<std::string, std::vector<int64_t>> local_;
 };
 
 int64_t IndexEnvironment::evaluate(const Expr &e, const std::vector<int64_t> &point) const {
     IntEvaluator ev(*this, point);
+    return ev.eval(e);
+}
+
+int64_t IndexEnvironment::evaluate_lane(const Expr &e, int lane, const std::vector<int64_t> &point) const {
+    IntEvaluator ev(*this, point, lane);
     return ev.eval(e);
 }
 

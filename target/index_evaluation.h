@@ -25,6 +25,8 @@ namespace compiler {
 class IndexEnvironment {
 public:
     void bind_constant(const std::string &name, int64_t v) { constants_[name] = v; }
+    void unbind_constant(const std::string &name) { constants_.erase(name); }
+    bool has_constant(const std::string &name) const { return constants_.count(name) != 0; }
     void bind_loop(const std::string &name, int level, int64_t min, int64_t trip);
     void unbind_loop(const std::string &name);
     void push_let(const std::string &name, const Halide::Expr &value) { lets_[name].push_back(value); }
@@ -37,6 +39,9 @@ public:
     // Value of a scalar integer expression at the given loop indices (one per level).
     // Throws CompileError naming the construct when it is not a static integer.
     int64_t evaluate(const Halide::Expr &e, const std::vector<int64_t> &point) const;
+    // Value of one lane of an integer or boolean vector expression (ramps, broadcasts,
+    // lane-wise arithmetic, comparisons, selects, min/max, shuffles of them) at the loop indices.
+    int64_t evaluate_lane(const Halide::Expr &e, int lane, const std::vector<int64_t> &point) const;
 
     // The expression as base + sum(coef[level] * L_level), proven over the loop box.
     // Returns nullopt when it is not affine in the loops.

@@ -150,10 +150,13 @@ void CoreSelector::walk_statement(const Stmt &s, std::vector<ProgramNode> &out) 
              " is not supported in the device region (only copies, matmul-shaped reductions and vector arithmetic "
              "over scratchpad are)");
     }
-    if (s.as<IfThenElse>()) {
-        fail("a condition (IfThenElse) in the device region is not supported: the loops must be static. Ragged "
-             "tails come from splits that do not divide: pad the tensors with spyre::constrain_tensor multiples "
-             "and use TailStrategy::RoundUp");
+    if (const IfThenElse *op = s.as<IfThenElse>()) {
+        // Halide's loop partitioning (a boundary condition's `likely`) guards its prologues and
+        // epilogues with conditions on the core index: static once the core is fixed.
+        if (resolve_static_condition(op, out)) return;
+        fail("a condition (IfThenElse) on " + to_text(op->condition) + " changes between iterations of the loops "
+             "inside the core, and the loops must be static. Ragged tails come from splits that do not divide: pad "
+             "the tensors with spyre::constrain_tensor multiples and use TailStrategy::RoundUp" + boundary_hint());
     }
     if (s.as<Fork>() || s.as<Acquire>()) fail("async() stages (Fork/Acquire) are not supported by this backend yet");
     if (s.as<Atomic>()) fail("atomic() updates are not supported on Spyre");
@@ -203,10 +206,13 @@ void CoreSelector::visit_for(const For *op, std::vector<ProgramNode> &out) {
     }
     if (trip <= 0) return;
     if (trip == 1) {
+        // Unbound after the body: a loop split into runs (boundary_selection.cpp) reuses its name.
         env_.bind_constant(op->name, min);
         walk(op->body, out);
+        env_.unbind_constant(op->name);
         return;
     }
+    if (try_partition_boundary_loop(op, min, trip, out)) return;
     if (try_matmul(op, out)) return;
     if (try_row_reduction(op, min, trip, out)) return;
     if (trip > m_.max_loop_trip_count) {
@@ -500,6 +506,7 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
     }
     // Destination in scratchpad.
     const SymOperand dst = dense_base(op->index, op->name, lanes);
+    if (select_boundary_store(op, dst, out)) return;
     if (const Load *ld = op->value.as<Load>()) {
         if (const KernelTensor *src = dram_tensor(ld->name)) {
             SymOperand dram =

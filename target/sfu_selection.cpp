@@ -352,6 +352,8 @@ void CoreSelector::refuse_unsupported_widening(const Call *w, const Type &user_t
 }
 
 SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {
+    SfuSource fixed;
+    if (static_mask(cond, lanes, t, &fixed, out)) return fixed;  // a mask on the indices (boundary_selection.cpp)
     Expr a, b;
     isa::Opcode op;
     bool negate = false;

@@ -1,7 +1,7 @@
 // gen_conv2d built for Spyre against the host build of the same generator, on
 // random non-constant data: 3x3 and 1x1 filters, kw != kh, ci below and not a
 // multiple of a stick (a CNN's first layer), batch 2, both dtypes, relu, tiles
-// along the output row and along co. The host build itself is checked against
+// along the output row and along co, zero padding (pad=1, 2). The host build itself is checked against
 // a direct loop nest of the formula, so a wrong algorithm fails too. Bad
 // parameters are refused with errors that name them.
 #include <gtest/gtest.h>
@@ -52,8 +52,8 @@ Conv2dSpyreOptions options_of(const Conv2dCase &c) {
     o.tile_x = num("tile_x");
     o.tile_y = num("tile_y");
     o.double_buffer = flag("double_buffer");
-    o.share_input = flag("share_input");
-    o.share_weights = flag("share_weights");
+    o.share_input = flag("share_input") && !p.count("pad");  // as the generator: a padded tile is not shared
+    o.share_weights = flag("share_weights") && !p.count("pad");
     return o;
 }
 
@@ -63,16 +63,20 @@ TEST_P(Conv2dDualRealization, SpyreMatchesHost) {
     const Conv2dCase c = GetParam();
     const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
     const bool relu = std::string(c.activation) == "relu";
-    const int ow = c.width - c.kw + 1, oh = c.height - c.kh + 1;
+    const std::map<std::string, std::string> all = params_of(c);
+    const int pad = all.count("pad") ? std::stoi(all.at("pad")) : 0;
+    const int ow = c.width + 2 * pad - c.kw + 1, oh = c.height + 2 * pad - c.kh + 1;
     Halide::Buffer<> in = random_buffer("input", t, {c.ci, c.width, c.height, c.batch}, 31);
     Halide::Buffer<> w = random_buffer("weights", t, {c.co, c.ci, c.kw, c.kh}, 32);
     Halide::Buffer<> bias = random_buffer("bias", t, {c.co}, 33);
-    const Conv2dShape shape{c.ci, c.co, c.width, c.height, c.kw, c.kh, c.batch, t,
+    const Conv2dShape shape{c.ci, c.co, c.width + 2 * pad, c.height + 2 * pad, c.kw, c.kh, c.batch, t,
                             relu ? Activation::Relu : Activation::None};
     set_compiling_for_spyre(true);
     const Conv2dSpyrePlan plan = plan_conv2d_spyre(shape, options_of(c));
     set_compiling_for_spyre(false);
-    Halide::Buffer<> in_p = padded_copy(in, {plan.cip, plan.in_xp, plan.in_yp, c.batch});
+    // With pad the device input is the true image (its boundary is written in the scratchpad).
+    Halide::Buffer<> in_p = pad > 0 ? padded_copy(in, {plan.cip, c.width, c.height, c.batch})
+                                    : padded_copy(in, {plan.cip, plan.in_xp, plan.in_yp, c.batch});
     Halide::Buffer<> w_p = padded_copy(w, {plan.cop, plan.cip, c.kw, c.kh});
     Halide::Buffer<> bias_p = padded_copy(bias, {plan.cop});
     const std::vector<int> out_extents = {c.co, ow, oh, c.batch};
@@ -100,7 +104,11 @@ TEST_P(Conv2dDualRealization, SpyreMatchesHost) {
                                                         : (double)(float)bias.as<Halide::float16_t>()(o);
                     for (int ky = 0; ky < c.kh; ky++)
                         for (int kx = 0; kx < c.kw; kx++)
-                            for (int i = 0; i < c.ci; i++) ref += value4(in, i, x + kx, y + ky, b) * value4(w, o, i, kx, ky);
+                            for (int i = 0; i < c.ci; i++) {
+                                const int xx = x + kx - pad, yy = y + ky - pad;
+                                if (xx < 0 || yy < 0 || xx >= c.width || yy >= c.height) continue;  // zero padding
+                                ref += value4(in, i, xx, yy, b) * value4(w, o, i, kx, ky);
+                            }
                     if (relu) ref = std::max(ref, 0.0);
                     max_ref_err = std::max(max_ref_err, std::fabs(h - ref) / std::max(1.0, std::fabs(ref)));
                     checked++;
@@ -137,7 +145,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Conv2dCase{32, 192, 12, 12, 3, 3, 2, "float16", "relu", "max_cores=2 tile_co=64 tile_y=2"},
                       Conv2dCase{40, 96, 20, 9, 3, 2, 1, "float32", "none",
                                  "max_cores=4 tile_x=8 double_buffer=false share_input=false share_weights=false"},
-                      Conv2dCase{64, 128, 18, 10, 3, 3, 2, "float16", "none", "tile_co=64 tile_y=1 share_weights=false"}),
+                      Conv2dCase{64, 128, 18, 10, 3, 3, 2, "float16", "none", "tile_co=64 tile_y=1 share_weights=false"},
+                      // Zero padding ("same" convolutions): the boundary written into the staged input rows.
+                      Conv2dCase{64, 64, 32, 32, 3, 3, 1, "float16", "none", "pad=1"},   // 3x3 same, 32x32
+                      Conv2dCase{32, 64, 14, 10, 3, 3, 2, "float32", "relu", "pad=1"},
+                      Conv2dCase{16, 32, 11, 7, 5, 3, 1, "float32", "none", "pad=2"},  // kw = 5, pad 2: more than kh needs
+                      Conv2dCase{3, 32, 17, 13, 3, 3, 1, "float16", "relu", "pad=1 max_cores=4 double_buffer=false share_input=false"}),
     case_name);
 
 // A filter larger than the input is refused, naming the parameter and the rule.
@@ -162,6 +175,17 @@ TEST(Conv2dParams, AWeightTileOverTheScratchpadIsRefusedNamingCi) {
     } catch (const Halide::CompileError &e) {
         EXPECT_NE(std::string(e.what()).find("ci=2048"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("ci is not split into chunks yet"), std::string::npos) << e.what();
+    }
+    set_compiling_for_spyre(false);
+}
+
+TEST(Conv2dParams, ANegativePadIsRefusedNamingIt) {
+    Conv2dCase c{8, 8, 6, 6, 3, 3, 1, "float32", "none", "pad=-1"};
+    try {
+        build_generator("conv2d", params_of(c), true);
+        FAIL() << "pad=-1 compiled";
+    } catch (const Halide::CompileError &e) {
+        EXPECT_NE(std::string(e.what()).find("pad must be >= 0, not -1"), std::string::npos) << e.what();
     }
     set_compiling_for_spyre(false);
 }
