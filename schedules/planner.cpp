@@ -31,7 +31,7 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
         }
     }
     if (depth > m.max_loop_depth) {
-        v.reason = std::to_string(depth) + " loop levels exceed max_loop_depth " + std::to_string(m.max_loop_depth);
+        v.reason = std::to_string(depth) + " hardware loop levels exceed the machine's max_loop_depth " + std::to_string(m.max_loop_depth);
         return v;
     }
     v.double_buffer = double_buffer_asked && p.staging_trip >= 2 && p.staging_trip % 2 == 0 &&
