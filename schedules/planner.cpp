@@ -93,6 +93,31 @@ std::vector<int> even_core_split(const std::vector<int> &tiles, int max_cores,
     return best;
 }
 
+std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, int max_cores) {
+    std::vector<std::vector<int>> all;
+    const std::vector<int> most = even_core_split(tiles, max_cores);
+    if (most.empty()) return all;
+    int most_cores = 1;
+    for (int c : most) most_cores *= c;
+    std::vector<int> current(tiles.size(), 1), ignored;
+    int ignored_cores = 0;
+    // Collect every split the enumeration meets (its order: earlier dimensions' larger counts first).
+    enumerate_splits(tiles, 0, std::max(1, max_cores), current, ignored, ignored_cores, 1,
+                     [&](const std::vector<int> &c) {
+                         int n = 1;
+                         for (int k : c) n *= k;
+                         if (2 * n >= most_cores) all.push_back(c);
+                         return false;
+                     });
+    std::stable_sort(all.begin(), all.end(), [](const std::vector<int> &a, const std::vector<int> &b) {
+        int na = 1, nb = 1;
+        for (int k : a) na *= k;
+        for (int k : b) nb *= k;
+        return na > nb;
+    });
+    return all;
+}
+
 int row_vector_lanes(int padded, int lanes) {
     int best = lanes;
     for (int v = lanes; v <= std::min(padded, kPlannerSfuVectorLanes); v += lanes) {

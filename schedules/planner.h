@@ -98,6 +98,11 @@ double estimate_cycles(const TiledPlan &plan, bool double_buffered, const Machin
 std::vector<int> even_core_split(const std::vector<int> &tiles, int max_cores,
                                  const std::function<bool(const std::vector<int> &)> &accept = {});
 
+// Every even split of at least half the cores even_core_split finds (the
+// candidates a family offers when the split trades against something else,
+// such as the tiles per core), in even_core_split's order of preference.
+std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, int max_cores);
+
 // The longest SFU vector, in lanes, of whole sticks of `lanes` that divides
 // `padded` and has at most kPlannerSfuVectorLanes lanes (schedule_arithmetic.h).
 int row_vector_lanes(int padded, int lanes);

@@ -15,11 +15,11 @@ namespace spyre {
 
 using namespace Halide;
 
-// The candidate space: tiles of tile_tokens tokens (the most that still give
-// every core a tile first, down to one token), each with the even core split
-// over token tiles and heads that uses the most cores. Per tile and core: the
-// x and result tiles of its heads and the cos and sin rows. Legality, double
-// buffering and cost are the framework's (planner.h).
+// The candidate space: tiles of tile_tokens tokens (from the most that still
+// give every core a tile, down to one token), each with the even core splits
+// over token tiles and heads of at least half the most cores. Per tile and
+// core: the x and result tiles of its heads and the cos and sin rows.
+// Legality, double buffering and cost are the framework's (planner.h).
 RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const RopeSpyreOptions &options) {
     using MD = MachineDescription;
     const int max_cores = usable_cores(options.max_cores);
@@ -39,27 +39,28 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
     const int most = std::max(1, (tokens + max_cores - 1) / max_cores);
     for (int tt = most; tt >= 1; tt--) {
         if (options.tile_tokens > 0 && tt != options.tile_tokens) continue;
-        RopeSpyrePlan p = base;
-        p.tile_tokens = tt;
-        p.tokens_padded = round_up(tokens, tt);
-        const int tiles = p.tokens_padded / tt;
-        const std::vector<int> c = planning::even_core_split({tiles, heads}, max_cores);
-        p.ct = c[0];
-        p.ch = c[1];
-        const int heads_per_core = heads / p.ch, tiles_per_core = tiles / p.ct;
-        planning::TiledPlan tp;
-        tp.buffered_bytes = (int64_t)tt * ((int64_t)2 * heads_per_core * d * eb + (int64_t)d * eb);
-        tp.staging_trip = tiles_per_core;
-        tp.read_bytes = (double)p.tokens_padded * ((double)heads * d + (double)p.ch * d) * eb;  // x; cos, sin per head group
-        tp.write_bytes = (double)p.tokens_padded * heads * d * eb;
-        tp.cores = p.ct * p.ch;
-        tp.tiles_per_core = tiles_per_core;
-        tp.waited_transfers_per_tile = 2;
-        tp.compute_cycles_per_tile = (double)tt * heads_per_core * per_token_head;
-        last = planning::judge(tp, options.double_buffer);
-        p.double_buffer = last.double_buffer;
-        p.footprint_bytes = last.footprint_bytes;
-        search.offer(p, last);
+        const int tokens_padded = round_up(tokens, tt), tiles = tokens_padded / tt;
+        for (const std::vector<int> &c : planning::even_core_splits({tiles, heads}, max_cores)) {
+            RopeSpyrePlan p = base;
+            p.tile_tokens = tt;
+            p.tokens_padded = tokens_padded;
+            p.ct = c[0];
+            p.ch = c[1];
+            const int heads_per_core = heads / p.ch, tiles_per_core = tiles / p.ct;
+            planning::TiledPlan tp;
+            tp.buffered_bytes = (int64_t)tt * ((int64_t)2 * heads_per_core * d * eb + (int64_t)d * eb);
+            tp.staging_trip = tiles_per_core;
+            tp.read_bytes = (double)p.tokens_padded * ((double)heads * d + (double)p.ch * d) * eb;  // x; cos, sin per head group
+            tp.write_bytes = (double)p.tokens_padded * heads * d * eb;
+            tp.cores = p.ct * p.ch;
+            tp.tiles_per_core = tiles_per_core;
+            tp.waited_transfers_per_tile = 2;
+            tp.compute_cycles_per_tile = (double)tt * heads_per_core * per_token_head;
+            last = planning::judge(tp, options.double_buffer);
+            p.double_buffer = last.double_buffer;
+            p.footprint_bytes = last.footprint_bytes;
+            search.offer(p, last);
+        }
     }
     if (!search.found()) {
         throw std::runtime_error("rope: no tile of tokens x heads x d=" + std::to_string(d) + " fits (tile_tokens=" +
