@@ -121,7 +121,7 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
                                  std::to_string(per_row + fixed) + " bytes of " + std::to_string(budget) + ")");
     }
-    return search.best();
+    return planning::with_estimate(search);
 }
 
 void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &s, const Target &target) {

@@ -53,6 +53,7 @@ struct ElementwiseSpyrePlan {
     int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)
     int cores_d1 = 1, cores_d2 = 1;
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
 
     int cores() const { return cores_d1 * cores_d2; }

@@ -94,7 +94,7 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     if (!search.found()) {
         throw std::runtime_error("norm: no tile of rows of " + std::to_string(cols) + " elements fits: " + last.reason);
     }
-    return search.best();
+    return planning::with_estimate(search);
 }
 
 void schedule_norm_host(NormFuncs f, const Target &target) {

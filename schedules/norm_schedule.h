@@ -39,6 +39,7 @@ struct NormSpyrePlan {
     int in_lanes = 0;      // stick lanes of the input type
     int row_vector = 0;    // SFU vector length along a row (divides cols_padded)
     int64_t footprint_bytes = 0;  // estimated scratchpad bytes per core
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // input and result tiles in two copies
 };
 

@@ -163,5 +163,13 @@ private:
     std::vector<Offered> offered_;
 };
 
+// The chosen plan with its estimate in microseconds (plans have estimated_us).
+template <typename Plan>
+Plan with_estimate(const PlanSearch<Plan> &search, const MachineDescription &m = default_machine()) {
+    Plan p = search.best();
+    p.estimated_us = search.verdict().cycles / m.clock_ghz / 1000.0;
+    return p;
+}
+
 }  // namespace planning
 }  // namespace spyre

@@ -66,7 +66,7 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
         throw std::runtime_error("rope: no tile of tokens x heads x d=" + std::to_string(d) + " fits (tile_tokens=" +
                                  std::to_string(options.tile_tokens) + "): " + last.reason);
     }
-    return search.best();
+    return planning::with_estimate(search);
 }
 
 void schedule_rope_host(RopeFuncs f, const Target &) {

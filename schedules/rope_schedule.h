@@ -31,6 +31,7 @@ struct RopeSpyrePlan {
     int tokens_padded = 0;    // tokens padded to whole tiles
     int ct = 1, ch = 1;       // cores along tokens and heads
     int64_t footprint_bytes = 0;
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;  // x, cos, sin and result tiles in two copies
 
     int cores() const { return ct * ch; }

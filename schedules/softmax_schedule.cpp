@@ -77,7 +77,7 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     if (!search.found()) {
         throw std::runtime_error("softmax: no tile of rows of " + std::to_string(cols) + " elements fits: " + last.reason);
     }
-    return search.best();
+    return planning::with_estimate(search);
 }
 
 void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {

@@ -25,6 +25,7 @@ struct SoftmaxSpyrePlan {
     int cores = 1;         // cores used, each with the same number of row tiles
     int in_lanes = 0, f32_lanes = 0;
     int64_t footprint_bytes = 0;
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool row_vectors = true;
     bool double_buffer = true;
 };

@@ -64,7 +64,7 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
     _halide_user_assert(search.found())
         << "transpose Spyre schedule: no tile fits (max_cores=" << options.max_cores << ", tile=" << options.tile
         << "): " << last.reason << "; use more cores or another tile";
-    return search.best();
+    return planning::with_estimate(search);
 }
 
 void schedule_transpose_host(TransposeFuncs f, const Target &target) {

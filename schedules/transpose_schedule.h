@@ -29,6 +29,7 @@ struct TransposeSpyrePlan {
     int lanes = 0;                // stick lanes of the element type
     int cb = 1, cy = 1, cx = 1;   // cores along batch, y tiles, x tiles
     int64_t footprint_bytes = 0;  // scratchpad bytes per core
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // staged and transposed tiles in two copies
 
     int cores() const { return cb * cy * cx; }
