@@ -21,8 +21,8 @@ constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 
 }  // namespace
 
-// The candidate space: c cores (from the most that each get a row down to half
-// of them), each with ceil(rows / c) rows, in tiles of at most 64 rows; the
+// The candidate space: c cores (from the most that each get a row down to
+// half of them, or to one if no tile fits with those), each with ceil(rows / c) rows, in tiles of at most 64 rows; the
 // rows are padded to cores x tiles x tile_rows, which must be the rows padded
 // to whole tiles. Per core, once: the weight (and
 // bias) as staged and widened to float32, the SFU temporaries; per row: the
@@ -63,7 +63,8 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     const int fit = (int)std::min<int64_t>(64, fit_once);
     planning::PlanSearch<NormSpyrePlan> search;
     planning::Verdict last;
-    for (int c = most; c >= std::max(1, most / 2); c--) {
+    // At least half the most cores; fewer only if no tile fits with those (a forced tile_rows).
+    for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
         const int rows_per_core = (rows + c - 1) / c;
         for (int tile = options.tile_rows > 0 ? options.tile_rows : std::min(fit, rows_per_core); tile >= 1; tile--) {
             const int tiles_per_core = (rows_per_core + tile - 1) / tile;

@@ -14,8 +14,8 @@ namespace spyre {
 
 using namespace Halide;
 
-// The candidate space: c cores (from the most that each get a row down to half
-// of them), each with ceil(rows / c) rows, in tiles of at most 32 rows; the rows
+// The candidate space: c cores (from the most that each get a row down to
+// half of them, or to one if no tile fits with those), each with ceil(rows / c) rows, in tiles of at most 32 rows; the rows
 // are padded to cores x tiles x tile_rows. Per row: the input, exp (f32) and the
 // result, and two scalars. Legality, double buffering and cost are the
 // framework's (planner.h).
@@ -48,7 +48,8 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     const int fit = (int)std::min<int64_t>(32, budget / (buffered_row + fixed_row));
     planning::PlanSearch<SoftmaxSpyrePlan> search;
     planning::Verdict last;
-    for (int c = most; c >= std::max(1, most / 2); c--) {
+    // At least half the most cores; fewer only if no tile fits with those (a forced tile_rows).
+    for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
         const int per_core = (rows + c - 1) / c;
         // A forced tile_rows is taken as it is (but at most what fits once).
         const int forced = (int)std::min<int64_t>(options.tile_rows, budget / (buffered_row + fixed_row));
