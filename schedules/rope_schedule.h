@@ -44,7 +44,8 @@ struct RopeSpyreOptions {
     int tile_tokens = 0;        // tokens per tile (0: chosen by the planner)
 };
 
-// Throws std::runtime_error when half is not whole sticks of `t` or a tile does not fit.
+// Plans through the planning framework (schedules/planner.h). Throws
+// std::runtime_error when half is not whole sticks of `t` or a tile does not fit.
 RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Halide::Type &t, const RopeSpyreOptions &options = {});
 
 void schedule_rope_host(RopeFuncs f, const Halide::Target &target);

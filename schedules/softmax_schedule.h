@@ -38,7 +38,7 @@ struct SoftmaxSpyreOptions {
     bool double_buffer = true; // input and result tiles in two copies: DMA overlaps the SFU
 };
 
-// Tiles and core split for `cols` x `rows` of `t` (machine sizes from the machine description).
+// Tiles and core split for `cols` x `rows` of `t`, through the planning framework (schedules/planner.h).
 SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t, const SoftmaxSpyreOptions &options = {});
 
 void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target);
