@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -23,15 +24,17 @@ using namespace Halide;
 
 namespace {
 
-
-
-// SFU instructions per element vector of the op (fp32 work; transcendentals weighted by their cost).
-double sfu_passes(const ElementwiseShape &s, double transcendental) {
-    const double casts = s.dtype.bits() == 16 ? (s.binary() || s.gated() ? 3 : 2) : 0;
-    if (s.op == "gelu") return casts + 9 + transcendental;
-    if (s.gated()) return casts + 5 + 2 * transcendental;  // silu, then the product with the up half
-    if (s.op == "silu") return casts + 4 + 2 * transcendental;  // exp and the division
-    return casts + 1;
+// SFU instructions per row vector of the op (fp32 work): the simple ones and
+// the transcendentals (exp, the division, erf), each costed by the timing model.
+struct SfuPasses {
+    int simple, transcendental;
+};
+SfuPasses sfu_passes(const ElementwiseShape &s) {
+    const int casts = s.dtype.bits() == 16 ? (s.binary() || s.gated() ? 3 : 2) : 0;
+    if (s.op == "gelu") return {casts + 9, 1};
+    if (s.gated()) return {casts + 5, 2};  // silu, then the product with the up half
+    if (s.op == "silu") return {casts + 4, 2};  // exp and the division
+    return {casts + 1, 0};
 }
 
 // Fp32 scratchpad temporaries of one SFU expression tree (inner nodes), in row vectors.
@@ -45,97 +48,80 @@ int sfu_temporaries(const ElementwiseShape &s) {
 
 }  // namespace
 
-namespace {
-
-// The plan with `copies` copies of the per-tile rows (1, or 2 for double
-// buffering, which then only takes tiles that give each core an even number
-// >= 2 of them: the backend double-buffers only such loops). tile_rows == 0:
-// nothing fits.
-ElementwiseSpyrePlan plan_with_copies(const ElementwiseShape &s, const ElementwiseSpyreOptions &options, int copies) {
+// The candidate space: every tile of ty rows (largest first), with the core split that uses
+// the most cores and the one that leaves each core an even number of tiles
+// (what double buffering needs). Legality, double buffering and cost are the
+// framework's (planner.h).
+ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
+    using MD = MachineDescription;
     const MachineDescription &m = default_machine();
     const int eb = s.dtype.bytes();
-    ElementwiseSpyrePlan p;
-    p.tile_rows = 0;
-    p.lanes = stick_lanes(s.dtype);
-    p.d0p = round_up(s.d0, p.lanes);
+    ElementwiseSpyrePlan base;
+    base.lanes = stick_lanes(s.dtype);
+    base.d0p = round_up(s.d0, base.lanes);
     // One SFU instruction covers a whole row when it has at most kPlannerSfuVectorLanes
     // lanes; longer rows are cut into the largest stick multiple that divides them.
-    p.row_vector = p.lanes;
-    for (int v = p.lanes; v <= std::min(p.d0p, kPlannerSfuVectorLanes); v += p.lanes) {
-        if (p.d0p % v == 0) p.row_vector = v;
-    }
+    base.row_vector = planning::row_vector_lanes(base.d0p, base.lanes);
 
     const bool b_rows = s.binary() && !s.broadcast_b[1];                // b moves with y
-    const int64_t b_row_bytes = s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)p.d0p * eb) : 0;
-    // a (2 d0p wide for swiglu) and result (and b when it moves with y) per row, in `copies` copies.
+    const int64_t b_row_bytes = s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)base.d0p * eb) : 0;
+    // a (2 d0p wide for swiglu) and result (and b when it moves with y) per row.
     const int a_widths = s.gated() ? 2 : 1;
-    const int64_t per_row = copies * ((a_widths + 1) * (int64_t)p.d0p * eb + (b_rows ? b_row_bytes : 0));
-    const int64_t fixed = (int64_t)sfu_temporaries(s) * p.row_vector * 4 + (b_rows ? 0 : b_row_bytes);
-    const int64_t budget = m.scratchpad_bytes * 3 / 4 - fixed;
-    if (budget < per_row) return p;
-    const int max_rows = (int)std::min<int64_t>(budget / per_row, s.d1);
+    const int64_t per_row = (a_widths + 1) * (int64_t)base.d0p * eb + (b_rows ? b_row_bytes : 0);
+    const int64_t fixed = (int64_t)sfu_temporaries(s) * base.row_vector * 4 + (b_rows ? 0 : b_row_bytes);
+    const SfuPasses passes = sfu_passes(s);
+    const double row_sfu =
+        passes.simple * planning::sfu_row_cycles(base.d0p, base.row_vector, 4, MD::SfuCost::Simple) +
+        passes.transcendental * planning::sfu_row_cycles(base.d0p, base.row_vector, 4, MD::SfuCost::Transcendental);
 
-    // Estimated cycles: the card's DRAM time for the padded bytes (or one core's
-    // DMA port, if few cores), plus per tile the DMA latency seen twice (load,
-    // store) and the SFU time, which do not overlap with DRAM in a synchronous
-    // tile loop (double buffered: about half of it is hidden behind the next tile's DMA).
-    const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
-    const double row_sfu = sfu_passes(s, m.sfu_transcendental_cost) *
-                           ((double)p.d0p * 4 / sfu_rate + m.sfu_instruction_overhead_cycles * p.d0p / p.row_vector);
-    double best = std::numeric_limits<double>::max();
     const int max_cores = usable_cores(options.max_cores);
-    for (int ty = 1; ty <= max_rows; ty++) {
+    const int64_t budget = planning::scratchpad_budget();
+    const int max_rows = (int)std::max<int64_t>(0, std::min<int64_t>((budget - fixed) / per_row, s.d1));
+    planning::PlanSearch<ElementwiseSpyrePlan> search;
+    for (int ty = max_rows; ty >= 1; ty--) {  // larger tiles first (ties go to them)
         if (options.tile_rows > 0 && ty != options.tile_rows) continue;
         const int d1p = round_up(s.d1, ty), tiles = d1p / ty;
-        int cz = 1, cy = 1;
-        for (int z : divisors(s.d2)) {
-            for (int y : divisors(tiles)) {
-                // Double buffering needs an even staging loop (tiles of y per core).
-                if (copies == 2 && (tiles / y) % 2 != 0) continue;
-                if (z * y <= max_cores && z * y > cz * cy) cz = z, cy = y;
-            }
-        }
-        if (copies == 2 && (tiles / cy) % 2 != 0) continue;  // (cy = 1 and an odd tile count)
-        const double rows_per_core = (double)d1p / cy * s.d2 / cz;
-        const double tiles_per_core = rows_per_core / ty;
-        const double out_bytes = (double)s.d2 * d1p * p.d0p * eb, a_bytes = a_widths * out_bytes;
-        const double b_bytes = b_rows ? (double)s.d2 * d1p * b_row_bytes : (double)s.d2 * (d1p / ty) * b_row_bytes;
-        const double read = a_bytes + b_bytes, write = out_bytes;
-        const double dram = m.dram_cycles(read, write, cz * cy);
-        const double cost = dram + tiles_per_core * (2 * m.dma_latency_cycles + ty * row_sfu) / copies;
-        if (cost < best * 0.999) {
-            best = cost;
+        const std::vector<int> most = planning::even_core_split({tiles, s.d2}, max_cores);
+        const std::vector<int> even = planning::even_core_split(
+            {tiles, s.d2}, max_cores, [&](const std::vector<int> &c) { return (tiles / c[0]) % 2 == 0; });
+        for (const std::vector<int> &split : {most, even}) {
+            if (split.empty()) continue;
+            ElementwiseSpyrePlan p = base;
             p.tile_rows = ty;
             p.d1p = d1p;
-            p.cores_d1 = cy;
-            p.cores_d2 = cz;
+            p.cores_d1 = split[0];
+            p.cores_d2 = split[1];
+            planning::TiledPlan t;
+            t.buffered_bytes = per_row * ty;
+            t.fixed_bytes = fixed;
+            t.staging_trip = tiles / p.cores_d1;  // the stages sit in the tile loop of y
+            const double out_bytes = (double)s.d2 * d1p * p.d0p * eb;
+            // A b that does not move with y is staged once per z on each core (once per core
+            // if it does not move with z either).
+            const double b_bytes = b_rows            ? (double)s.d2 * d1p * b_row_bytes
+                                   : s.broadcast_b[2] ? (double)p.cores() * b_row_bytes
+                                                      : (double)p.cores_d1 * s.d2 * b_row_bytes;
+            t.read_bytes = a_widths * out_bytes + b_bytes;
+            t.write_bytes = out_bytes;
+            t.cores = p.cores();
+            t.tiles_per_core = (double)tiles / p.cores_d1 * s.d2 / p.cores_d2;
+            t.compute_cycles_per_tile = ty * row_sfu;
+            const planning::Verdict v = planning::judge(t, options.double_buffer);
+            p.double_buffer = v.double_buffer;
+            p.footprint_bytes = v.footprint_bytes;
+            search.offer(p, v);
         }
     }
-    p.footprint_bytes = per_row * p.tile_rows + fixed;
-    p.double_buffer = copies == 2;
-    return p;
-}
-
-}  // namespace
-
-ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
-    if (options.double_buffer) {
-        const ElementwiseSpyrePlan p = plan_with_copies(s, options, 2);
-        if (p.tile_rows > 0) return p;
-    }
-    const ElementwiseSpyrePlan p = plan_with_copies(s, options, 1);
-    if (p.tile_rows == 0) {
-        const MachineDescription &m = default_machine();
+    if (!search.found()) {
         if (options.tile_rows > 0) {
             throw std::runtime_error("elementwise: tile_rows=" + std::to_string(options.tile_rows) + " rows of " +
                                      std::to_string(s.d0) + " elements do not fit the scratchpad, or exceed d1=" +
                                      std::to_string(s.d1));
         }
-        const int64_t row = (s.gated() ? 3 : 2) * (int64_t)p.d0p * s.dtype.bytes();
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
-                                 std::to_string(row) + " bytes of " + std::to_string(m.scratchpad_bytes * 3 / 4) + ")");
+                                 std::to_string(per_row + fixed) + " bytes of " + std::to_string(budget) + ")");
     }
-    return p;
+    return planning::with_estimate(search);
 }
 
 void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &s, const Target &target) {

@@ -53,6 +53,7 @@ struct ElementwiseSpyrePlan {
     int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)
     int cores_d1 = 1, cores_d2 = 1;
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
 
     int cores() const { return cores_d1 * cores_d2; }
@@ -65,12 +66,10 @@ struct ElementwiseSpyreOptions {
     int tile_rows = 0;          // rows of y per tile (0: chosen by the planner)
 };
 
-// Chooses the tile and the core split for `shape` from the machine description
-// (the tile that minimises an estimate of DRAM time plus per-tile latency and
-// SFU time). Throws std::runtime_error if one row (or the forced tile_rows)
-// does not fit the scratchpad.
-// With double buffering the per-tile rows are counted twice; if that does not
-// fit (or no tile gives a core an even number of >= 2 tiles) the plan is single-buffered.
+// Chooses the tile and the core split for `shape` through the planning
+// framework (schedules/planner.h, docs/planning.md: the shared budget,
+// double-buffer rule, core-split search and cost). Throws std::runtime_error
+// if one row (or the forced tile_rows) does not fit the scratchpad.
 ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &shape, const ElementwiseSpyreOptions &options = {});
 
 void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &shape, const Halide::Target &target);

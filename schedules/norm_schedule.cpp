@@ -7,6 +7,7 @@
 #include <string>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -18,84 +19,83 @@ namespace {
 
 constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 
-// The longest whole-stick vector (<= kPlannerSfuVectorLanes) that divides the padded row.
-int choose_row_vector(int cols_padded, int lanes) {
-    int best = lanes;
-    for (int v = lanes; v <= std::min(cols_padded, kPlannerSfuVectorLanes); v += lanes) {
-        if (cols_padded % v == 0) best = v;
-    }
-    return best;
-}
-
 }  // namespace
 
+// The candidate space: c cores (from the most that each get a row down to
+// half of them, or to one if no tile fits with those), each with ceil(rows / c) rows, in tiles of at most 64 rows; the
+// rows are padded to cores x tiles x tile_rows, which must be the rows padded
+// to whole tiles. Per core, once: the weight (and
+// bias) as staged and widened to float32, the SFU temporaries; per row: the
+// input and the result (double-buffered), centered (layernorm) and squares
+// (float32), the per-row scalars. Legality, double buffering and cost are the
+// framework's (planner.h).
 NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options) {
+    using MD = MachineDescription;
     const MachineDescription &m = default_machine();
-    NormSpyrePlan p;
-    p.cols = cols;
-    p.rows = rows;
-    p.in_lanes = (int)(m.stick_bytes / t.bytes());
-    p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
-    p.row_vector = choose_row_vector(p.cols_padded, p.in_lanes);
-    const int64_t cp = p.cols_padded;
-    // Per core, once: weight (and bias) as staged and widened to float32.
-    const int64_t per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * p.row_vector * 4;
-    // Per row: the input, centered (layernorm), squares (float32), the result,
-    // and the per-row scalars (a stick each at most).
-    // Double buffered: the input and result rows in two copies (one copy if two do not fit).
-    const int64_t per_row_single = cp * (t.bytes() + (centered ? 4 : 0) + 4 + t.bytes()) + 4 * 4;
-    const int64_t budget = m.scratchpad_bytes * 7 / 8 - per_core;
-    const int64_t per_row_double = per_row_single + cp * 2 * t.bytes();
-    const bool db = options.double_buffer && per_row_double <= budget && rows >= 2;
-    const int64_t per_row = db ? per_row_double : per_row_single;
-    if (per_row > budget) {
+    NormSpyrePlan base;
+    base.cols = cols;
+    base.rows = rows;
+    base.in_lanes = (int)(m.stick_bytes / t.bytes());
+    base.cols_padded = (cols + base.in_lanes - 1) / base.in_lanes * base.in_lanes;
+    base.row_vector = planning::row_vector_lanes(base.cols_padded, base.in_lanes);
+    const int64_t cp = base.cols_padded;
+    const int64_t per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * base.row_vector * 4;
+    const int64_t buffered_row = cp * 2 * t.bytes();
+    const int64_t fixed_row = cp * ((centered ? 4 : 0) + 4) + 4 * 4;
+    const int64_t budget = planning::scratchpad_budget();
+    const int64_t fit_once = (budget - per_core) / (buffered_row + fixed_row);
+    if (fit_once < 1) {
         throw std::runtime_error("norm: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
-                                 std::to_string(per_row) + " bytes per row, " + std::to_string(budget) + " available)");
+                                 std::to_string(buffered_row + fixed_row) + " bytes per row, " +
+                                 std::to_string(budget - per_core) + " available)");
     }
-    // Every core gets the same number of equal tiles, as large as fit (fewer,
-    // larger DMAs); the rows are padded up to that. The core count trades the
-    // padded rows (DRAM traffic, shared by all cores) against the rows per core
-    // (SFU time, which does not overlap the DMA: about a tenth of it at 32 cores).
-    const int max_tile = (int)std::min<int64_t>(64, budget / per_row);
-    double best = 0;
+    _halide_user_assert(options.tile_rows <= fit_once)
+        << "norm Spyre schedule: tile_rows=" << options.tile_rows << " rows of " << cols
+        << " elements do not fit the scratchpad (at most " << fit_once << " rows per tile)";
+    // Per row on the SFU: the sums across the row (and the centering), the squares,
+    // the scaling by the inverse, the weight (and bias), the casts of fp16.
+    const int vec = base.row_vector;
+    const double row_sfu = (centered ? 2 : 1) * planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
+                           ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
+                               planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::Simple);
     const int max_cores = usable_cores(options.max_cores);
-    bool tile_db = db;  // double buffering, given the rows per tile
-    if (options.tile_rows > 0) {
-        // A forced tile: double-buffered if that many rows fit twice, else single.
-        _halide_user_assert(options.tile_rows <= budget / per_row_single)
-            << "norm Spyre schedule: tile_rows=" << options.tile_rows << " rows of " << cols
-            << " elements do not fit the scratchpad (at most " << budget / per_row_single << " rows per tile)";
-        tile_db = db && options.tile_rows <= budget / per_row_double;
-        // Rows padded to whole tiles; the most cores that divide the tiles evenly.
-        p.tile_rows = options.tile_rows;
-        p.rows_padded = (rows + p.tile_rows - 1) / p.tile_rows * p.tile_rows;
-        const int tiles = p.rows_padded / p.tile_rows;
-        for (int c = 1; c <= std::min(tiles, max_cores); c++) {
-            if (tiles % c == 0) p.cores = c;
-        }
-    }
-    for (int c = 1; options.tile_rows == 0 && c <= std::min<int>(rows, max_cores); c++) {
+    const int most = std::max(1, std::min(max_cores, rows));
+    const int fit = (int)std::min<int64_t>(64, fit_once);
+    planning::PlanSearch<NormSpyrePlan> search;
+    planning::Verdict last;
+    // At least half the most cores; fewer only if no tile fits with those (a forced tile_rows).
+    for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
         const int rows_per_core = (rows + c - 1) / c;
-        int tiles_per_core = (rows_per_core + max_tile - 1) / max_tile;
-        // The backend double-buffers only an even staging loop: one more, smaller tile if
-        // odd, unless that pads the rows by a whole tile (the tensor is padded to tiles only).
-        if (db && tiles_per_core % 2 != 0 && rows_per_core > tiles_per_core) {
-            const int t = (rows_per_core + tiles_per_core) / (tiles_per_core + 1);
-            if ((rows + t - 1) / t * t == t * (tiles_per_core + 1) * c) tiles_per_core++;
-        }
-        const int tile = (rows_per_core + tiles_per_core - 1) / tiles_per_core;
-        const int padded = tile * tiles_per_core * c;
-        const double cost = padded * (1.0 + 0.1 * (double)m.cores / c);
-        if (c == 1 || cost <= best) {
-            best = cost;
+        for (int tile = options.tile_rows > 0 ? options.tile_rows : std::min(fit, rows_per_core); tile >= 1; tile--) {
+            const int tiles_per_core = (rows_per_core + tile - 1) / tile;
+            NormSpyrePlan p = base;
             p.cores = c;
             p.tile_rows = tile;
-            p.rows_padded = padded;
+            p.rows_padded = c * tiles_per_core * tile;
+            if (c > 1 && (int64_t)(c - 1) * tiles_per_core * tile >= rows) continue;  // a core of padding only
+            // The tensors are padded to whole tiles only (generators/norm_generator.h, so
+            // they keep the layout the kernels around them use): no tile past that.
+            if (p.rows_padded != round_up(rows, tile)) continue;
+            planning::TiledPlan tp;
+            tp.buffered_bytes = buffered_row * tile;
+            tp.fixed_bytes = fixed_row * tile + per_core;
+            tp.staging_trip = tiles_per_core;
+            tp.read_bytes = (double)p.rows_padded * cp * t.bytes() + (double)c * cp * t.bytes() * (centered ? 2 : 1);
+            tp.write_bytes = (double)p.rows_padded * cp * t.bytes();
+            tp.cores = c;
+            tp.tiles_per_core = tiles_per_core;
+            tp.compute_cycles_per_tile = tile * row_sfu;
+            last = planning::judge(tp, options.double_buffer && rows >= 2);
+            p.double_buffer = last.double_buffer;
+            p.footprint_bytes = last.footprint_bytes;
+            search.offer(p, last);
+            if (options.tile_rows > 0) break;
         }
     }
-    p.double_buffer = tile_db && (p.rows_padded / p.cores / p.tile_rows) % 2 == 0;
-    p.footprint_bytes = (p.double_buffer ? per_row_double : per_row_single) * p.tile_rows + per_core;
-    return p;
+    if (!search.found()) {
+        throw std::runtime_error("norm: no tile of rows of " + std::to_string(cols) + " elements fits: " + last.reason);
+    }
+    return planning::with_estimate(search);
 }
 
 void schedule_norm_host(NormFuncs f, const Target &target) {

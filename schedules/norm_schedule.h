@@ -39,6 +39,7 @@ struct NormSpyrePlan {
     int in_lanes = 0;      // stick lanes of the input type
     int row_vector = 0;    // SFU vector length along a row (divides cols_padded)
     int64_t footprint_bytes = 0;  // estimated scratchpad bytes per core
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // input and result tiles in two copies
 };
 
@@ -49,12 +50,9 @@ struct NormSpyreOptions {
     int tile_rows = 0;          // rows per scratchpad tile (0: automatic); rows are padded to whole tiles
 };
 
-// Tiles and core split for `cols` x `rows` of `t`; `centered` is true for
-// layernorm (one more float32 row per tile). Throws if a row does not fit.
-// Double buffering counts the input and result rows twice, falls back to one
-// copy when that does not fit, and gives each core an even number of tiles.
-// A forced tile_rows pads the rows to whole tiles and uses the largest core count
-// dividing them; it throws if that many rows do not fit.
+// Tiles and core split for `cols` x `rows` of `t` through the planning
+// framework (schedules/planner.h); `centered` is true for layernorm (one more
+// float32 row per tile). Throws if a row, or a forced tile_rows, does not fit.
 NormSpyrePlan plan_norm_spyre(int cols, int rows, const Halide::Type &t, bool centered,
                               const NormSpyreOptions &options = {});
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -25,14 +26,12 @@ namespace {
 
 
 
-// The most cores (cu along the output's dim 0 tiles, cv along dim 1) that divide evenly.
+// The most cores (cu along the output's dim 0 tiles, cv along dim 1) that divide evenly:
+// the framework's core-split search, tiles of u first.
 void best_split(int u_tiles, int v_extent, int cores, int *cu, int *cv) {
-    *cu = *cv = 1;
-    for (int a : divisors(v_extent)) {
-        for (int b : divisors(u_tiles)) {
-            if (a * b <= cores && a * b > *cu * *cv) *cu = b, *cv = a;
-        }
-    }
+    const std::vector<int> c = planning::even_core_split({u_tiles, v_extent}, cores);
+    *cu = c[0];
+    *cv = c[1];
 }
 
 // A staged copy of a DRAM tensor: whole sticks, RoundUp (the region it covers
@@ -55,19 +54,12 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     p.in_lanes = stick_lanes(s.dtype);
     const int n = s.reduced();
     const int du = s.extent(s.kept(0)), dv = s.extent(s.kept(1));
-    const int64_t budget = m.scratchpad_bytes * 3 / 4;
+    const int64_t budget = planning::scratchpad_budget();
     const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
     const double ovh = m.sfu_instruction_overhead_cycles, lat = m.dma_latency_cycles;
     double best = std::numeric_limits<double>::max();
-    // Loops of one iteration vanish: the backend double-buffers the innermost loop of
-    // more than one iteration around a stage (given innermost first), if it is even.
-    auto staging_trip = [](std::initializer_list<int> trips) {
-        for (int t : trips) {
-            if (t > 1) return t;
-        }
-        return 1;
-    };
-
+    // The backend double-buffers the innermost loop of more than one iteration around a stage.
+    const auto staging_trip = planning::staging_trip;
     if (options.tile > 0 && options.tile % p.in_lanes != 0) {
         throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " must be a whole number of sticks (" +
                                  std::to_string(p.in_lanes) + " lanes of the output's dim 0)");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -14,53 +15,58 @@ namespace spyre {
 
 using namespace Halide;
 
-namespace {
-
-// Scratchpad bytes per core of one tile of `tokens` tokens and `heads` heads in `copies` copies:
-// the x and result tiles and the cos and sin rows.
-int64_t rope_footprint(int d, int heads, int tokens, int bytes, int copies) {
-    return (int64_t)copies * tokens * ((int64_t)2 * heads * d * bytes + (int64_t)d * bytes);
-}
-
-}  // namespace
-
+// The candidate space: tiles of tile_tokens tokens (from the most that still
+// give every core a tile, down to one token), each with the even core splits
+// over token tiles and heads of at least half the most cores. Per tile and
+// core: the x and result tiles of its heads and the cos and sin rows.
+// Legality, double buffering and cost are the framework's (planner.h).
 RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const RopeSpyreOptions &options) {
-    const MachineDescription &m = default_machine();
-    const int64_t budget = m.scratchpad_bytes * 3 / 4;
+    using MD = MachineDescription;
     const int max_cores = usable_cores(options.max_cores);
-    RopeSpyrePlan p;
-    p.d = d;
-    p.heads = heads;
-    p.tokens = tokens;
-    p.lanes = stick_lanes(t);
-    // Two tiles per core when there are enough tokens (the second tile's DMA overlaps the
-    // first's SFU work), one token per tile below that; fewer tokens per tile until one fits
-    // with every head on the core.
-    if (options.tile_tokens > 0) {
-        p.tile_tokens = options.tile_tokens;
-    } else {
-        p.tile_tokens = std::max(1, (tokens + 2 * max_cores - 1) / (2 * max_cores));
-        while (p.tile_tokens > 1 && rope_footprint(d, heads, p.tile_tokens, t.bytes(), 2) > budget) p.tile_tokens--;
+    const int eb = t.bytes();
+    RopeSpyrePlan base;
+    base.d = d;
+    base.heads = heads;
+    base.tokens = tokens;
+    base.lanes = stick_lanes(t);
+    // Per (token, head): each half of the result is x1 cos - x2 sin or x2 cos + x1 sin
+    // (two products and a sum, fp32), plus the casts of fp16.
+    const int casts = t.bits() == 16 ? 3 : 0;
+    const double per_token_head =
+        2 * (3 + casts) * default_machine().sfu_instruction_cycles(d / 2, 1, 4, MD::SfuCost::Simple);
+    planning::PlanSearch<RopeSpyrePlan> search;
+    planning::Verdict last;
+    const int most = std::max(1, (tokens + max_cores - 1) / max_cores);
+    for (int tt = most; tt >= 1; tt--) {
+        if (options.tile_tokens > 0 && tt != options.tile_tokens) continue;
+        const int tokens_padded = round_up(tokens, tt), tiles = tokens_padded / tt;
+        for (const std::vector<int> &c : planning::even_core_splits({tiles, heads}, max_cores)) {
+            RopeSpyrePlan p = base;
+            p.tile_tokens = tt;
+            p.tokens_padded = tokens_padded;
+            p.ct = c[0];
+            p.ch = c[1];
+            const int heads_per_core = heads / p.ch, tiles_per_core = tiles / p.ct;
+            planning::TiledPlan tp;
+            tp.buffered_bytes = (int64_t)tt * ((int64_t)2 * heads_per_core * d * eb + (int64_t)d * eb);
+            tp.staging_trip = tiles_per_core;
+            tp.read_bytes = (double)p.tokens_padded * ((double)heads * d + (double)p.ch * d) * eb;  // x; cos, sin per head group
+            tp.write_bytes = (double)p.tokens_padded * heads * d * eb;
+            tp.cores = p.ct * p.ch;
+            tp.tiles_per_core = tiles_per_core;
+            tp.waited_transfers_per_tile = 2;
+            tp.compute_cycles_per_tile = (double)tt * heads_per_core * per_token_head;
+            last = planning::judge(tp, options.double_buffer);
+            p.double_buffer = last.double_buffer;
+            p.footprint_bytes = last.footprint_bytes;
+            search.offer(p, last);
+        }
     }
-    p.tokens_padded = round_up(tokens, p.tile_tokens);
-    const std::vector<int> c = plan_core_split("rope", {{Var("t"), p.tokens_padded, p.tile_tokens}, {Var("h"), heads, 1}},
-                                               CoreSplitOptions{max_cores, 1});
-    p.ct = c[0];
-    p.ch = c[1];
-    const int heads_per_core = heads / p.ch;
-    const int tiles_per_core = p.tokens_padded / p.tile_tokens / p.ct;
-    p.footprint_bytes = rope_footprint(d, heads_per_core, p.tile_tokens, t.bytes(), 1);
-    if (p.footprint_bytes > budget) {
-        throw std::runtime_error("rope: a tile of " + std::to_string(p.tile_tokens) + " tokens x " +
-                                 std::to_string(heads_per_core) + " heads x d=" + std::to_string(d) +
-                                 " does not fit the scratchpad (" + std::to_string(p.footprint_bytes) + " bytes of " +
-                                 std::to_string(budget) + ")");
+    if (!search.found()) {
+        throw std::runtime_error("rope: no tile of tokens x heads x d=" + std::to_string(d) + " fits (tile_tokens=" +
+                                 std::to_string(options.tile_tokens) + "): " + last.reason);
     }
-    if (options.double_buffer && tiles_per_core % 2 == 0 && 2 * p.footprint_bytes <= budget) {
-        p.double_buffer = true;
-        p.footprint_bytes *= 2;
-    }
-    return p;
+    return planning::with_estimate(search);
 }
 
 void schedule_rope_host(RopeFuncs f, const Target &) {

@@ -31,6 +31,7 @@ struct RopeSpyrePlan {
     int tokens_padded = 0;    // tokens padded to whole tiles
     int ct = 1, ch = 1;       // cores along tokens and heads
     int64_t footprint_bytes = 0;
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;  // x, cos, sin and result tiles in two copies
 
     int cores() const { return ct * ch; }
@@ -43,7 +44,8 @@ struct RopeSpyreOptions {
     int tile_tokens = 0;        // tokens per tile (0: chosen by the planner)
 };
 
-// Throws std::runtime_error when half is not whole sticks of `t` or a tile does not fit.
+// Plans through the planning framework (schedules/planner.h). Throws
+// std::runtime_error when half is not whole sticks of `t` or a tile does not fit.
 RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Halide::Type &t, const RopeSpyreOptions &options = {});
 
 void schedule_rope_host(RopeFuncs f, const Halide::Target &target);

@@ -25,6 +25,7 @@ struct SoftmaxSpyrePlan {
     int cores = 1;         // cores used, each with the same number of row tiles
     int in_lanes = 0, f32_lanes = 0;
     int64_t footprint_bytes = 0;
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool row_vectors = true;
     bool double_buffer = true;
 };
@@ -37,7 +38,7 @@ struct SoftmaxSpyreOptions {
     bool double_buffer = true; // input and result tiles in two copies: DMA overlaps the SFU
 };
 
-// Tiles and core split for `cols` x `rows` of `t` (machine sizes from the machine description).
+// Tiles and core split for `cols` x `rows` of `t`, through the planning framework (schedules/planner.h).
 SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t, const SoftmaxSpyreOptions &options = {});
 
 void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target);

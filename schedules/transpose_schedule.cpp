@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -12,81 +13,58 @@ namespace spyre {
 
 using namespace Halide;
 
-namespace {
-
-// Plans pad whatever the build (padded_extent is the identity in host builds).
-
-}  // namespace
-
+// The candidate space: square tiles of 2, 1, 4, 8 ... sticks a side (in that
+// order of preference: two sticks halve the DMA/SFU hand-offs, about 1.5%
+// faster on 2048^2 f16, one stick pads least), each with the even core split
+// over batch, y tiles and x tiles that uses the most cores. Legality (the
+// scratchpad, the hardware loop levels: the per-core loops plus the two of the
+// gather), double buffering and cost are the framework's (planner.h).
 TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, const TransposeSpyreOptions &options) {
-    const MachineDescription &m = default_machine();
-    TransposeSpyrePlan p;
-    p.x = x;
-    p.y = y;
-    p.batch = std::max(1, batch);
-    p.lanes = stick_lanes(t);
-    // Square tiles of one or two sticks a side (4-16 KiB). Gathers move one
-    // element per row whatever the tile and DRAM rows stay whole sticks; two
-    // sticks halve the DMA/SFU hand-offs (about 1.5% faster on 2048^2 f16),
-    // taken only when they add no padding.
-    int tile = p.lanes;
-    if (round_up(x, 2 * p.lanes) == round_up(x, p.lanes) && round_up(y, 2 * p.lanes) == round_up(y, p.lanes)) {
-        tile = 2 * p.lanes;
-    }
-    if (options.tile > 0) tile = round_up(options.tile, p.lanes);
-    const int64_t budget = m.scratchpad_bytes * 3 / 4;
+    TransposeSpyrePlan base;
+    base.x = x;
+    base.y = y;
+    base.batch = std::max(1, batch);
+    base.lanes = stick_lanes(t);
     const int max_cores = usable_cores(options.max_cores);
-    // The per-core loops over batch, y tiles and x tiles that run more than once, plus
-    // the two loops of the gather inside a tile, must fit the hardware loop levels.
-    // Too many (a large batch on few cores): a larger tile, unless it was given.
-    auto plan_with_tile = [&](int t_edge) {
-        p.tile = t_edge;
-        p.xp = round_up(x, p.tile);
-        p.yp = round_up(y, p.tile);
-        // Staged tile, transposed tile and one gather temporary (a stick of f32 slots).
-        p.footprint_bytes = 2 * (int64_t)p.tile * p.tile * t.bytes() + (int64_t)p.lanes * 4;
-        // Batch first, then y tiles, then x tiles: even divisors only.
-        const std::vector<int> c =
-            plan_core_split("transpose", {{Var("b"), p.batch, 1}, {Var("y"), p.yp, p.tile}, {Var("x"), p.xp, p.tile}},
-                            CoreSplitOptions{max_cores, 1});
+    std::vector<int> edges;
+    if (options.tile > 0) {
+        edges.push_back(round_up(options.tile, base.lanes));
+    } else {
+        edges = {2 * base.lanes, base.lanes};
+        for (int e = 4 * base.lanes; e <= 2 * round_up(std::max(x, y), base.lanes); e *= 2) edges.push_back(e);
+    }
+    planning::PlanSearch<TransposeSpyrePlan> search;
+    planning::Verdict last;
+    for (int edge : edges) {
+        TransposeSpyrePlan p = base;
+        p.tile = edge;
+        p.xp = round_up(x, edge);
+        p.yp = round_up(y, edge);
+        const std::vector<int> c = planning::even_core_split({p.batch, p.yp / edge, p.xp / edge}, max_cores);
         p.cb = c[0];
         p.cy = c[1];
         p.cx = c[2];
-    };
-    auto loops_per_core = [&] {
-        int n = 0;
-        for (int trip : {p.batch / p.cb, p.yp / p.tile / p.cy, p.xp / p.tile / p.cx}) n += trip > 1 ? 1 : 0;
-        return n;
-    };
-    plan_with_tile(tile);
-    while (options.tile == 0 && loops_per_core() + 2 > m.max_loop_depth &&
-           2 * (int64_t)(2 * p.tile) * (2 * p.tile) * t.bytes() + (int64_t)p.lanes * 4 <= budget) {
-        plan_with_tile(2 * p.tile);
+        const int yt = p.yp / edge / p.cy, xt = p.xp / edge / p.cx, bt = p.batch / p.cb;
+        planning::TiledPlan tp;
+        tp.buffered_bytes = 2 * (int64_t)edge * edge * t.bytes();  // the staged and the transposed tile
+        tp.fixed_bytes = (int64_t)p.lanes * 4;                      // one gather temporary (a stick of f32 slots)
+        tp.staging_trip = planning::staging_trip({yt, xt, bt});     // innermost first: yo, xo, batch
+        tp.per_core_trips = {bt, yt, xt};
+        tp.inner_loops = 2;  // the gather's two loops
+        tp.read_bytes = tp.write_bytes = (double)p.batch * p.xp * p.yp * t.bytes();
+        tp.cores = p.cores();
+        tp.tiles_per_core = (double)bt * yt * xt;
+        tp.compute_cycles_per_tile = default_machine().sfu_instruction_cycles((double)edge * edge, 1, t.bytes(),
+                                                                              MachineDescription::SfuCost::Simple);
+        last = planning::judge(tp, options.double_buffer);
+        p.double_buffer = last.double_buffer;
+        p.footprint_bytes = last.footprint_bytes;
+        search.offer(p, last);
     }
-    _halide_user_assert(p.footprint_bytes <= budget)
-        << "transpose Spyre schedule: tile=" << options.tile << " (" << p.tile << " x " << p.tile
-        << " in whole sticks) does not fit the scratchpad (" << p.footprint_bytes << " bytes per core)";
-    _halide_user_assert(loops_per_core() + 2 <= m.max_loop_depth)
-        << "transpose Spyre schedule: each core loops over " << p.batch / p.cb << " batch entries, "
-        << p.yp / p.tile / p.cy << " y tiles and " << p.xp / p.tile / p.cx << " x tiles of " << p.tile << " x " << p.tile
-        << " (max_cores=" << options.max_cores << ", tile=" << options.tile << "): with the two loops of the gather "
-        << "that is more than the machine's " << m.max_loop_depth << " hardware loop levels; use more cores or a larger tile";
-    // Double buffering: both tiles in two copies, when the staging loop is even. Loops
-    // of one iteration vanish, so that is the innermost per-core loop (yo, xo, batch)
-    // of more than one iteration.
-    int trip = 1;
-    for (int t : {p.yp / p.tile / p.cy, p.xp / p.tile / p.cx, p.batch / p.cb}) {
-        if (t > 1) {
-            trip = t;
-            break;
-        }
-    }
-    const int64_t tiles = 2 * (int64_t)p.tile * p.tile * t.bytes();
-    if (options.double_buffer && trip % 2 == 0 && p.footprint_bytes + tiles <= m.scratchpad_bytes * 3 / 4) {
-        p.double_buffer = true;
-        p.footprint_bytes += tiles;
-    }
-    return p;
+    _halide_user_assert(search.found())
+        << "transpose Spyre schedule: no tile fits (max_cores=" << options.max_cores << ", tile=" << options.tile
+        << "): " << last.reason << "; use more cores or another tile";
+    return planning::with_estimate(search);
 }
 
 void schedule_transpose_host(TransposeFuncs f, const Target &target) {

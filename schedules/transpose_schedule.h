@@ -29,6 +29,7 @@ struct TransposeSpyrePlan {
     int lanes = 0;                // stick lanes of the element type
     int cb = 1, cy = 1, cx = 1;   // cores along batch, y tiles, x tiles
     int64_t footprint_bytes = 0;  // scratchpad bytes per core
+    double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // staged and transposed tiles in two copies
 
     int cores() const { return cb * cy * cx; }
@@ -41,10 +42,10 @@ struct TransposeSpyreOptions {
     int tile = 0;               // tile edge T (0: automatic; rounded up to whole sticks)
 };
 
-// Tiles and core split for an X x Y (x batch) tensor of `t`. Double buffering
-// is used when the per-core tile loop that stages the tiles (the innermost of
-// more than one iteration) has an even trip count. Throws Halide::CompileError
-// if a forced tile's two copies (staged, transposed) do not fit the scratchpad.
+// Tiles and core split for an X x Y (x batch) tensor of `t` through the
+// planning framework (schedules/planner.h: double buffering when the staging
+// loop is even and both copies fit). Throws Halide::CompileError if a forced
+// tile does not fit the scratchpad or the hardware loop levels.
 TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Halide::Type &t,
                                         const TransposeSpyreOptions &options = {});
 

@@ -189,6 +189,20 @@ double MachineDescription::copy_dma_cycles(double read, double write, double tra
     return (double)dma_latency_cycles + std::max(dram_cycles(read, write, engines), issue);
 }
 
+double MachineDescription::pt_matmul_cycles(double m, double n, double k, double type_factor) const {
+    const double passes = std::ceil(m / (double)pt_pass_rows);
+    const double per_pass = (double)pt_pass_rows * n * k / pt_macs_per_cycle(type_factor) + pt_pass_fill_cycles;
+    return passes * per_pass;
+}
+
+double MachineDescription::sfu_instruction_cycles(double n, double rows, double element_bytes, SfuCost cost) const {
+    const double bytes_per_cycle = sfu_bytes_per_cycle_per_corelet * (double)corelets_per_core;
+    double cycles = std::ceil(n * rows * element_bytes / bytes_per_cycle);
+    if (cost == SfuCost::Transcendental) cycles *= sfu_transcendental_cost;
+    if (cost == SfuCost::RowReduce) cycles = cycles * sfu_row_reduce_cost + rows * sfu_row_reduce_row_cycles;
+    return cycles + sfu_instruction_overhead_cycles;
+}
+
 double MachineDescription::dram_bound_ns(double read, double write) const {
     return (read + write) / dram_bandwidth_gbps + dram_bound_turnaround_ns_per_byte * std::min(read, write);
 }

@@ -65,6 +65,19 @@ struct MachineDescription {
     // factor (1 fp16, pt_fp32_rate_factor, pt_int8_rate_factor).
     double pt_macs_per_cycle(double type_factor) const { return pt_sustained_macs_per_ns / clock_ghz * type_factor; }
 
+    // The timing model's compute terms (runtime/src/sim/timing_model.cpp calls
+    // these, and so do the compiler's planners, schedules/planner.h: one formula).
+    // A pt.matmul of an m x k tile by a k x n tile at an input type factor: passes
+    // of pt_pass_rows rows of A at the sustained rate, each with its fill cost.
+    double pt_matmul_cycles(double m, double n, double k, double type_factor) const;
+    // One SFU instruction over `rows` rows of `n` elements of `element_bytes`
+    // bytes: the bytes through both corelets' vector units, transcendentals
+    // sfu_transcendental_cost times dearer, reductions across a row's lanes
+    // sfu_row_reduce_cost times dearer plus sfu_row_reduce_row_cycles per row,
+    // plus the issue overhead.
+    enum class SfuCost { Simple, Transcendental, RowReduce };
+    double sfu_instruction_cycles(double n, double rows, double element_bytes, SfuCost cost) const;
+
     // Fingerprint of the parameters a program's legality depends on (structure,
     // not rates): a program is valid on any machine with the same fingerprint,
     // so timing experiments with other rates do not need a recompile.

@@ -32,10 +32,7 @@ double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
     if (op == isa::Opcode::Matmul) {
         namespace F = isa::field::Matmul;
         const DType t = (DType)f[F::in_type];
-        const double rate = m_.pt_macs_per_cycle(type_rate_factor(m_, t));
-        const int64_t passes = (f[F::m] + m_.pt_pass_rows - 1) / m_.pt_pass_rows;
-        const double per_pass = (double)m_.pt_pass_rows * f[F::n] * f[F::k] / rate + m_.pt_pass_fill_cycles;
-        return passes * per_pass;
+        return m_.pt_matmul_cycles((double)f[F::m], (double)f[F::n], (double)f[F::k], type_rate_factor(m_, t));
     }
     // SFU: bytes moved through the vector unit of both corelets.
     int64_t n = 0, rows = 0, eb = 0;
@@ -66,13 +63,11 @@ double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
         rows = f[ir];
         eb = dtype_bytes((DType)f[it]);
     }
-    const double bytes_per_cycle = m_.sfu_bytes_per_cycle_per_corelet * m_.corelets_per_core;
-    double cycles = std::ceil((double)n * rows * eb / bytes_per_cycle);
-    if (spec.cost == isa::CostClass::SfuTranscendental) cycles *= m_.sfu_transcendental_cost;
-    if (spec.cost == isa::CostClass::SfuRowReduce) {
-        cycles = cycles * m_.sfu_row_reduce_cost + (double)rows * m_.sfu_row_reduce_row_cycles;
-    }
-    return cycles + m_.sfu_instruction_overhead_cycles;
+    using SfuCost = MachineDescription::SfuCost;
+    const SfuCost cost = spec.cost == isa::CostClass::SfuTranscendental ? SfuCost::Transcendental
+                         : spec.cost == isa::CostClass::SfuRowReduce    ? SfuCost::RowReduce
+                                                                        : SfuCost::Simple;
+    return m_.sfu_instruction_cycles((double)n, (double)rows, (double)eb, cost);
 }
 
 }  // namespace sim

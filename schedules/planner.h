@@ -1,0 +1,175 @@
+// The planning framework of the Spyre hand schedules (docs/planning.md).
+//
+// A family's planner (plan_<family>_spyre) supplies its candidate space (the
+// tiles, chunks and core splits its schedule can express) and, per candidate,
+// a TiledPlan: what the candidate keeps in the scratchpad, which loop its
+// stages sit in, its per-core loops, the bytes it moves and the work of one
+// tile in the timing model's own units. Everything else is shared and lives
+// here, once:
+//  - legality: one scratchpad budget (scratchpad_budget), one double-buffer
+//    rule, the hardware loop depth and trip limits (judge);
+//  - the core split: one search over even splits of whole tiles
+//    (even_core_split); tiles are whole sticks along the stick dimension, so
+//    every core's part starts on a stick boundary;
+//  - the cost (estimate_cycles): DRAM time from MachineDescription::dram_cycles
+//    and the compute of a tile from the timing model's functions
+//    (MachineDescription::sfu_instruction_cycles, pt_matmul_cycles), which the
+//    simulator itself calls; tests/compiler/planner_ranking_test.cpp checks
+//    that it ranks candidates as the simulator does;
+//  - the search (PlanSearch): the cheapest legal candidate, the family's
+//    order of preference breaking ties.
+// Header and source depend on the machine description only (no Halide).
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "spyre/machine.h"
+
+namespace spyre {
+namespace planning {
+
+// The scratchpad bytes per core a plan may fill: the machine's scratchpad less
+// the reserve the backend needs beyond what a planner counts (the SFU row
+// temporaries that row blocking adds, stick padding of small buffers, the
+// per-row scalars): a quarter of it. The one budget every ported planner uses.
+int64_t scratchpad_budget(const MachineDescription &m = default_machine());
+
+// The trip count of the loop the backend double-buffers around a stage: the
+// innermost per-core loop of more than one iteration (loops of one iteration
+// vanish), given innermost first; 1 if every loop runs once.
+int staging_trip(std::initializer_list<int> trips_innermost_first);
+
+// One candidate plan as the shared legality and cost see it.
+struct TiledPlan {
+    // Scratchpad, one copy: the buffers double buffering keeps in two copies
+    // (the staged tiles and results that move with the staging loop) and the rest.
+    int64_t buffered_bytes = 0;
+    int64_t fixed_bytes = 0;
+    int staging_trip = 1;           // the double-buffered loop's trips (staging_trip())
+    std::vector<int> per_core_trips;  // per-core loops around the tile (those of one trip vanish)
+    int inner_loops = 0;            // hardware loop levels the tile's own code needs
+    // Cost: the kernel's DRAM bytes (as moved, padding included), the cores
+    // moving them at once, the trips of the per-core tile loop, and per tile
+    // the DMA transfers whose latency the tile waits for and its PT/SFU cycles.
+    double read_bytes = 0, write_bytes = 0;
+    int cores = 1;
+    double tiles_per_core = 1;
+    double waited_transfers_per_tile = 2;  // a load and a store
+    double compute_cycles_per_tile = 0;
+    double fixed_cycles = 0;  // once per kernel, after the tile loop (a cross-core combine)
+};
+
+// What the shared rules make of a candidate.
+struct Verdict {
+    bool legal = false;
+    bool double_buffer = false;
+    int64_t footprint_bytes = 0;  // scratchpad bytes per core as planned
+    int cores = 1;                // the plan's cores (TiledPlan::cores)
+    double cycles = std::numeric_limits<double>::infinity();
+    std::string reason;  // why not legal
+};
+
+// The one double-buffer rule: two copies of the buffered bytes when asked, the
+// staging loop is even (the backend double-buffers only such loops) and both
+// copies fit the budget; else one copy. Legal if that fits the budget and the
+// loops fit the hardware (depth: the per-core loops of more than one trip plus
+// inner_loops <= max_loop_depth; every trip <= max_loop_trip_count).
+Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDescription &m = default_machine());
+
+// The cost of a candidate, in cycles. Per core, the DMA unit streams the
+// kernel's bytes at the DRAM rate of `cores` concurrent cores
+// (MachineDescription::dram_cycles) and each tile waits for the latency of its
+// waited transfers; the PT/SFU work is compute_cycles_per_tile per tile.
+// Single-buffered the two add up (a synchronous tile loop); double-buffered
+// they overlap, and one tile's waited latencies stay exposed.
+double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = default_machine());
+
+// The one core-split search: one core count per dimension, each dividing that
+// dimension's tile count, their product at most max_cores and accepted by
+// `accept` (if given); the split with the most cores, ties to the one giving
+// the earlier dimensions more (dimensions in priority order). Empty if no
+// split is accepted.
+std::vector<int> even_core_split(const std::vector<int> &tiles, int max_cores,
+                                 const std::function<bool(const std::vector<int> &)> &accept = {});
+
+// Every even split of at least half the cores even_core_split finds (the
+// candidates a family offers when the split trades against something else,
+// such as the tiles per core), in even_core_split's order of preference.
+std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, int max_cores);
+
+// The longest SFU vector, in lanes, of whole sticks of `lanes` that divides
+// `padded` and has at most kPlannerSfuVectorLanes lanes (schedule_arithmetic.h).
+int row_vector_lanes(int padded, int lanes);
+
+// SFU cycles of one instruction per row vector over a row of `padded` lanes of
+// `element_bytes` bytes (the timing model's cost of that many instructions).
+double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDescription::SfuCost cost,
+                      const MachineDescription &m = default_machine());
+
+// Chooses among the legal candidates offered: the cheapest, except that
+// candidates within kTieTolerance of the cheapest are ties (the estimate is no
+// finer than that). Ties go to a double-buffered candidate (the estimate
+// underrates what a synchronous tile loop loses: while a core computes, fewer
+// cores share the DRAM, which then serves less), then to the first offered: a
+// then to the one with more cores (the estimate's DRAM concurrency is
+// coarse for few cores: gen_elementwise mul 4096 x 16384 fp16 on 2 cores
+// simulates 13% faster than on 1, estimated within 1%), then to the first
+// offered: a family offers its candidates in its order of preference (fewer,
+// larger tiles first: fewer instructions and DMA descriptors).
+constexpr double kTieTolerance = 1e-4;
+
+template <typename Plan>
+class PlanSearch {
+public:
+    void offer(const Plan &plan, const Verdict &verdict) {
+        if (verdict.legal) offered_.push_back({plan, verdict});
+    }
+    bool found() const { return !offered_.empty(); }
+    // The chosen candidate (found() must hold).
+    const Plan &best() const { return offered_[best_index()].plan; }
+    const Verdict &verdict() const { return offered_[best_index()].verdict; }
+
+private:
+    size_t best_index() const {
+        double cheapest = std::numeric_limits<double>::infinity();
+        for (const Offered &o : offered_) cheapest = std::min(cheapest, o.verdict.cycles);
+        size_t chosen = offered_.size();
+        for (size_t i = 0; i < offered_.size(); i++) {
+            const Verdict &v = offered_[i].verdict;
+            if (v.cycles > cheapest * (1 + kTieTolerance)) continue;
+            if (chosen == offered_.size()) {
+                chosen = i;
+                continue;
+            }
+            const Verdict &c = offered_[chosen].verdict;
+            if (v.double_buffer != c.double_buffer) {
+                if (v.double_buffer) chosen = i;
+            } else if (v.cores > c.cores) {
+                chosen = i;
+            }
+        }
+        return chosen;
+    }
+    struct Offered {
+        Plan plan;
+        Verdict verdict;
+    };
+    std::vector<Offered> offered_;
+};
+
+// The chosen plan with its estimate in microseconds (plans have estimated_us).
+template <typename Plan>
+Plan with_estimate(const PlanSearch<Plan> &search, const MachineDescription &m = default_machine()) {
+    Plan p = search.best();
+    p.estimated_us = search.verdict().cycles / m.clock_ghz / 1000.0;
+    return p;
+}
+
+}  // namespace planning
+}  // namespace spyre
