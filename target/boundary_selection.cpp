@@ -545,9 +545,12 @@ bool CoreSelector::select_boundary_store(const Store *op, const SymOperand &dst,
     check_stick_aligned(dram, ld->name);
     check_stick_aligned(sp, op->name);
     const int64_t row = m_.stick_bytes;
+    namespace L = isa::field::DmaLoad;
     emit(out, isa::Opcode::DmaLoad,
-         {constant(src->arg_index), dram, sp, constant(row), constant(row), constant(1), constant(row), constant(row),
-          constant(1), constant(1), constant(0), constant(0), constant(1)});
+         {{L::arg, constant(src->arg_index)}, {L::dram, dram}, {L::sp, sp}, {L::row_bytes, constant(row)},
+          {L::valid_bytes, constant(row)}, {L::rows, constant(1)}, {L::dram_row_stride, constant(row)},
+          {L::sp_row_stride, constant(row)}, {L::valid_rows, constant(1)}, {L::planes, constant(1)},
+          {L::dram_plane_stride, constant(0)}, {L::sp_plane_stride, constant(0)}, {L::valid_planes, constant(1)}});
     SfuSource edge;
     edge.mode = 1;
     edge.addr = sp;
