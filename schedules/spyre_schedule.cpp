@@ -472,10 +472,11 @@ const StickLayout *recorded_device_layout(const std::string &tensor_name) {
 
 // ---- PT -----------------------------------------------------------------
 
-// Stick lanes of the matmul operands of `a + b` (the product's side, widening casts
-// stripped), or 0 when they cannot be told.
 namespace {
-int operand_stick_lanes(const Expr &a, const Expr &b) {
+// The first factor of each side of `a + b` that is a product (a Mul or a widening_mul), its
+// widening cast stripped, in the order a, b.
+std::vector<Expr> product_factors(const Expr &a, const Expr &b) {
+    std::vector<Expr> out;
     for (const Expr &e : {a, b}) {
         Expr factor;
         if (const Internal::Mul *mul = e.as<Internal::Mul>()) factor = mul->a;
@@ -483,24 +484,23 @@ int operand_stick_lanes(const Expr &a, const Expr &b) {
         if (c && c->is_intrinsic(Internal::Call::widening_mul)) factor = c->args[0];
         if (!factor.defined()) continue;
         if (const Internal::Cast *cast = factor.as<Internal::Cast>()) factor = cast->value;
+        out.push_back(factor);
+    }
+    return out;
+}
+
+// Stick lanes of the matmul operands of `a + b` (the product's side), or 0 when they cannot be told.
+int operand_stick_lanes(const Expr &a, const Expr &b) {
+    for (const Expr &factor : product_factors(a, b)) {
         if (has_sticks(factor.type())) return stick_lanes(factor.type());
     }
     return 0;
 }
 
-// The type of the factors of the product side of `a + b` (casts stripped), or
-// Handle() when neither side is a product.
+// The type of the factors of the product side of `a + b`, or Handle() when neither side is a product.
 Type product_operand_type(const Expr &a, const Expr &b) {
-    for (const Expr &e : {a, b}) {
-        Expr factor;
-        if (const Internal::Mul *mul = e.as<Internal::Mul>()) factor = mul->a;
-        const Internal::Call *c = e.as<Internal::Call>();
-        if (c && c->is_intrinsic(Internal::Call::widening_mul)) factor = c->args[0];
-        if (!factor.defined()) continue;
-        if (const Internal::Cast *cast = factor.as<Internal::Cast>()) factor = cast->value;
-        return factor.type().element_of();
-    }
-    return Handle();
+    const std::vector<Expr> factors = product_factors(a, b);
+    return factors.empty() ? Handle() : factors.front().type().element_of();
 }
 }  // namespace
 

@@ -545,12 +545,7 @@ bool CoreSelector::select_boundary_store(const Store *op, const SymOperand &dst,
     check_stick_aligned(dram, ld->name);
     check_stick_aligned(sp, op->name);
     const int64_t row = m_.stick_bytes;
-    namespace L = isa::field::DmaLoad;
-    emit(out, isa::Opcode::DmaLoad,
-         {{L::arg, constant(src->arg_index)}, {L::dram, dram}, {L::sp, sp}, {L::row_bytes, constant(row)},
-          {L::valid_bytes, constant(row)}, {L::rows, constant(1)}, {L::dram_row_stride, constant(row)},
-          {L::sp_row_stride, constant(row)}, {L::valid_rows, constant(1)}, {L::planes, constant(1)},
-          {L::dram_plane_stride, constant(0)}, {L::sp_plane_stride, constant(0)}, {L::valid_planes, constant(1)}});
+    emit_row_load(out, src->arg_index, dram, sp, row);
     SfuSource edge;
     edge.mode = 1;
     edge.addr = sp;

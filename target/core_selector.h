@@ -197,6 +197,9 @@ private:
     // The same, for fields named through another opcode of the same layout (every binary SFU op through
     // isa::field::Add, ...): an internal error unless `op` and `named_as` have the same fields.
     void emit_as(std::vector<ProgramNode> &out, isa::Opcode op, isa::Opcode named_as, const std::vector<NamedField> &fields);
+    // dma.load of one row of `row_bytes` (all valid) from argument `arg` at `dram` to `sp`.
+    void emit_row_load(std::vector<ProgramNode> &out, int arg, const SymOperand &dram, const SymOperand &sp,
+                       int64_t row_bytes);
     // sfu.cast of one row of `n` elements from `src` (type `from`) to `dst` (type `to`).
     void emit_cast(std::vector<ProgramNode> &out, const SymOperand &dst, DType to, const SymOperand &src, DType from,
                    int64_t n);

@@ -369,6 +369,16 @@ void CoreSelector::emit(std::vector<ProgramNode> &out, isa::Opcode op, const std
     out.push_back(ProgramNode::instruction(inst));
 }
 
+void CoreSelector::emit_row_load(std::vector<ProgramNode> &out, int arg, const SymOperand &dram, const SymOperand &sp,
+                                 int64_t row_bytes) {
+    namespace L = isa::field::DmaLoad;
+    emit(out, isa::Opcode::DmaLoad,
+         {{L::arg, constant(arg)}, {L::dram, dram}, {L::sp, sp}, {L::row_bytes, constant(row_bytes)},
+          {L::valid_bytes, constant(row_bytes)}, {L::rows, constant(1)}, {L::dram_row_stride, constant(row_bytes)},
+          {L::sp_row_stride, constant(row_bytes)}, {L::valid_rows, constant(1)}, {L::planes, constant(1)},
+          {L::dram_plane_stride, constant(0)}, {L::sp_plane_stride, constant(0)}, {L::valid_planes, constant(1)}});
+}
+
 void CoreSelector::emit_as(std::vector<ProgramNode> &out, isa::Opcode op, isa::Opcode named_as,
                            const std::vector<NamedField> &fields) {
     const isa::OpcodeSpec &a = isa::opcode_spec(op), &b = isa::opcode_spec(named_as);
@@ -515,12 +525,7 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
             check_stick_aligned(dram, ld->name);
             check_stick_aligned(sp, op->name);
             const int64_t row = lanes * eb;
-            namespace L = isa::field::DmaLoad;
-            emit(out, isa::Opcode::DmaLoad,
-                 {{L::arg, constant(src->arg_index)}, {L::dram, dram}, {L::sp, sp}, {L::row_bytes, constant(row)},
-                  {L::valid_bytes, constant(row)}, {L::rows, constant(1)}, {L::dram_row_stride, constant(row)},
-                  {L::sp_row_stride, constant(row)}, {L::valid_rows, constant(1)}, {L::planes, constant(1)},
-                  {L::dram_plane_stride, constant(0)}, {L::sp_plane_stride, constant(0)}, {L::valid_planes, constant(1)}});
+            emit_row_load(out, src->arg_index, dram, sp, row);
             return;
         }
     }
