@@ -116,8 +116,8 @@ double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDe
 // candidates within kTieTolerance of the cheapest are ties (the estimate is no
 // finer than that). Ties go to a double-buffered candidate (the estimate
 // underrates what a synchronous tile loop loses: while a core computes, fewer
-// cores share the DRAM, which then serves less), then to the first offered: a
-// then to the one with more cores (the estimate's DRAM concurrency is
+// cores share the DRAM, which then serves less), then to the one with more
+// cores (the estimate's DRAM concurrency is
 // coarse for few cores: gen_elementwise mul 4096 x 16384 fp16 on 2 cores
 // simulates 13% faster than on 1, estimated within 1%), then to the first
 // offered: a family offers its candidates in its order of preference (fewer,

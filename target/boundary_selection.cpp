@@ -269,10 +269,16 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
     if (const Block *b = s.as<Block>()) return boundary_signature(b->first, sig, nums) && boundary_signature(b->rest, sig, nums);
     if (const LetStmt *l = s.as<LetStmt>()) {
         if (l->value.type().is_vector() || !l->value.type().is_int_or_uint()) return boundary_signature(l->body, sig, nums);
+        // Popped on every exit, a CompileError of an evaluation below included: the caller
+        // catches it and takes the ordinary path, which must see the environment unchanged.
+        struct LetScope {
+            IndexEnvironment &env;
+            const std::string &name;
+            ~LetScope() { env.pop_let(name); }
+        };
         env_.push_let(l->name, l->value);
-        const bool ok = boundary_signature(l->body, sig, nums);
-        env_.pop_let(l->name);
-        return ok;
+        LetScope scope{env_, l->name};
+        return boundary_signature(l->body, sig, nums);
     }
     if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) return boundary_signature(pc->body, sig, nums);
     if (const Allocate *a = s.as<Allocate>()) return boundary_signature(a->body, sig, nums);
@@ -297,10 +303,14 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
         for (int64_t i : at) {
             const bool shadowed = env_.has_constant(f->name);
             if (shadowed) return false;
+            struct ConstantScope {  // unbound on every exit, as the let above
+                IndexEnvironment &env;
+                const std::string &name;
+                ~ConstantScope() { env.unbind_constant(name); }
+            };
             env_.bind_constant(f->name, min + i);
-            const bool ok = boundary_signature(f->body, sig, nums);
-            env_.unbind_constant(f->name);
-            if (!ok) return false;
+            ConstantScope scope{env_, f->name};
+            if (!boundary_signature(f->body, sig, nums)) return false;
         }
         *sig += ')';
         return true;

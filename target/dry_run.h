@@ -13,8 +13,11 @@
 // addresses do not depend on data (loop trip counts and affine addresses are
 // constants of the program; scalar parameters feed only SFU values), so the
 // instructions, their operands and their order in simulated time are the same
-// on every run. Timing can vary only by the machine's parameters, which the
-// program is built for (its fingerprint).
+// on every run in the normal synchronization mode, the dry run's (the
+// machine's parameters are fixed by the program's fingerprint). The test modes
+// (SyncMode::ForcedSerial, RandomLatency) change the order of events, so a
+// program that lacks a wait can break a hazard rule only there; the
+// synchronization pass and the tests run in those modes cover that.
 // Expects: a program validate_program accepted. Guarantees: a program the
 // compiler writes runs to the end, timing-only or functional, on the machine it
 // was built for, without a rule violation (the simulator's only value-level

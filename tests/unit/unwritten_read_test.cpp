@@ -81,6 +81,26 @@ TEST(UnwrittenReads, RowsWrittenByDifferentInstructionsJoin) {
     EXPECT_EQ(run(b, {in}).outputs.at(0).data, in.data);
 }
 
+// The SFU computes row by row: row 1 of this copy reads the bytes row 0 wrote.
+TEST(UnwrittenReads, ARowMayReadWhatAnEarlierRowOfTheSameInstructionWrote) {
+    ProgramBuilder b("chained_rows");
+    const int In = b.arg("In", ArgKind::Input, DType::F16, {64});
+    const int Out = b.arg("Out", ArgKind::Output, DType::F16, {64, 3});
+    b.load(0, In, 0, 128, 128);
+    b.signal(0, Unit::Dma, 0);
+    b.wait(0, Unit::Sfu, 0);
+    b.emit(0, Unit::Sfu, Opcode::Copy, {256, 128, 128, 128, 0, 64, 2, (int)DType::F16, 0});
+    b.signal(0, Unit::Sfu, 1);
+    b.wait(0, Unit::Dma, 1);
+    b.store(0, Out, 0, 128, 384);
+    const HostTensor in = random_tensor("In", DType::F16, {64}, 10);
+    EXPECT_EQ(both_modes_failure(b, {in}), "");
+    const HostRunResult r = run(b, {in});
+    std::vector<uint8_t> expected;
+    for (int i = 0; i < 3; i++) expected.insert(expected.end(), in.data.begin(), in.data.end());
+    EXPECT_EQ(r.outputs.at(0).data, expected);
+}
+
 TEST(UnwrittenReads, APtAccumulatorNeverWrittenIsReported) {
     ProgramBuilder b("pt_accumulate");
     const int A = b.arg("A", ArgKind::Input, DType::F16, {64, 65});

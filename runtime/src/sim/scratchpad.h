@@ -42,6 +42,8 @@ public:
 
 // How an instruction uses an operand's bytes (for the hazard check).
 enum class Access { Read, Write };
+// Whether check_box also does the poison check (Skip: the caller checks row by row).
+enum class Poison { Check, Skip };
 
 // Who is checking operands now, and until when they stay occupied (hazard_tracker.h).
 struct HazardContext {
@@ -79,7 +81,7 @@ public:
     // occupy, then occupied itself. With poison tracking, a read must be of written bytes and a
     // write marks its bytes written (an instruction reads all its operands before it writes).
     void check_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
-                   const char *what, Access access = Access::Read) {
+                   const char *what, Access access = Access::Read, Poison poison = Poison::Check) {
         const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
         const int64_t hi = base + std::max<int64_t>(0, (rows - 1) * row_stride) + std::max<int64_t>(0, (planes - 1) * plane_stride) + len;
         check_bounds(lo, hi - lo, what);
@@ -91,12 +93,16 @@ public:
             const int64_t h = hazard_->tracker->occupy(hazard_->unit, box, write, hazard_->until, what);
             if (hazard_->handles) hazard_->handles->push_back(h);
         }
-        if (!track_poison_) return;
+        if (!track_poison_ || poison == Poison::Skip) return;
         if (write) {
             written_.mark(box);
         } else {
             require_written(box, what);
         }
+    }
+    // Marks a box written (poison tracking only; no bounds or hazard check).
+    void mark_written(const ByteBox &box) {
+        if (track_poison_) written_.mark(box);
     }
     // The hazard context for the next check_box calls (nullptr: bounds only).
     void set_hazard_context(const HazardContext *c) { hazard_ = c; }

@@ -25,6 +25,14 @@ namespace sim {
 
 namespace {
 
+// Do the bounding intervals of two boxes overlap? (Conservative: row by row checks follow.)
+bool bounding_overlap(const ByteBox &a, const ByteBox &b) {
+    auto lo = [](const ByteBox &x) { return x.base + std::min<int64_t>(0, (x.rows - 1) * x.row_stride); };
+    auto hi = [](const ByteBox &x) { return x.base + std::max<int64_t>(0, (x.rows - 1) * x.row_stride) + x.len; };
+    return lo(a) < hi(b) && lo(b) < hi(a);
+}
+
+
 float load_float(const uint8_t *p, DType t) {
     switch (t) {
     case DType::F32: {
@@ -245,18 +253,38 @@ void run_elementwise(isa::Opcode op, const ElementwiseFields &e, Scratchpad &sp,
                      bool functional) {
     const int64_t eb = dtype_bytes(e.type);
     if (!functional) {
-        // Timing phase: exact O(1) bounds of every operand over all rows.
+        // Timing phase: exact O(1) bounds of every operand over all rows. The unit computes row
+        // by row, so when a source overlaps the destination a row may read what an earlier row
+        // wrote: then the poison check goes row by row too.
         static const char *what[3] = {"SFU operand a", "SFU operand b", "SFU operand c"};
+        const ByteBox dst{e.dst, e.n * eb, e.rows, e.dst_stride};
+        ByteBox boxes[3];
+        bool row_by_row = false;
         for (int s = 0; s < e.num_sources; s++) {
             const Source &src = e.src[s];
-            if (src.mode == 0) sp.check_box(src.addr, e.n * eb, e.rows, src.stride, 1, 0, what[s]);
-            if (src.mode == 1) sp.check_box(src.addr, eb, e.rows, src.stride, 1, 0, what[s]);
+            if (src.mode == 0 || src.mode == 1) {
+                boxes[s] = ByteBox{src.addr, src.mode == 0 ? e.n * eb : eb, e.rows, src.stride};
+                row_by_row = row_by_row || (e.rows > 1 && bounding_overlap(boxes[s], dst));
+            }
             if (src.mode == 3 && (e.imm < 0 || e.imm >= (int64_t)params.size())) {
                 throw RuleViolation("operand reads run-time parameter " + std::to_string(e.imm) + " but only " +
                                     std::to_string(params.size()) + " were passed");
             }
         }
-        sp.check_box(e.dst, e.n * eb, e.rows, e.dst_stride, 1, 0, "SFU destination", Access::Write);
+        const Poison poison = row_by_row ? Poison::Skip : Poison::Check;
+        for (int s = 0; s < e.num_sources; s++) {
+            if (e.src[s].mode > 1) continue;
+            sp.check_box(boxes[s].base, boxes[s].len, e.rows, boxes[s].row_stride, 1, 0, what[s], Access::Read, poison);
+        }
+        sp.check_box(e.dst, e.n * eb, e.rows, e.dst_stride, 1, 0, "SFU destination", Access::Write, poison);
+        if (!row_by_row) return;
+        for (int64_t r = 0; r < e.rows; r++) {
+            for (int s = 0; s < e.num_sources; s++) {
+                if (e.src[s].mode > 1) continue;
+                sp.require_written(ByteBox{boxes[s].base + r * boxes[s].row_stride, boxes[s].len}, what[s]);
+            }
+            sp.mark_written(ByteBox{e.dst + r * e.dst_stride, e.n * eb});
+        }
         return;
     }
     std::vector<V> in[3];
@@ -331,8 +359,17 @@ void run_cast(const int64_t *f, Scratchpad &sp, bool functional) {
     const DType st = (DType)f[F::type], dt = (DType)f[F::dst_type];
     const int64_t n = f[F::n], seb = dtype_bytes(st), deb = dtype_bytes(dt);
     if (!functional) {
-        sp.check_box(f[F::a], n * seb, f[F::rows], f[F::a_stride], 1, 0, "sfu.cast source");
-        sp.check_box(f[F::dst], n * deb, f[F::rows], f[F::dst_stride], 1, 0, "sfu.cast destination", Access::Write);
+        // Row by row when the source overlaps the destination, as for element-wise ops.
+        const ByteBox src{f[F::a], n * seb, f[F::rows], f[F::a_stride]}, dst{f[F::dst], n * deb, f[F::rows], f[F::dst_stride]};
+        const bool row_by_row = f[F::rows] > 1 && bounding_overlap(src, dst);
+        const Poison poison = row_by_row ? Poison::Skip : Poison::Check;
+        sp.check_box(f[F::a], n * seb, f[F::rows], f[F::a_stride], 1, 0, "sfu.cast source", Access::Read, poison);
+        sp.check_box(f[F::dst], n * deb, f[F::rows], f[F::dst_stride], 1, 0, "sfu.cast destination", Access::Write, poison);
+        if (!row_by_row) return;
+        for (int64_t r = 0; r < f[F::rows]; r++) {
+            sp.require_written(ByteBox{f[F::a] + r * f[F::a_stride], n * seb}, "sfu.cast source");
+            sp.mark_written(ByteBox{f[F::dst] + r * f[F::dst_stride], n * deb});
+        }
         return;
     }
     uint8_t *base = sp.data();
