@@ -79,7 +79,8 @@ public:
     // runs, so checking the bounding interval is exact and O(1).
     // With a hazard context set, the box is also checked against the bytes other units still
     // occupy, then occupied itself. With poison tracking, a read must be of written bytes and a
-    // write marks its bytes written (an instruction reads all its operands before it writes).
+    // write marks its bytes written (the whole box read before the whole box is written; callers
+    // whose rows depend on earlier rows pass Poison::Skip and check row by row).
     void check_box(int64_t base, int64_t len, int64_t rows, int64_t row_stride, int64_t planes, int64_t plane_stride,
                    const char *what, Access access = Access::Read, Poison poison = Poison::Check) {
         const int64_t lo = base + std::min<int64_t>(0, (rows - 1) * row_stride) + std::min<int64_t>(0, (planes - 1) * plane_stride);
