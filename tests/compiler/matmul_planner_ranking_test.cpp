@@ -19,6 +19,8 @@
 // residual cases (gen_matmul residual=true) check the R tile's loads too.
 #include <gtest/gtest.h>
 
+#include "ranking_agreement.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,15 +109,8 @@ TEST_P(MatmulPlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
         if (std::fabs(std::log(q)) > std::fabs(std::log(worst_ratio))) worst_ratio = q;
     }
 
-    int agree = 0, pairs = 0;
-    for (size_t i = 0; i < runs.size(); i++) {
-        for (size_t j = i + 1; j < runs.size(); j++) {
-            const double a = runs[i].simulated_us, b = runs[j].simulated_us;
-            if (std::fabs(a - b) <= 0.05 * std::min(a, b)) continue;
-            pairs++;
-            if ((runs[i].estimated_us < runs[j].estimated_us) == (a < b)) agree++;
-        }
-    }
+    const PairAgreement ordered = ordered_pairs(runs);
+    const int agree = ordered.agree, pairs = ordered.pairs;
     ASSERT_GT(pairs, 0) << "every candidate simulates the same: nothing to rank";
     std::printf("%s: %zu candidates, the planner's choice %.2f us (best %.2f us, %.3fx), %d of %d pairs ordered as simulated (%.2f), estimate/simulated %.2f for the choice, %.2f at worst\n",
                 case_name({c, 0}).c_str(), runs.size(), runs[0].simulated_us, best, runs[0].simulated_us / best, agree, pairs,

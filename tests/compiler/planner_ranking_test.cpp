@@ -12,6 +12,8 @@
 // ordered, the estimate / simulated ratio of the choice).
 #include <gtest/gtest.h>
 
+#include "ranking_agreement.h"
+
 #include <sys/stat.h>
 
 #include <cmath>
@@ -196,15 +198,8 @@ TEST_P(PlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
     EXPECT_LE(runs[0].simulated_us, 1.03 * best->simulated_us)
         << "the planner's choice simulates " << runs[0].simulated_us << " us; " << best->knobs << " simulates "
         << best->simulated_us << " us";
-    int agree = 0, pairs = 0;
-    for (size_t i = 0; i < runs.size(); i++) {
-        for (size_t j = i + 1; j < runs.size(); j++) {
-            const double a = runs[i].simulated_us, b = runs[j].simulated_us;
-            if (std::fabs(a - b) <= 0.05 * std::min(a, b)) continue;
-            pairs++;
-            if ((runs[i].estimated_us < runs[j].estimated_us) == (a < b)) agree++;
-        }
-    }
+    const PairAgreement ordered = ordered_pairs(runs);
+    const int agree = ordered.agree, pairs = ordered.pairs;
     std::printf("%s: %zu candidates, the planner's choice %.2f us (best %.2f us, %.3fx), %d of %d pairs ordered as "
                 "simulated, estimate/simulated %.2f for the choice\n",
                 c.name.c_str(), runs.size(), runs[0].simulated_us, best->simulated_us,
