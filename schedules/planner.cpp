@@ -60,7 +60,13 @@ double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDe
     // for tiles of 1 to 64 rows. (What the tile size does change, on few
     // cores, the estimate leaves to the tie rule of PlanSearch: larger tiles.)
     const double compute = p.tiles_per_core * p.compute_cycles_per_tile;
-    return std::max(dram, compute) + waited + p.fixed_cycles;
+    // A kernel of loads only has no traffic to hide its pipeline's end behind:
+    // DRAM-bound, the last tile's compute follows the last load; compute-bound,
+    // the first load precedes the first compute.
+    const double end = p.pipeline_end_exposed && p.tiles_per_core > 0
+                           ? std::min(dram / p.tiles_per_core, p.compute_cycles_per_tile)
+                           : 0.0;
+    return std::max(dram, compute) + waited + end + p.fixed_cycles;
 }
 
 namespace {

@@ -63,6 +63,12 @@ struct TiledPlan {
     double waited_transfers_per_tile = 2;  // a load and a store
     double compute_cycles_per_tile = 0;
     double fixed_cycles = 0;  // once per kernel, after the tile loop (a cross-core combine)
+    // Double-buffered, the pipeline's end is exposed: the kernel's traffic is
+    // its loads (a reduction: nothing streams out while the last tile
+    // computes), so the unit that is not the bottleneck adds one tile of its
+    // work: the first load before any compute, or the last tile's compute
+    // after the last load.
+    bool pipeline_end_exposed = false;
 };
 
 // What the shared rules make of a candidate.
@@ -87,7 +93,8 @@ Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDesc
 // (MachineDescription::dram_cycles) and each tile waits for the latency of its
 // waited transfers; the PT/SFU work is compute_cycles_per_tile per tile.
 // Single-buffered the two add up (a synchronous tile loop); double-buffered
-// they overlap, and one tile's waited latencies stay exposed.
+// they overlap, and one tile's waited latencies stay exposed (and, with
+// pipeline_end_exposed, the shorter of one tile's DRAM time and its compute).
 double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = default_machine());
 
 // The one core-split search: one core count per dimension, each dividing that

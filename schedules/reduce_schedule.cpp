@@ -8,9 +8,8 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
-#include <initializer_list>
-#include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -24,16 +23,6 @@ using namespace Halide;
 
 namespace {
 
-
-
-// The most cores (cu along the output's dim 0 tiles, cv along dim 1) that divide evenly:
-// the framework's core-split search, tiles of u first.
-void best_split(int u_tiles, int v_extent, int cores, int *cu, int *cv) {
-    const std::vector<int> c = planning::even_core_split({u_tiles, v_extent}, cores);
-    *cu = c[0];
-    *cv = c[1];
-}
-
 // A staged copy of a DRAM tensor: whole sticks, RoundUp (the region it covers
 // may be narrower than a stick; the tensor is padded to whole sticks).
 // Two copies when double buffered.
@@ -44,145 +33,187 @@ void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes, bool do
     if (double_buffered) double_buffer_result(f);
 }
 
+// What every candidate of one shape shares: the extents, the sizes and the SFU
+// work of one reduced row, costed by the timing model's own function
+// (MachineDescription::sfu_instruction_cycles) for the instructions
+// instruction selection emits: axis 0 one sfu.rowsum / rowmax per row (fp16
+// widened by one sfu.cast first); axes 1, 2 per staged chunk one SFU add /
+// max over its rows (fp16 widened by one cast of the chunk).
+struct ReduceCandidates {
+    using SfuCost = MachineDescription::SfuCost;
+    const MachineDescription &m = default_machine();
+    ReduceShape s;
+    ReduceSpyreOptions options;
+    int eb = 2, lanes = 64, n = 1, du = 1, dv = 1, d0p = 1, max_cores = 1;
+    bool f16 = true;
+    planning::PlanSearch<ReduceSpyrePlan> search;
+    planning::Verdict last;
+
+    // One candidate: the framework judges it and offers it to the search.
+    void offer(ReduceSpyrePlan p, planning::TiledPlan tp) {
+        tp.read_bytes = s.axis == 0 ? (double)d0p * p.u_padded * dv * eb : (double)n * p.u_padded * dv * eb;
+        tp.write_bytes = (double)p.u_padded * dv * eb;
+        tp.pipeline_end_exposed = true;  // a reduction's traffic is its loads
+        last = planning::judge(tp, options.double_buffer);
+        p.double_buffer = last.double_buffer;
+        p.footprint_bytes = last.footprint_bytes;
+        search.offer(p, last);
+    }
+
+    // SFU cycles of widening (fp16) and reducing `rows` rows of `width` elements.
+    double reduce_cycles(double width, double rows, SfuCost reduce) const {
+        return (f16 ? m.sfu_instruction_cycles(width, rows, 4, SfuCost::Simple) : 0.0) +
+               m.sfu_instruction_cycles(width, rows, 4, reduce);
+    }
+
+    // Axis 0: per output tile of `tile` rows of y, the rows staged `chunk` at a
+    // time (the staging loop: chunks, tiles of u, v), each reduced by one
+    // sfu.rowsum / rowmax into its scalar; the result tile stored after them.
+    void offer_rows(ReduceSpyrePlan p, int chunk, int u_trip, int v_trip) {
+        p.chunk = chunk;
+        const int chunks = p.tile / chunk;
+        planning::TiledPlan tp;
+        // The staged rows (and the result when it moves with the same loop); one fp32 row
+        // temporary (fp16), the accumulators.
+        tp.buffered_bytes = (int64_t)chunk * d0p * eb + (chunks == 1 ? (int64_t)p.tile * eb : 0);
+        tp.fixed_bytes = (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)p.tile * 4 + (chunks == 1 ? 0 : (int64_t)p.tile * eb);
+        tp.staging_trip = planning::staging_trip({chunks, u_trip, v_trip});
+        tp.per_core_trips = {chunks, u_trip, v_trip};
+        tp.inner_loops = chunk > 1 ? 1 : 0;  // the rows of a chunk
+        tp.cores = p.cores();
+        tp.tiles_per_core = (double)chunks * u_trip * v_trip;
+        tp.waited_transfers_per_tile = 1 + 1.0 / chunks;  // the chunk's load, the tile's store
+        tp.compute_cycles_per_tile = chunk * reduce_cycles(s.d0, 1, SfuCost::RowReduce);
+        offer(p, tp);
+    }
+
+    // Axes 1, 2: per output tile of `tile` lanes, the reduced axis staged `chunk`
+    // rows at a time (the staging loop: chunks, tiles of u, v), accumulated into the
+    // tile-wide fp32 accumulator by one SFU op over the chunk's rows.
+    void offer_chunks(ReduceSpyrePlan p, int chunk, int u_trip, int v_trip) {
+        p.chunk = chunk;
+        const int chunks = n / chunk;
+        planning::TiledPlan tp;
+        // The staged chunk and the result tile; the chunk's fp32 copy (fp16), the accumulator.
+        tp.buffered_bytes = (int64_t)chunk * p.tile * eb + (int64_t)p.tile * eb;
+        tp.fixed_bytes = (f16 ? (int64_t)chunk * p.tile * 4 : 0) + (int64_t)p.tile * 4;
+        // Both stages double-buffer or neither: the result's loop (tiles of u, v) must be even too.
+        tp.staging_trip = planning::staging_trip({u_trip, v_trip}) % 2 == 0 ? planning::staging_trip({chunks, u_trip, v_trip}) : 1;
+        tp.per_core_trips = {chunks, u_trip, v_trip};
+        tp.cores = p.cores();
+        tp.tiles_per_core = (double)chunks * u_trip * v_trip;
+        tp.waited_transfers_per_tile = 1 + 1.0 / chunks;
+        tp.compute_cycles_per_tile = reduce_cycles(p.tile, chunk, SfuCost::Simple);
+        offer(p, tp);
+    }
+
+    // Axes 1, 2, the reduced axis over `c` cores: each reduces n / c rows in chunks into
+    // its part of a buffer on core 0, which gathers the parts over the ring and combines
+    // them (the fixed cost after the tile loop).
+    void offer_split(ReduceSpyrePlan p, int c, int chunk) {
+        const int rows = n / c;
+        p.chunk = chunk;
+        p.cores_r = c;
+        const int64_t part = (int64_t)p.u_padded * dv * 4;  // one core's fp32 partial results
+        planning::TiledPlan tp;
+        tp.buffered_bytes = (int64_t)chunk * p.u_padded * eb;
+        // Core 0 holds every part, its own partial, the combined accumulator and the result tile.
+        tp.fixed_bytes = (int64_t)c * part + part + (int64_t)p.u_padded * (4 + eb) + (f16 ? (int64_t)chunk * p.u_padded * 4 : 0);
+        tp.staging_trip = planning::staging_trip({rows / chunk, dv});
+        tp.per_core_trips = {rows / chunk, dv};
+        tp.cores = c;
+        tp.tiles_per_core = (double)(rows / chunk) * dv;
+        tp.waited_transfers_per_tile = 1;
+        tp.compute_cycles_per_tile = reduce_cycles(p.u_padded, chunk, SfuCost::Simple);
+        // The gathers (each part over the ring, one latency each) and one SFU op per part and v.
+        tp.fixed_cycles = c * (m.dma_latency_cycles + (double)part / m.ring_bytes_per_cycle) +
+                          (double)dv * c * m.sfu_instruction_cycles(p.u_padded, 1, 4, SfuCost::Simple);
+        offer(p, tp);
+    }
+};
+
 }  // namespace
 
+// The candidate space: tiles of 1 to 64 sticks of the output's dim 0 (at most one SFU
+// vector), each with the core split of the most cores (the framework's); per tile,
+// axis 0: chunks of the tile's rows staged at once (every divisor of the tile, so the
+// staging loop can be double-buffered where a whole tile per core leaves it one trip);
+// axes 1, 2: chunks of the reduced axis (every divisor that fits a hardware loop), and,
+// when that output leaves at least half the cores idle, the reduced axis split over the
+// cores instead. Legality, double buffering, cost and search are the framework's
+// (planner.h).
 ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions &options) {
-    const MachineDescription &m = default_machine();
-    const int eb = s.dtype.bytes();
-    const bool f16 = s.dtype.bits() == 16;
-    ReduceSpyrePlan p;
-    p.in_lanes = stick_lanes(s.dtype);
-    const int n = s.reduced();
-    const int du = s.extent(s.kept(0)), dv = s.extent(s.kept(1));
-    const int64_t budget = planning::scratchpad_budget();
-    const double sfu_rate = m.sfu_bytes_per_cycle_per_corelet * m.corelets_per_core;
-    const double ovh = m.sfu_instruction_overhead_cycles, lat = m.dma_latency_cycles;
-    double best = std::numeric_limits<double>::max();
-    // The backend double-buffers the innermost loop of more than one iteration around a stage.
-    const auto staging_trip = planning::staging_trip;
-    if (options.tile > 0 && options.tile % p.in_lanes != 0) {
+    ReduceCandidates k;
+    k.s = s;
+    k.options = options;
+    k.eb = s.dtype.bytes();
+    k.f16 = s.dtype.bits() == 16;
+    k.lanes = stick_lanes(s.dtype);
+    k.n = s.reduced();
+    k.du = s.extent(s.kept(0));
+    k.dv = s.extent(s.kept(1));
+    k.d0p = round_up(s.d0, k.lanes);
+    k.max_cores = usable_cores(options.max_cores);
+    const int n = k.n, dv = k.dv;
+    if (options.tile > 0 && options.tile % k.lanes != 0) {
         throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " must be a whole number of sticks (" +
-                                 std::to_string(p.in_lanes) + " lanes of the output's dim 0)");
+                                 std::to_string(k.lanes) + " lanes of the output's dim 0)");
     }
-    if (options.chunk > 0 && (s.axis == 0 || n % options.chunk != 0)) {
+    if (options.chunk > 0 && s.axis != 0 && n % options.chunk != 0) {
         throw std::runtime_error("reduce: chunk=" + std::to_string(options.chunk) + " must divide the reduced extent (" +
-                                 std::to_string(n) + ") and applies to axes 1 and 2 only (axis " + std::to_string(s.axis) + ")");
+                                 std::to_string(n) + ")");
     }
-    const int max_cores = usable_cores(options.max_cores);
+    ReduceSpyrePlan base;
+    base.in_lanes = k.lanes;
     // Tiles are whole sticks of the output's dim 0, at most one SFU vector (kPlannerSfuVectorLanes).
-    for (int tile = p.in_lanes; tile <= std::max(p.in_lanes, std::min(kPlannerSfuVectorLanes, round_up(du, p.in_lanes)));
-         tile += p.in_lanes) {
+    for (int tile = k.lanes; tile <= std::max(k.lanes, std::min(kPlannerSfuVectorLanes, round_up(k.du, k.lanes)));
+         tile += k.lanes) {
         if (options.tile > 0 && tile != options.tile) continue;
-        const int up = round_up(du, tile);
-        int cu, cv;
-        best_split(up / tile, dv, max_cores, &cu, &cv);
-        const double tiles_per_core = (double)up / tile / cu * dv / cv;
-        const int u_trip = up / tile / cu, v_trip = dv / cv;
-        int chunk = n;
-        int64_t footprint = 0;
-        double per_tile = 0;
-        bool db = false;
-        for (int copies = options.double_buffer ? 2 : 1; copies >= 1; copies--) {
-            if (s.axis == 0) {
-                // The rows of the tile (padded to sticks), one fp32 row temporary (fp16), acc and result.
-                const int d0p = round_up(s.d0, p.in_lanes);
-                footprint = copies * (int64_t)tile * d0p * eb + (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)tile * 4 +
-                            copies * (int64_t)tile * eb;
-                per_tile = 2 * lat + tile * ((f16 ? 2 : 1) * ((double)d0p * 4 / sfu_rate + ovh));
-                db = copies == 2 && staging_trip({u_trip, v_trip}) % 2 == 0;
-            } else {
-                // Chunks of the reduced axis: the staged rows (and their fp32 copy), acc and result.
-                const int64_t row = (int64_t)tile * (copies * eb + (f16 ? 4 : 0));
-                const int64_t room = budget - (int64_t)tile * (4 + copies * eb);
-                chunk = 0;
-                for (int c : divisors(n)) {
-                    if (c * row <= room && c <= (int64_t)default_machine().max_loop_trip_count && (options.chunk == 0 || c == options.chunk)) chunk = c;
-                }
-                if (chunk == 0) continue;
-                footprint = chunk * row + (int64_t)tile * (4 + copies * eb);
-                const double chunks = (double)n / chunk;
-                per_tile = lat + chunks * (lat + chunk * ((f16 ? 2 : 1) * ((double)tile * 4 / sfu_rate) + ovh) + 2 * ovh);
-                db = copies == 2 && staging_trip({n / chunk, u_trip, v_trip}) % 2 == 0 &&
-                     staging_trip({u_trip, v_trip}) % 2 == 0;
-            }
-            if (footprint <= budget && (copies == 1 || db)) break;
-            db = false;
-        }
-        if (chunk == 0 || footprint > budget) continue;
-        // Double buffered: the per-tile latency and SFU time hide behind the next tile's
-        // DMA but for about one tile's worth (the first load, the last compute and store).
-        const double exposed = db ? per_tile + tiles_per_core * 2 * ovh : tiles_per_core * per_tile;
-        const double read = (double)n * up * dv * eb * (s.axis == 0 ? 1 : 1), write = (double)up * dv * eb;
-        const double read_padded = s.axis == 0 ? (double)round_up(s.d0, p.in_lanes) * up * dv * eb : read;
-        const double dram = m.dram_cycles(read_padded, write, cu * cv);
-        const double cost = dram + exposed;
-        if (cost < best * 0.999) {
-            best = cost;
-            p.tile = tile;
-            p.u_padded = up;
-            p.chunk = chunk;
-            p.cores_u = cu;
-            p.cores_v = cv;
-            p.footprint_bytes = footprint;
-            p.double_buffer = db;
+        ReduceSpyrePlan p = base;
+        p.tile = tile;
+        p.u_padded = round_up(k.du, tile);
+        const std::vector<int> split = planning::even_core_split({p.u_padded / tile, dv}, k.max_cores);
+        p.cores_u = split[0];
+        p.cores_v = split[1];
+        const int u_trip = p.u_padded / tile / p.cores_u, v_trip = dv / p.cores_v;
+        const std::vector<int> chunks = divisors(s.axis == 0 ? tile : n);
+        for (auto c = chunks.rbegin(); c != chunks.rend(); ++c) {
+            if (options.chunk > 0 && *c != options.chunk) continue;
+            if (s.axis == 0) k.offer_rows(p, *c, u_trip, v_trip);
+            else if (*c <= k.m.max_loop_trip_count) k.offer_chunks(p, *c, u_trip, v_trip);
         }
     }
-    // Axes 1, 2 with a small output (the plan above leaves at least half the cores idle, or the
-    // split is asked for): split the reduced axis over the cores instead, each core reducing its
-    // rows into its part of a buffer that core 0 gathers and combines.
-    const int up_all = round_up(du, p.in_lanes);
-    const bool cores_idle = p.tile == 0 || p.cores() * 2 <= max_cores;
+    // Axes 1, 2 with a small output (the plans above leave at least half the cores idle, or the
+    // split is asked for): split the reduced axis over the cores instead.
+    const int up_all = round_up(k.du, k.lanes);
+    const bool cores_idle = !k.search.found() || k.search.verdict().cores * 2 <= k.max_cores;
     if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= kPlannerSfuVectorLanes &&
         (options.tile == 0 || options.tile == up_all)) {
         if (options.reduce_cores > 1 && n % options.reduce_cores != 0) {
             throw std::runtime_error("reduce: reduce_cores=" + std::to_string(options.reduce_cores) +
                                      " must divide the reduced extent (" + std::to_string(n) + ")");
         }
-        const int64_t part = (int64_t)up_all * dv * 4;  // one core's fp32 partial results
+        ReduceSpyrePlan p = base;
+        p.tile = p.u_padded = up_all;
         for (int c : divisors(n)) {
-            if (c < 2 || c > max_cores || (options.reduce_cores > 1 && c != options.reduce_cores)) continue;
-            const int rows = n / c;
-            // Core 0 holds every part, its own partial, the combined accumulator and the result tile.
-            const int64_t fixed = (int64_t)c * part + part + (int64_t)up_all * (4 + eb);
-            for (int copies = options.double_buffer ? 2 : 1; copies >= 1; copies--) {
-                const int64_t row = (int64_t)up_all * (copies * eb + (f16 ? 4 : 0));
-                int chunk = 0;
-                for (int d : divisors(rows)) {
-                    if (fixed + d * row <= budget && d <= (int64_t)default_machine().max_loop_trip_count && (options.chunk == 0 || d == options.chunk)) chunk = d;
-                }
-                if (chunk == 0) continue;
-                const bool db = copies == 2 && (rows / chunk) % 2 == 0;
-                if (copies == 2 && !db) continue;
-                const double read = (double)n * up_all * dv * eb, write = (double)up_all * dv * eb;
-                const double dram = m.dram_cycles(read, write, c);
-                const double sfu = (double)dv * rows * ((f16 ? 2 : 1) * ((double)up_all * 4 / sfu_rate) + ovh);
-                const double combine = (double)dv * c * ((double)up_all * 4 / sfu_rate + ovh) + c * lat;
-                const double cost = (db ? std::max(dram, sfu) : dram + sfu) + combine;
-                if (cost < best * 0.999) {
-                    best = cost;
-                    p.tile = up_all;
-                    p.u_padded = up_all;
-                    p.chunk = chunk;
-                    p.cores_u = p.cores_v = 1;
-                    p.cores_r = c;
-                    p.footprint_bytes = fixed + chunk * row;
-                    p.double_buffer = db;
-                }
-                break;
+            if (c < 2 || c > k.max_cores || (options.reduce_cores > 1 && c != options.reduce_cores)) continue;
+            const std::vector<int> chunks = divisors(n / c);
+            for (auto d = chunks.rbegin(); d != chunks.rend(); ++d) {
+                if ((options.chunk == 0 || *d == options.chunk) && *d <= k.m.max_loop_trip_count) k.offer_split(p, c, *d);
             }
         }
     }
-    if (p.tile == 0) {
+    if (!k.search.found()) {
         if (options.tile > 0 || options.chunk > 0) {
             throw std::runtime_error("reduce: tile=" + std::to_string(options.tile) + " chunk=" + std::to_string(options.chunk) +
                                      " does not fit the scratchpad or exceeds the tiled extent (axis " + std::to_string(s.axis) +
-                                     ")");
+                                     "): " + k.last.reason);
         }
         throw std::runtime_error("reduce: even one stick-wide tile of the reduction does not fit the scratchpad (axis " +
                                  std::to_string(s.axis) + ", extents " + std::to_string(s.d0) + "x" +
-                                 std::to_string(s.d1) + "x" + std::to_string(s.d2) + ")");
+                                 std::to_string(s.d1) + "x" + std::to_string(s.d2) + "): " + k.last.reason);
     }
-    return p;
+    return planning::with_estimate(k.search);
 }
 
 void schedule_reduce_host(ReduceFuncs f, const ReduceShape &s, const Target &target) {
@@ -246,7 +277,7 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     }
     const int dv = s.extent(s.kept(1));
     _halide_user_assert(p.u_padded % p.tile == 0 && (p.u_padded / p.tile) % p.cores_u == 0 && dv % p.cores_v == 0 &&
-                        s.reduced() % p.chunk == 0)
+                        (s.axis == 0 ? p.tile : s.reduced()) % p.chunk == 0)
         << "reduce Spyre schedule: the plan does not divide the padded extents";
     // Output split across the cores (v, then tiles of u); per core: v, tiles of u.
     const CoreSplit cores = split_across_cores(f.out, {{f.v, dv, 1, p.cores_v}, {f.u, p.u_padded, p.tile, p.cores_u}});
@@ -255,14 +286,22 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     stick_vectorize(f.out, ui);
     f.result.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
     // Double buffered: this tile's store overlaps the next tile's SFU work, and the
-    // next staged input's DMA this one's.
-    if (p.double_buffer) double_buffer_result(f.result);
+    // next staged input's DMA this one's (axis 0 in chunks of the tile: only the input).
+    const bool row_chunks = s.axis == 0 && p.chunk < p.tile;
+    if (p.double_buffer && !row_chunks) double_buffer_result(f.result);
 
     if (s.axis == 0) {
         // One scalar accumulator per row; the update's r loop is innermost (one
         // sfu.rowsum / rowmax per row over the staged row, widened first for fp16).
+        // The tile's rows are staged p.chunk at a time (the update's loop over them split).
         f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM);
-        stage_sticks(in_staged, f.out, uo, p.in_lanes, p.double_buffer);
+        if (row_chunks) {
+            Var yo("yo"), yi("yi");
+            f.acc.update().split(f.u, yo, yi, p.chunk);
+            stage_sticks(in_staged, f.acc, yo, p.in_lanes, p.double_buffer);
+        } else {
+            stage_sticks(in_staged, f.out, uo, p.in_lanes, p.double_buffer);
+        }
         return;
     }
     // Across sticks: a tile-wide fp32 vector accumulator; per chunk of the

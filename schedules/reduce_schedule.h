@@ -5,9 +5,9 @@
 //
 // schedule_reduce_host: the CPU reference (serial reduction, vectorized u).
 // schedule_reduce_spyre: the output split across the cores (v, then tiles of u).
-//   axis 0 (along the sticks): per tile of `tile` rows of y, stage the rows
-//     (DMA), one sfu.rowsum / sfu.rowmax per row into a scalar per row,
-//     cast (SFU), store the tile (DMA).
+//   axis 0 (along the sticks): per tile of `tile` rows of y, `chunk` rows at a
+//     time: stage them (DMA), one sfu.rowsum / sfu.rowmax per row into a
+//     scalar per row; then cast (SFU) and store the tile (DMA).
 //   axes 1, 2 (across sticks): per tile of `tile` lanes of x, for each chunk of
 //     `chunk` rows of the reduced axis: stage it (DMA; fp16 widened by one SFU
 //     cast), acc[x] = acc[x] + wide[x, r] as one SFU add over the chunk's rows;
@@ -50,13 +50,14 @@ struct ReduceSpyrePlan {
     int in_lanes = 0;      // stick lanes of the dtype (input and output)
     int tile = 0;          // per core step: axis 0: rows of y; axes 1, 2: lanes of x (whole sticks)
     int u_padded = 0;      // out dim 0 padded to `tile` (axis 0: y; else x)
-    int chunk = 0;         // axes 1, 2: rows of the reduced axis per staged chunk (divides its extent)
+    int chunk = 0;         // rows per staged chunk: axis 0 rows of y (divides tile); axes 1, 2 rows of the reduced axis (divides it)
     int cores_u = 1, cores_v = 1;
     // Axes 1, 2: cores along the reduced axis (> 1: each reduces n / cores_r rows into its part of a
     // distributed buffer, core 0 combines the parts after gathering them over the ring).
     int cores_r = 1;
     int64_t footprint_bytes = 0;
-    bool double_buffer = false;  // the staged input and the result tile in two copies
+    bool double_buffer = false;  // the staged input (and the result tile, unless axis 0 stages chunks of it) in two copies
+    double estimated_us = 0;     // the planning framework's estimate of the kernel (schedules/planner.h)
 
     int cores() const { return cores_u * cores_v * cores_r; }
 };
@@ -66,15 +67,15 @@ struct ReduceSpyreOptions {
     bool double_buffer = true;  // staged input and result in two copies when they fit: DMA overlaps the SFU
     int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
     int tile = 0;               // lanes of the output's dim 0 per tile, whole sticks (0: chosen by the planner)
-    int chunk = 0;              // axes 1, 2: rows of the reduced axis per staged chunk (0: chosen; must divide it)
+    int chunk = 0;              // rows per staged chunk (0: chosen): axis 0 rows of y, dividing the tile; axes 1, 2 rows of the reduced axis, dividing it
     int reduce_cores = 0;       // axes 1, 2: cores along the reduced axis (0: chosen, 1: none; must divide it)
 };
 
 // Throws std::runtime_error if one tile (or the forced tile and chunk) does not
-// fit the scratchpad, or a forced tile or chunk does not divide. Double
-// buffering counts the staged input and the result twice and is used only when
-// the loop that stages them (the innermost per-core loop of more than one
-// iteration around the stage) has an even trip count.
+// fit the scratchpad, or a forced tile or chunk does not divide. Candidates
+// are judged, costed and chosen by the planning framework (schedules/planner.h):
+// double buffering counts the staged input (and the result) twice and is used
+// only when the loop that stages them has an even trip count.
 ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &shape, const ReduceSpyreOptions &options = {});
 
 void schedule_reduce_host(ReduceFuncs f, const ReduceShape &shape, const Halide::Target &target);

@@ -88,6 +88,8 @@ std::vector<ScratchpadAccess> accesses_of(const SymInstruction &in, const std::v
         const int ti = idx("type");
         const int64_t eb = dtype_bytes((DType)f[ti].base);
         const bool reduce = isa::is_reduction(spec.cost);
+        // A row reduction writes one element per row (dst_stride apart); a column reduction n elements.
+        const bool by_row = spec.cost == isa::CostClass::SfuRowReduce;
         for (const char *name : {"dst", "a", "b", "c"}) {
             const int fi = idx(name);
             if (fi < 0) continue;
@@ -100,7 +102,7 @@ std::vector<ScratchpadAccess> accesses_of(const SymInstruction &in, const std::v
             const int64_t stride = f[idx(s + "_stride")].base;
             const int64_t len = (mode == 1 || (reduce && s == "dst")) ? b : n * b;
             strided_extent(rows, stride, 1, 0, len, &lo, &hi);
-            if (reduce && s == "dst") hi = std::max(hi, n * b);
+            if (reduce && !by_row && s == "dst") hi = std::max(hi, n * b);
             add_range(acc, f[fi], trips, lo, hi, s == "dst");
             if (s == "dst" && reduce && f[idx("accumulate")].base) add_range(acc, f[fi], trips, lo, hi, false);
         }

@@ -25,6 +25,7 @@
 #include "candidate_evaluation.h"
 #include "elementwise_schedule.h"
 #include "norm_schedule.h"
+#include "reduce_schedule.h"
 #include "rope_schedule.h"
 #include "softmax_schedule.h"
 #include "spyre_target.h"
@@ -150,6 +151,23 @@ FamilyCase transpose_case(const std::string &name, int x, int y, const std::vect
     return c;
 }
 
+FamilyCase reduce_rows_case(const std::string &name, int d0, int d1, const std::string &op,
+                            const std::vector<std::string> &chunks, const std::vector<std::string> &cores) {
+    FamilyCase c;
+    c.name = name;
+    c.generator = "reduce";
+    c.fixed = {{"d0", std::to_string(d0)}, {"d1", std::to_string(d1)}, {"d2", "1"}, {"op", op}, {"axis", "0"},
+               {"dtype", "float16"}};
+    c.alternatives = product({{"chunk", chunks}, {"max_cores", cores}, {"double_buffer", {"true", "false"}}});
+    c.estimate = [=](const KnobValues &k) {
+        const ReduceShape s{d0, d1, 1, Halide::Float(16), op, 0};
+        ReduceSpyreOptions o;
+        o.max_cores = knob(k, "max_cores"), o.chunk = knob(k, "chunk"), o.double_buffer = knob_bool(k, "double_buffer");
+        return plan_reduce_spyre(s, o).estimated_us;
+    };
+    return c;
+}
+
 struct Measured {
     std::string knobs;
     double estimated_us, simulated_us;
@@ -215,7 +233,8 @@ INSTANTIATE_TEST_SUITE_P(
                       softmax_case("softmax_1024x4096", 1024, 4096, {"1", "8", "32"}, {"32", "8"}),
                       rmsnorm_case("rmsnorm_4096x64", 4096, 64, {"1", "2"}, {"32", "16"}),
                       rope_case("rope_prefill_32heads_512tokens", 32, 512, {"1", "8", "16"}, {"32", "16"}),
-                      transpose_case("transpose_2048x2048", 2048, 2048, {"64", "128", "256"}, {"32", "8"})),
+                      transpose_case("transpose_2048x2048", 2048, 2048, {"64", "128", "256"}, {"32", "8"}),
+                      reduce_rows_case("reduce_sum_rows_2048x8192", 8192, 2048, "sum", {"1", "16", "64"}, {"32", "4"})),
     case_name);
 
 }  // namespace
