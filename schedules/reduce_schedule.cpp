@@ -1,9 +1,10 @@
 // Schedules of the reductions (see reduce_schedule.h).
 //
-// Performance shape (gen_reduce op=sum dtype=float16 d0=1024 d1=2048 d2=4,
-// 16 MiB read), 32 cores: axis 0 (row sums) 119.1 us simulated against a DRAM
-// roofline of 112.1 us (94.1%); axis 1 (mean, across sticks) 116.4 / 112.0 us
-// (96.2%); axis 2 (max) 177.0 / 163.9 us (92.6%).
+// Performance shape (gen_reduce dtype=float16 d0=1024 d1=2048 d2=4, 16 MiB
+// read), 32 cores: axis 0 (sum, row sums, rows staged one at a time and
+// double-buffered) 109.2 us simulated against a DRAM roofline of 108.7 us;
+// axis 1 (mean, across sticks) 110.3 / 108.7 us; axis 2 (max, 4 MiB written)
+// 157.3 / 138.9 us.
 #include "reduce_schedule.h"
 #include "schedule_arithmetic.h"
 
@@ -49,8 +50,10 @@ struct ReduceCandidates {
     planning::PlanSearch<ReduceSpyrePlan> search;
     planning::Verdict last;
 
-    // One candidate: the framework judges it and offers it to the search.
-    void offer(ReduceSpyrePlan p, planning::TiledPlan tp) {
+    // One candidate: the framework judges it and offers it to the search. True if two
+    // copies of its buffered bytes fit the budget (smaller chunks of the same tile only
+    // add transfers of a few sticks each, so axes 1, 2 stop there).
+    bool offer(ReduceSpyrePlan p, planning::TiledPlan tp) {
         tp.read_bytes = s.axis == 0 ? (double)d0p * p.u_padded * dv * eb : (double)n * p.u_padded * dv * eb;
         tp.write_bytes = (double)p.u_padded * dv * eb;
         tp.pipeline_end_exposed = true;  // a reduction's traffic is its loads
@@ -58,6 +61,7 @@ struct ReduceCandidates {
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
         search.offer(p, last);
+        return last.legal && 2 * tp.buffered_bytes + tp.fixed_bytes <= planning::scratchpad_budget();
     }
 
     // SFU cycles of widening (fp16) and reducing `rows` rows of `width` elements.
@@ -90,7 +94,7 @@ struct ReduceCandidates {
     // Axes 1, 2: per output tile of `tile` lanes, the reduced axis staged `chunk`
     // rows at a time (the staging loop: chunks, tiles of u, v), accumulated into the
     // tile-wide fp32 accumulator by one SFU op over the chunk's rows.
-    void offer_chunks(ReduceSpyrePlan p, int chunk, int u_trip, int v_trip) {
+    bool offer_chunks(ReduceSpyrePlan p, int chunk, int u_trip, int v_trip) {
         p.chunk = chunk;
         const int chunks = n / chunk;
         planning::TiledPlan tp;
@@ -104,7 +108,7 @@ struct ReduceCandidates {
         tp.tiles_per_core = (double)chunks * u_trip * v_trip;
         tp.waited_transfers_per_tile = 1 + 1.0 / chunks;
         tp.compute_cycles_per_tile = reduce_cycles(p.tile, chunk, SfuCost::Simple);
-        offer(p, tp);
+        return offer(p, tp);
     }
 
     // Axes 1, 2, the reduced axis over `c` cores: each reduces n / c rows in chunks into
@@ -165,9 +169,10 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     }
     ReduceSpyrePlan base;
     base.in_lanes = k.lanes;
-    // Tiles are whole sticks of the output's dim 0, at most one SFU vector (kPlannerSfuVectorLanes).
-    for (int tile = k.lanes; tile <= std::max(k.lanes, std::min(kPlannerSfuVectorLanes, round_up(k.du, k.lanes)));
-         tile += k.lanes) {
+    // Tiles are whole sticks of the output's dim 0, at most one SFU vector (kPlannerSfuVectorLanes),
+    // offered largest first (fewer, larger transfers win ties).
+    for (int tile = std::max(k.lanes, std::min(kPlannerSfuVectorLanes, round_up(k.du, k.lanes) / k.lanes * k.lanes));
+         tile >= k.lanes; tile -= k.lanes) {
         if (options.tile > 0 && tile != options.tile) continue;
         ReduceSpyrePlan p = base;
         p.tile = tile;
@@ -179,8 +184,12 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         const std::vector<int> chunks = divisors(s.axis == 0 ? tile : n);
         for (auto c = chunks.rbegin(); c != chunks.rend(); ++c) {
             if (options.chunk > 0 && *c != options.chunk) continue;
-            if (s.axis == 0) k.offer_rows(p, *c, u_trip, v_trip);
-            else if (*c <= k.m.max_loop_trip_count) k.offer_chunks(p, *c, u_trip, v_trip);
+            if (s.axis == 0) {
+                k.offer_rows(p, *c, u_trip, v_trip);
+            } else if (*c <= k.m.max_loop_trip_count) {
+                // Axes 1, 2: chunks down to the largest whose two copies fit.
+                if (k.offer_chunks(p, *c, u_trip, v_trip)) break;
+            }
         }
     }
     // Axes 1, 2 with a small output (the plans above leave at least half the cores idle, or the
