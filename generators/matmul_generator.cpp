@@ -66,6 +66,7 @@ public:
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
     GeneratorParam<bool> share_a{"share_a", true};
+    GeneratorParam<bool> share_b{"share_b", false};  // see MatmulSpyreOptions::share_b
     // A residual R(n, m) added after the activation (see the header comment).
     GeneratorParam<bool> residual{"residual", false};
 
@@ -112,6 +113,7 @@ public:
         options.tile_m = tile_m;
         options.tile_n = tile_n;
         options.share_a = share_a;
+        options.share_b = share_b;
         plan_ = spyre::plan_matmul_spyre(shape_, options);
         const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
         // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
@@ -191,7 +193,8 @@ public:
                    spyre::make_knob("double_buffer", (bool)double_buffer),
                    spyre::make_knob("tile_m", (int)tile_m, tms),
                    spyre::make_knob("tile_n", (int)tile_n, tns),
-                   spyre::make_knob("share_a", (bool)share_a)};
+                   spyre::make_knob("share_a", (bool)share_a),
+                   spyre::make_knob("share_b", (bool)share_b)};
         auto options_of = [](const spyre::KnobValues &v) {
             spyre::MatmulSpyreOptions o;
             o.max_cores = spyre::knob_int(v, "max_cores");
@@ -199,6 +202,7 @@ public:
             o.tile_m = spyre::knob_int(v, "tile_m");
             o.tile_n = spyre::knob_int(v, "tile_n");
             o.share_a = spyre::knob_bool(v, "share_a");
+            o.share_b = spyre::knob_bool(v, "share_b");
             return o;
         };
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
@@ -215,6 +219,7 @@ public:
             os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cm << " x "
                << p.cn << " (m x n), " << (p.double_buffer ? "double" : "single") << "-buffered"
                << (p.double_buffer_result ? " (result too)" : "") << (p.a_shared ? ", A shared over the ring" : "")
+               << (p.b_shared ? ", B shared over the ring" : "")
                << ", " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::MatmulSpyreOptions options;\n"
@@ -223,6 +228,7 @@ public:
                << "options.tile_m = " << o.tile_m << ";\n"
                << "options.tile_n = " << o.tile_n << ";\n"
                << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
+               << "options.share_b = " << (o.share_b ? "true" : "false") << ";\n"
                << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
                   "spyre::plan_matmul_spyre(shape, options)"
                << (R ? ", R->in()" : "") << ");\n";
@@ -250,7 +256,7 @@ public:
         int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 1024), lanes);
         spyre::KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"},
                                {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)},
-                               {"share_a", "false"}};
+                               {"share_a", "false"}, {"share_b", "false"}};
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         spyre::MatmulSpyrePlan p;
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {

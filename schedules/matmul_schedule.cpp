@@ -43,7 +43,7 @@ int64_t second_copies(int tm, int tn, int tk, int bytes) {
 struct MatmulCandidate {
     int tm, tn, tk, kp, cm, cn;
     int64_t mt, nt;  // M and N tiles per core
-    bool double_buffer, a_shared;
+    bool double_buffer, a_shared, b_shared;
     bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
 };
 
@@ -102,11 +102,12 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double chunks = (double)(c.kp / c.tk), tiles = (double)(c.mt * c.nt);
     // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
     const bool double_buffer = c.double_buffer && (!chunked || (c.kp / c.tk) % 2 == 0);
-    // DRAM bytes of one core (the mean over the cores of a chain for shared A).
+    // DRAM bytes of one core (the mean over the cores of a chain for a shared operand).
     const double a_piece = (double)c.tm * c.tk * bytes;            // A staged per step (chunked) or per row of tiles
     const double a_loads = chunked ? tiles * chunks : (double)c.mt;  // A pieces a core stages
     const double a_core = a_loads * a_piece / (c.a_shared ? c.cn : 1);
-    const double b_core = tiles * ((double)c.kp * c.tn * bytes + (double)c.tn * out_bytes);
+    const double b_piece = (double)c.tk * c.tn * bytes;             // B staged per step
+    const double b_core = tiles * ((double)c.kp * c.tn * bytes / (c.b_shared ? c.cm : 1) + (double)c.tn * out_bytes);
     const double w_core = tiles * (double)c.tm * c.tn * out_bytes;
     const double r_tile = shape.residual ? (double)c.tm * c.tn * out_bytes : 0.0;  // the residual tile, loaded per tile
     MatmulCost cost;
@@ -122,15 +123,18 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     // overlaps, pay it in full.
     const bool writes_minor = cost.write_bytes <= cost.read_bytes;
     const double turnaround_per_byte = m.dram_turnaround_ns_per_byte * m.clock_ghz;
-    const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one A piece
+    const double ring = c.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;    // forwarding one A piece
+    const double b_ring = c.b_shared ? b_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one B piece
     const double hop = m.ring_hop_latency_ns * m.clock_ghz;
     const double lat = m.dma_latency_cycles;
 
     // One step's transfers and compute (the mean step; A of a row of tiles spread over its tiles).
-    const double a_step = (a_loads * a_piece / (c.a_shared ? c.cn : 1)) / (tiles * chunks);
-    const double b_step = (double)c.tk * c.tn * bytes;
-    // A core inside a chain forwards every A piece: the pace of the chain's steps.
-    const double ring_step = c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0;
+    // The A and B bytes one core stages per step for itself (a_own, b_own: a
+    // shared operand's are the chain head's) and the mean over the cores.
+    const double a_own = a_loads * a_piece / (tiles * chunks), b_own = b_piece;
+    const double a_step = a_own / (c.a_shared ? c.cn : 1), b_step = b_own / (c.b_shared ? c.cm : 1);
+    // A core inside a chain forwards every piece of it: the pace of the chain's steps.
+    const double ring_step = (c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
     const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor
                                : shape.dtype == Int(8)  ? m.pt_int8_rate_factor
                                                         : 1.0;
@@ -152,23 +156,31 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // too), later at the run's concurrency.
         const double r_fill = shape.residual ? m.dram_cycles(r_tile * cores, 0, cores) : 0.0;
         const double r_dma = shape.residual ? dma(r_tile, 0) : 0.0;
-        // A chain's pace is its head's: the head loads every A piece of the chain
-        // as well as its B, busy the whole step, while the other cores load only B
-        // and finish early. The card shares its work equally among the cores with
-        // transfers in flight, so the head gets 1/n of the card at the mean
-        // concurrency n of the step: the heads all along, the others for their
-        // B's share of a head's bytes.
+        // A chain's pace is its head's: the head loads every piece of the chain
+        // as well as its own pieces of the other operand, busy the whole step,
+        // while the other cores finish early. The card shares its work equally
+        // among the cores with transfers in flight, so the busiest core (the
+        // first, which heads an A chain and a B chain when both are shared) gets
+        // 1/n of the card at the mean concurrency n of the step: each core for
+        // its bytes' share of the busiest core's. The cores are the cm heads of
+        // A chains (one per row range: the first core along N), the cn heads of
+        // B chains (the first core along M), and the rest; a core heading
+        // neither loads only what is not shared.
         double dma_step = dma(a_step + b_step, 0) + ring_step;
-        if (c.a_shared) {
-            const double head = a_step * c.cn + b_step;
-            const double n = std::clamp(c.cm + (cores - c.cm) * b_step / head, 1.0, cores);
+        if (c.a_shared || c.b_shared) {
+            const double a_rest = c.a_shared ? 0.0 : a_own, b_rest = c.b_shared ? 0.0 : b_own;
+            const double head = a_own + b_own;
+            const double a_heads = c.cm - 1, b_heads = c.cn - 1, rest = (double)(c.cm - 1) * (c.cn - 1);
+            const double n = std::clamp(1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_own) + rest * (a_rest + b_rest)) / head,
+                                        1.0, cores);
             dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
         }
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with shared A the last core of a chain gets the first piece cn - 1 hops later.
         // (The chain head loads that piece alone at the one-core rate while the others load B.)
-        const double chain = c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0;
+        const double chain = std::max(c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0,
+                                      c.b_shared ? m.dram_cycles(b_piece, 0, 1) + (c.cm - 1) * (b_ring + hop) : 0.0);
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
@@ -179,7 +191,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // less the chain's stagger, and at least one core's store alone.
         const double store_bytes = (double)c.tm * c.tn * out_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
-        const double stagger = c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0;
+        const double stagger = std::max(c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0, c.b_shared ? (c.cm - 1) * (b_ring + hop) : 0.0);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
@@ -333,20 +345,24 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             for (int cn = 1; cn <= std::min(max_cores, min_n_tiles); cn++) {
                 const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
                 for (int cm : divisors(m_tiles)) {
-                  for (bool share : {false, true}) {
-                    if (cn * cm > max_cores || (share && (!options.share_a || cn < 2))) continue;
+                  for (int sharing = 0; sharing < 4; sharing++) {
+                    // Which operands the cores of a chain pass along the ring: A along N, B along M.
+                    const bool share = sharing & 1, share_b = sharing & 2;
+                    if (cn * cm > max_cores || (share && (!options.share_a || cn < 2)) ||
+                        (share_b && (!options.share_b || cm < 2)))
+                        continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual) + (db ? second_copies(tm, tn, tk, bytes) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * tn * out_bytes;
                     const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
                     const MatmulCost cost =
-                        estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, result_db});
+                        estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db});
                     const double read = cost.read_bytes, write = cost.write_bytes;
                     const double us = cost.cycles / machine.clock_ghz / 1000.0;
                     if (plan_log)
-                        std::fprintf(stderr, "matmul plan candidate: tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d read=%.0f write=%.0f est_us=%.2f per_core_us=%.2f dram_us=%.2f\n",
-                                     tm, tn, tk, cm, cn, (int)db, (int)share, read, write, us,
+                        std::fprintf(stderr, "matmul plan candidate: tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d share_b=%d read=%.0f write=%.0f est_us=%.2f per_core_us=%.2f dram_us=%.2f\n",
+                                     tm, tn, tk, cm, cn, (int)db, (int)share, (int)share_b, read, write, us,
                                      cost.per_core_cycles / machine.clock_ghz / 1000.0, cost.dram_cycles / machine.clock_ghz / 1000.0);
                     if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
                         best.tm = tm;
@@ -364,6 +380,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         best.dram_bytes = (int64_t)(read + write);
                         best.estimated_us = us;
                         best.a_shared = share;
+                        best.b_shared = share_b;
                     }
                   }
                 }
@@ -439,6 +456,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     }
     // The cores of one row range load the same A tiles: once per chain, then along the ring.
     if (p.a_shared) share_over_ring(A_in);
+    if (p.b_shared) share_over_ring(B_in);
     // The residual tile, staged per tile of C (DMA) and added by the SFU in the epilogue.
     if (shape.residual) stage_in_scratchpad(R_in, f.C, no);
 

@@ -15,7 +15,8 @@
 //   before the bias; widened on the SFU for fp16) and added after the
 //   activation, before the cast.
 //   With plan.a_shared the cores of one row range load each A tile once per
-//   chain and pass it along the ring (share_over_ring).
+//   chain and pass it along the ring (share_over_ring); with plan.b_shared the
+//   cores of one column range do so with B.
 #pragma once
 
 #include <string>
@@ -61,6 +62,7 @@ struct MatmulSpyrePlan {
     bool double_buffer = false;  // staged A and B tiles (K chunks) in two copies
     bool double_buffer_result = false;  // the result tile too (an even number of N tiles per core)
     bool a_shared = false;       // the cn cores of one row range pass A tiles along the ring (cn > 1)
+    bool b_shared = false;       // the cm cores of one column range pass B tiles along the ring (cm > 1)
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -73,6 +75,11 @@ struct MatmulSpyreOptions {
     int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
     int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
     bool share_a = true;        // consider plans whose cores along N share A tiles over the ring
+    // Consider plans whose cores along M share B tiles over the ring. Off by
+    // default: estimate_matmul does not rank B chains as the simulator does
+    // (their cores are cn apart on the ring, so the cn chains share every link;
+    // docs/planning.md, "What is left"), though they are often faster.
+    bool share_b = false;
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time:

@@ -270,6 +270,7 @@ TEST(RandomizedSchedules, Reduce) {
 
 TEST(RandomizedSchedules, Matmul) {
     DrawCounts counts;
+    int shared_a_plans = 0, shared_b_plans = 0;  // drawn plans passing A, B over the ring
     for (int index : shape_indices(shapes_per_family(20))) {
         std::mt19937_64 rng = rng_for("matmul", index);
         // Every third shape is int8 (int8 A and B, int32 C, on the PT; exact), decided by the index
@@ -289,10 +290,14 @@ TEST(RandomizedSchedules, Matmul) {
             return Params{{"max_cores", std::to_string(draw_max_cores(r))},
                           {"tile_m", std::to_string(coin(r) ? 0 : 8 * uniform(r, 1, 16))},
                           {"tile_n", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
-                          {"double_buffer", coin(r) ? "true" : "false"}};
+                          {"double_buffer", coin(r) ? "true" : "false"},
+                          {"share_a", coin(r) ? "true" : "false"},
+                          {"share_b", coin(r) ? "true" : "false"}};
         };
         auto options_of = [](const Params &p) {
             MatmulSpyreOptions o;
+            o.share_a = p.at("share_a") == "true";
+            o.share_b = p.at("share_b") == "true";
             o.max_cores = std::stoi(p.at("max_cores"));
             o.tile_m = std::stoi(p.at("tile_m"));
             o.tile_n = std::stoi(p.at("tile_n"));
@@ -318,6 +323,8 @@ TEST(RandomizedSchedules, Matmul) {
             set_compiling_for_spyre(true);
             const MatmulSpyrePlan plan = plan_matmul_spyre(shape, options_of(knobs));
             set_compiling_for_spyre(false);
+            shared_a_plans += plan.a_shared;
+            shared_b_plans += plan.b_shared;
             try {
                 Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
                 Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
@@ -325,7 +332,9 @@ TEST(RandomizedSchedules, Matmul) {
                 Halide::Pipeline p = build_generator("matmul", params, true, A_p, B_p, bias_p);
                 const Halide::Buffer<> spyre = run_in_every_sync_mode(p, out_t, out_extents, kSeed + index);
                 EXPECT_LE(max_relative_error(host, spyre), int8 ? 0.0 : tol)
-                    << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", double buffer " << plan.double_buffer;
+                    << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", cores " << plan.cm << "x"
+                    << plan.cn << ", double buffer " << plan.double_buffer << ", A shared " << plan.a_shared
+                    << ", B shared " << plan.b_shared;
                 if (int8) EXPECT_TRUE(identical(host, spyre)) << "int8 on the PT is exact";
             } catch (const std::exception &e) {
                 ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
@@ -333,6 +342,10 @@ TEST(RandomizedSchedules, Matmul) {
         }
     }
     expect_mostly_accepted(counts, "matmul");
+    if (shape_indices(shapes_per_family(20)).size() >= 10) {
+        EXPECT_GT(shared_a_plans, 0) << "no drawn matmul schedule shared A over the ring";
+        EXPECT_GT(shared_b_plans, 0) << "no drawn matmul schedule shared B over the ring: share_b went untested";
+    }
 }
 
 // ---- transpose: tile edge, cores, double buffering (exact: a copy) ----
