@@ -13,13 +13,12 @@
 // F = 12800: 200 fp16 sticks), so the up half starts on a stick boundary.
 // It is planned and scheduled like silu (schedules/elementwise_schedule.cpp),
 // with a row of a twice as wide: den = 1 + exp(-gate), result = gate / den * up.
-// The unary ops are written as a few Funcs (gelu: wide = v, sq = v * v,
-// result; silu: den = 1 + exp(-v), result). The host inlines them; the Spyre
-// schedule computes them row by row in scratchpad. A value read twice in one
-// definition would compile too (Halide CSEs it into a vector let, which the
-// backend computes once into a scratchpad temporary; compile_errors_test.cpp,
-// AValueReadTwiceInOneDefinitionMatchesTheAlgorithm): the split predates that
-// and is kept so that the generated programs stay the same.
+// The unary ops are written as a few Funcs (gelu: wide = v, sq = wide * wide,
+// result; silu: wide = v, den = 1 + exp(-wide), result), every use of an fp16
+// input reading wide, its fp32 row: the SFU widens a row once, not once per
+// use (each cast(a) in a definition is one sfu.cast of the row; fp32 inputs
+// are read directly). The host inlines them; the Spyre schedule computes them
+// row by row in scratchpad.
 // Shapes and dtype (float16 or float32) are static GeneratorParams; float16
 // computes in float32 and rounds once. The schedules are in
 // schedules/elementwise_schedule.cpp.
@@ -108,23 +107,35 @@ public:
             Expr w = cast<float>((*b)(bc[0] ? Expr(0) : Expr(x_), bc[1] ? Expr(0) : Expr(y_), bc[2] ? Expr(0) : Expr(z_)));
             r = shape_.op == "add" ? v + w : v * w;
         } else if (shape_.op == "gelu") {
-            // 0.5 v (1 + tanh(c v (1 + 0.044715 v^2))), v^2 = wide * v.
+            // 0.5 w (1 + tanh(c w (1 + 0.044715 w^2))) over w = wide, a's row widened
+            // once (every use of it reads the fp32 row: one cast, not one per use).
             Func wide("gelu_wide"), sq("gelu_sq");
-            wide(x_, y_, z_) = v;
-            sq(x_, y_, z_) = wide(x_, y_, z_) * v;
-            r = 0.5f * wide(x_, y_, z_) * (1.0f + tanh(0.7978845608f * v * (1.0f + 0.044715f * sq(x_, y_, z_))));
-            intermediates_ = {wide, sq};
+            const Expr w = widened(wide, v);
+            sq(x_, y_, z_) = w * w;
+            r = 0.5f * w * (1.0f + tanh(0.7978845608f * w * (1.0f + 0.044715f * sq(x_, y_, z_))));
+            intermediates_ = wide.defined() ? std::vector<Func>{wide, sq} : std::vector<Func>{sq};
         } else {
-            Func den("silu_den");
-            den(x_, y_, z_) = 1.0f + exp(-v);
-            r = v / den(x_, y_, z_);
+            // w / (1 + exp(-w)) over w = wide, the gate widened once.
+            Func wide("silu_wide"), den("silu_den");
+            const Expr w = widened(wide, v);
+            den(x_, y_, z_) = 1.0f + exp(-w);
+            r = w / den(x_, y_, z_);
             if (shape_.gated()) r = r * cast<float>((*a)(x_ + shape_.d0, y_, z_));  // silu(gate) * up
-            intermediates_ = {den};
+            intermediates_ = wide.defined() ? std::vector<Func>{wide, den} : std::vector<Func>{den};
         }
         result_(x_, y_, z_) = cast(t, r);
         (*out)(x_, y_, z_) = result_(x_, y_, z_);
 
         constrain_tensors();
+    }
+
+    // The fp32 row a unary op reads: v widened once into `wide` when a is fp16
+    // (one sfu.cast per row), v itself when fp32 (wide stays undefined: a copy
+    // would cost an SFU pass).
+    Expr widened(Func &wide, const Expr &v) {
+        if (Type(dtype).bits() != 16) return v;
+        wide(x_, y_, z_) = v;
+        return wide(x_, y_, z_);
     }
 
     // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; device_order_ the layout.

@@ -147,7 +147,8 @@ private:
     void walk_statement(const Stmt &s, std::vector<ProgramNode> &out);
 
     // A vector (or float) value bound by a LetStmt (Halide's CSE hoists values used
-    // twice): computed once into a scratchpad buffer that lives for the let's body.
+    // twice): computed once into a scratchpad buffer that lives for the let's body;
+    // a dense read of a buffer the body does not write is read in place instead.
     void walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out);
 
     void visit_for(const For *op, std::vector<ProgramNode> &out);

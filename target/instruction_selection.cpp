@@ -164,11 +164,47 @@ void CoreSelector::walk_statement(const Stmt &s, std::vector<ProgramNode> &out) 
     fail("unsupported IR node in the device region: " + to_text(s));
 }
 
+namespace {
+
+// Whether `s` stores to the buffer `name` (a Store, or a call writing it).
+bool stores_to(const Stmt &s, const std::string &name) {
+    struct Finder : public IRVisitor {
+        const std::string &name;
+        bool found = false;
+        explicit Finder(const std::string &n) : name(n) {}
+        using IRVisitor::visit;
+        void visit(const Store *op) override {
+            found = found || op->name == name;
+            IRVisitor::visit(op);
+        }
+        void visit(const Call *op) override {
+            // A copy or other extern call naming the buffer may write it: assume it does.
+            for (const Expr &a : op->args) {
+                if (const Variable *v = a.as<Variable>(); v && v->name == name + ".buffer") found = true;
+            }
+            IRVisitor::visit(op);
+        }
+    } finder(name);
+    s.accept(&finder);
+    return finder.found;
+}
+
+}  // namespace
+
 void CoreSelector::walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out) {
     const Type t = op->value.type();
     const int lanes = t.lanes();
     temps_.clear();
     SfuSource v = operand(op->value, lanes, out);
+    // A dense read of a scratchpad buffer the body does not write (Halide hoists
+    // a Func's row read twice, `let t = f[ramp(...)]`): the body reads the row in
+    // place; a copy would only cost an SFU pass.
+    if (const Load *l = op->value.as<Load>(); l && lanes > 1 && v.mode == 0 && temps_.empty() && !stores_to(op->body, l->name)) {
+        vector_lets_[op->name].push_back(v);
+        walk(op->body, out);
+        vector_lets_[op->name].pop_back();
+        return;
+    }
     const std::string name = "let." + op->name + "." + std::to_string(temp_counter_++);
     SymOperand addr = constant(plan_.allocate(name, (int64_t)lanes * std::max(t.bytes(), 4)));
     addr.temporary = true;  // written here, read only in the let's body, released after it

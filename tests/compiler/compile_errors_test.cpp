@@ -463,11 +463,18 @@ TEST(SpyreCompile, AValueReadTwiceInOneDefinitionMatchesTheAlgorithm) {
     in.set(a);
     SpyreLoweringOptions o;
     o.kernel_name = "twice";
+    o.output_dir = ::testing::TempDir();
     attach_spyre_lowering(out, o);
     Buffer<float> r(64, 32);
     realize_for_spyre(out, r);
     for (int j = 0; j < 32; j++)
         for (int i = 0; i < 64; i++) ASSERT_EQ(r(i, j), a(i, j) * a(i, j) + a(i, j)) << i << "," << j;
+    // The let is a plain read of st's row, which the definition does not write:
+    // the SFU reads it in place, a mul and an add per core and no copy.
+    const std::string text = program_text("twice");
+    EXPECT_EQ(occurrences(text, "sfu.copy"), 0) << text;
+    EXPECT_EQ(occurrences(text, "sfu.mul"), 32) << text;
+    EXPECT_EQ(occurrences(text, "sfu.add"), 32) << text;
 }
 
 // Reads at element offsets: out(x, y) = st(x, y) + st(x + 1, y) + st(x + 32, y). The staged
