@@ -66,7 +66,7 @@ public:
     GeneratorParam<int> tile_m{"tile_m", 0};
     GeneratorParam<int> tile_n{"tile_n", 0};
     GeneratorParam<bool> share_a{"share_a", true};
-    GeneratorParam<bool> share_b{"share_b", false};  // see MatmulSpyreOptions::share_b
+    GeneratorParam<bool> share_b{"share_b", true};  // see MatmulSpyreOptions::share_b
     // A residual R(n, m) added after the activation (see the header comment).
     GeneratorParam<bool> residual{"residual", false};
 

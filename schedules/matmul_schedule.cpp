@@ -348,8 +348,10 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (int sharing = 0; sharing < 4; sharing++) {
                     // Which operands the cores of a chain pass along the ring: A along N, B along M.
                     const bool share = sharing & 1, share_b = sharing & 2;
+                    // B chains only with K chunks: the estimate follows them in the chunked
+                    // pipeline, not with whole-K tiles (docs/planning.md, "What is left").
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2)) ||
-                        (share_b && (!options.share_b || cm < 2)))
+                        (share_b && (!options.share_b || cm < 2 || tk == kp)))
                         continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual) + (db ? second_copies(tm, tn, tk, bytes) : 0);

@@ -75,11 +75,10 @@ struct MatmulSpyreOptions {
     int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
     int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
     bool share_a = true;        // consider plans whose cores along N share A tiles over the ring
-    // Consider plans whose cores along M share B tiles over the ring. Off by
-    // default: estimate_matmul does not rank B chains as the simulator does
-    // (their cores are cn apart on the ring, so the cn chains share every link;
-    // docs/planning.md, "What is left"), though they are often faster.
-    bool share_b = false;
+    // Consider plans whose cores along M share B tiles over the ring (alone or
+    // with A), with K chunks only: estimate_matmul follows B chains in the
+    // chunked pipeline but not with whole-K tiles (docs/planning.md).
+    bool share_b = true;
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time:
