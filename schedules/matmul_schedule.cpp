@@ -83,8 +83,12 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 //    the previous store and before the next bias. Between tiles the bias and the
 //    SFU work overlap nothing, nor does the store unless the backend spreads it
 //    over the next tile's K chunks (store_spreading.h).
-//  - A chain of cores sharing A runs at its head's pace: the head loads every
-//    A piece of the chain at its fair share of the card.
+//  - A chain of cores sharing A (or B) runs at its head's pace: the head loads
+//    every piece of the chain at its fair share of the card. A B chain's cores
+//    are cn apart on the ring, so its forwards cross cn links each, which the
+//    cn B chains share: its stagger is (cm - 1) x cn forwards, and a step takes
+//    at least cn B pieces' link time. (Whole-K tiles are not offered B chains:
+//    docs/planning.md.)
 //  - Stores: every core stores a whole tile at about the same time, so such a
 //    store costs the card's work for all of them, turnaround included (the
 //    card charges it to the stores of a kernel that reads more than it writes).
@@ -135,6 +139,9 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double a_step = a_own / (c.a_shared ? c.cn : 1), b_step = b_own / (c.b_shared ? c.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double ring_step = (c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
+    // One B forward along its chain: cn hops, behind the other cn - 1 chains'
+    // pieces on the shared links.
+    const double b_forward = c.cn * (b_ring + hop);
     const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor
                                : shape.dtype == Int(8)  ? m.pt_int8_rate_factor
                                                         : 1.0;
@@ -175,12 +182,16 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
                                         1.0, cores);
             dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
         }
+        // The cores of a B chain are cn apart in ring order (N is the inner core
+        // dimension): every forward crosses cn links, and the cn chains' pieces
+        // share each link, so a step takes at least cn pieces' link time.
+        if (c.b_shared) dma_step = std::max(dma_step, ring_step + (c.cn - 1) * b_ring);
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with shared A the last core of a chain gets the first piece cn - 1 hops later.
         // (The chain head loads that piece alone at the one-core rate while the others load B.)
         const double chain = std::max(c.a_shared ? m.dram_cycles(a_piece, 0, 1) + (c.cn - 1) * (ring + hop) : 0.0,
-                                      c.b_shared ? m.dram_cycles(b_piece, 0, 1) + (c.cm - 1) * (b_ring + hop) : 0.0);
+                                      c.b_shared ? m.dram_cycles(b_piece, 0, 1) + (c.cm - 1) * b_forward : 0.0);
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
@@ -191,7 +202,7 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
         // less the chain's stagger, and at least one core's store alone.
         const double store_bytes = (double)c.tm * c.tn * out_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
-        const double stagger = std::max(c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0, c.b_shared ? (c.cm - 1) * (b_ring + hop) : 0.0);
+        const double stagger = std::max(c.a_shared ? (c.cn - 1) * (ring + hop) : 0.0, c.b_shared ? (c.cm - 1) * b_forward : 0.0);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
