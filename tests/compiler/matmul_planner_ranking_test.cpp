@@ -15,10 +15,10 @@
 // 0.84 of the pairs. The current one (B shared over the ring in K-chunked plans
 // too) orders >= 0.95 of the pairs on every shape here, with the choice's
 // estimate 0.85-1.02x its simulated time and the choice within 1.04x of the
-// best candidate. It assumes the cores' transfers spread
-// evenly over the run; they bunch at tile boundaries, so the transfers run a
-// little slower than estimated. The
-// residual cases (gen_matmul residual=true) check the R tile's loads too.
+// best candidate. It assumes the cores' transfers spread evenly over the run;
+// they bunch at tile boundaries, so the transfers run a little slower than
+// estimated. The residual cases (gen_matmul residual=true) check the R tile's
+// loads too.
 #include <gtest/gtest.h>
 
 #include "ranking_agreement.h"
