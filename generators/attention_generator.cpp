@@ -115,10 +115,9 @@ public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
     GeneratorParam<bool> key_mask{"key_mask", false};  // an additive mask input over the keys
-    // Knobs of the Spyre schedule (see AttentionSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile{"tile", 0};
+    // Knobs of the Spyre schedule (SPYRE_ATTENTION_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ATTENTION_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ATTENTION_KNOBS, spyre::AttentionSpyreOptions)
     // Keys per KV tile: the steps of the online softmax, so part of the algorithm (0: planned).
     GeneratorParam<int> kv_tile{"kv_tile", 0};
 
@@ -162,10 +161,7 @@ public:
     void generate() {
         const Type t = dtype;
         const int d = d_size, s = s_size, hs = heads, q = query_rows();
-        spyre::AttentionSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile = tile;
+        spyre::AttentionSpyreOptions options = knob_options();
         options.kv_tile = kv_tile;
         options.kv_heads = kv_heads;
         plan_ = spyre::plan_attention_spyre(d, s, hs, q_size, t, options);
@@ -296,12 +292,9 @@ public:
                    {"kv_tile", std::to_string((int)kv_tile)}};
         if (group() > 1) t.fixed["kv_heads"] = std::to_string((int)kv_heads);
         auto options_of = [kv = (int)kv_tile, kvh = group() > 1 ? (int)kv_heads : 0](const spyre::KnobValues &v) {
-            spyre::AttentionSpyreOptions o;
+            spyre::AttentionSpyreOptions o = spyre::options_of<spyre::AttentionSpyreOptions>(v);
             o.kv_tile = kv;
             o.kv_heads = kvh;
-            o.max_cores = spyre::knob_int(v, "max_cores");
-            o.double_buffer = spyre::knob_bool(v, "double_buffer");
-            o.tile = spyre::knob_int(v, "tile");
             return o;
         };
         // Query tiles of whole sticks that fit and keep the algorithm (KV tiles, padded sequence).
@@ -309,9 +302,7 @@ public:
         for (int c : {64, 128, 256}) {
             if (keeps_algorithm(c, t_in)) tiles.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("tile", (int)tile, tiles)};
+        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}});
         t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, options_of(v));
             // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
@@ -342,9 +333,7 @@ public:
                << (p.resident_kv ? "K and V resident per KV head, " : "") << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::AttentionSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.tile = " << o.tile << ";\n"
+               << spyre::knob_assignments(o)
                << "options.kv_tile = " << o.kv_tile << ";  // the generator's kv_tile\n";
             if (o.kv_heads > 0) os << "options.kv_heads = " << o.kv_heads << ";  // the generator's kv_heads\n";
             os << "f_.q_in = Q->in();\n"
@@ -404,7 +393,10 @@ public:
             spyre::legalize_fusion(d, g, f_.state.name(), f_.rt.x.name(), "per KV tile in the scratchpad", kept, changed);
         }
         spyre::legalize_parallel_and_vectors(d, o, lanes, kept, changed);
-        return spyre::KnobValues{{"max_cores", "0"}, {"double_buffer", "false"}, {"tile", Ts}};
+        spyre::AttentionSpyreOptions knobs;
+        knobs.double_buffer = false;
+        knobs.tile = T;
+        return spyre::knob_values(knobs);
     }
 
     void schedule() {

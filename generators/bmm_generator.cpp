@@ -30,14 +30,9 @@ public:
     GeneratorParam<int> n_size{"n", 512};
     GeneratorParam<int> k_size{"k", 512};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
-    // Knobs of the Spyre schedule (see BmmSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<int> tile_m{"tile_m", 0};
-    GeneratorParam<int> tile_n{"tile_n", 0};
-    GeneratorParam<int> tile_k{"tile_k", 0};
-    GeneratorParam<bool> resident_b{"resident_b", true};
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<bool> share_a{"share_a", true};
+    // Knobs of the Spyre schedule (SPYRE_BMM_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_BMM_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_BMM_KNOBS, spyre::BmmSpyreOptions)
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;   // A(k, m, b)
@@ -63,7 +58,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
-        plan_ = spyre::plan_bmm_spyre(shape_, spyre::BmmSpyreOptions{max_cores, tile_m, tile_n, tile_k, resident_b, double_buffer, share_a});
+        plan_ = spyre::plan_bmm_spyre(shape_, knob_options());
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");
@@ -97,19 +92,8 @@ public:
         for (int c : {256, 512, 1024, 2048}) {
             if (c % lanes == 0 && c < kp && kp % c == 0) k_chunks.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("tile_m", (int)tile_m, {0, 64, 128, 256}),
-                   spyre::make_knob("tile_n", (int)tile_n, {0, 64, 128, 256, 512}),
-                   spyre::make_knob("tile_k", (int)tile_k, k_chunks),
-                   spyre::make_knob("resident_b", (bool)resident_b),
-                   spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("share_a", (bool)share_a)};
-        auto options_of = [](const spyre::KnobValues &v) {
-            return spyre::BmmSpyreOptions{spyre::knob_int(v, "max_cores"), spyre::knob_int(v, "tile_m"),
-                                          spyre::knob_int(v, "tile_n"),    spyre::knob_int(v, "tile_k"),
-                                          spyre::knob_bool(v, "resident_b"), spyre::knob_bool(v, "double_buffer"),
-                                          spyre::knob_bool(v, "share_a")};
-        };
+        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_k", k_chunks}});
+        auto options_of = spyre::options_of<spyre::BmmSpyreOptions>;
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_bmm_spyre(shape_, options_of(v));
             constrain_tensors();
@@ -126,13 +110,7 @@ public:
                << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::BmmSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.tile_m = " << o.tile_m << ";\n"
-               << "options.tile_n = " << o.tile_n << ";\n"
-               << "options.tile_k = " << o.tile_k << ";\n"
-               << "options.resident_b = " << (o.resident_b ? "true" : "false") << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
+               << spyre::knob_assignments(o)
                << "spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape, spyre::plan_bmm_spyre(shape, options));\n";
             return os.str();
         };
@@ -163,10 +141,10 @@ public:
             while (kp % tk != 0) tk += lanes;
             if (tk >= kp) tk = 0;
         }
-        spyre::KnobValues v = {{"max_cores", "0"},         {"tile_m", std::to_string(tm)},
-                               {"tile_n", std::to_string(tn)}, {"tile_k", std::to_string(tk)},
-                               {"resident_b", "false"},      {"double_buffer", "false"},
-                               {"share_a", "false"}};
+        spyre::BmmSpyreOptions start;
+        start.tile_m = tm, start.tile_n = tn, start.tile_k = tk;
+        start.resident_b = false, start.double_buffer = false, start.share_a = false;
+        spyre::KnobValues v = spyre::knob_values(start);
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
             v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);

@@ -47,14 +47,9 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<Activation> activation{"activation", Activation::None,
                                           {{"none", Activation::None}, {"relu", Activation::Relu}}};
-    // Knobs of the Spyre schedule (see Conv2dSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile_co{"tile_co", 0};
-    GeneratorParam<int> tile_x{"tile_x", 0};
-    GeneratorParam<int> tile_y{"tile_y", 0};
-    GeneratorParam<bool> share_input{"share_input", true};
-    GeneratorParam<bool> share_weights{"share_weights", true};
+    // Knobs of the Spyre schedule (SPYRE_CONV2D_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_CONV2D_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_CONV2D_KNOBS, spyre::Conv2dSpyreOptions)
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *input = nullptr;    // input(ci, width, height, batch)
@@ -88,18 +83,13 @@ public:
     }
 
     void generate() {
-        spyre::Conv2dSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile_co = tile_co;
-        options.tile_x = tile_x;
-        options.tile_y = tile_y;
+        spyre::Conv2dSpyreOptions options = knob_options();
         // A zero-padded input tile is written partly by the SFU (its boundary), so it is not a
         // plain DMA copy that share_over_ring can pass along the ring: each core loads its own.
         // The cores at the image's edges then run other programs than the rest (their edge rows
         // are fills), so the chains ring sharing needs for the weights are not there either.
-        options.share_input = share_input && (int)pad == 0;
-        options.share_weights = share_weights && (int)pad == 0;
+        options.share_input = options.share_input && (int)pad == 0;
+        options.share_weights = options.share_weights && (int)pad == 0;
         plan_ = spyre::plan_conv2d_spyre(shape_, options);
         if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
             const spyre::Conv2dSpyrePlan &p = plan_;

@@ -51,12 +51,9 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "add"};
     GeneratorParam<std::string> broadcast_b{"broadcast_b", ""};
-    // Knob of the Spyre schedule (see ElementwiseSpyreOptions); the default is the hand schedule.
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<int> tile_rows{"tile_rows", 0};  // 0: chosen by the planner
-    // Device layout of a, b and out: their dims outermost first, x (the stick dim) last: "zyx" or "yzx".
-    GeneratorParam<std::string> device_order{"device_order", "zyx"};
+    // Knobs of the Spyre schedule (SPYRE_ELEMENTWISE_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ELEMENTWISE_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ELEMENTWISE_KNOBS, spyre::ElementwiseSpyreOptions)
 
     Input<Buffer<>> *a = nullptr;     // a(x, y, z); swiglu: (2 d0, d1, d2), gate then up along x
     Input<Buffer<>> *b = nullptr;     // b(x, y, z), extent 1 along the broadcast dims; binary ops only
@@ -93,12 +90,9 @@ public:
     }
 
     void generate() {
-        spyre::ElementwiseSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile_rows = tile_rows;
+        const spyre::ElementwiseSpyreOptions options = knob_options();
         plan_ = spyre::plan_elementwise_spyre(shape_, options);
-        device_order_ = device_order.value();
+        device_order_ = options.device_order;
         const Type t = dtype;
         Expr v = cast<float>((*a)(x_, y_, z_));
         Expr r;
@@ -167,45 +161,28 @@ public:
         t.fixed = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
                    {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
-        t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
-                   spyre::make_knob("device_order", device_order.value(), {"zyx", "yzx"})};
-        auto options_of = [](const spyre::KnobValues &v) {
-            spyre::ElementwiseSpyreOptions o;
-            o.double_buffer = spyre::knob_bool(v, "double_buffer");
-            o.max_cores = spyre::knob_int(v, "max_cores");
-            o.tile_rows = spyre::knob_int(v, "tile_rows");
-            return o;
-        };
-        auto order_of = [](const spyre::KnobValues &v) {
-            auto it = v.find("device_order");
-            if (it == v.end() || (it->second != "zyx" && it->second != "yzx")) {
-                throw std::invalid_argument("schedule template: knob 'device_order' must be zyx or yzx");
-            }
-            return it->second;
-        };
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, order_of](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_elementwise_spyre(shape_, options_of(v));
-            device_order_ = order_of(v);
+        t.knobs = spyre::schedule_knobs(knob_options());
+        auto options_of = spyre::options_of<spyre::ElementwiseSpyreOptions>;
+        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+            const spyre::ElementwiseSpyreOptions o = options_of(v);
+            plan_ = spyre::plan_elementwise_spyre(shape_, o);
+            device_order_ = o.device_order;
             constrain_tensors();
             spyre::schedule_elementwise_spyre(funcs, a->in(), b ? b->in() : Func(), shape_, plan_);
             // The pass attached in schedule() copied the tensors before these knobs re-planned them.
             spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("elementwise"));
         };
-        t.source = [this, options_of, order_of](const spyre::KnobValues &v) {
+        t.source = [this, options_of](const spyre::KnobValues &v) {
             const spyre::ElementwiseSpyreOptions o = options_of(v);
             const spyre::ElementwiseSpyrePlan p = spyre::plan_elementwise_spyre(shape_, o);
-            const std::string order = order_of(v);
+            const std::string &order = o.device_order;
             std::ostringstream os;
             os << "// plan: tiles of " << p.tile_rows << " rows (d1 padded to " << p.d1p << "), SFU vectors of "
                << p.row_vector << " lanes, cores " << p.cores_d2 << " x " << p.cores_d1 << " (d2 x d1), device order "
                << order << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::ElementwiseSpyreOptions options;\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.tile_rows = " << o.tile_rows << ";\n"
+               << spyre::knob_assignments(o, {"device_order"})
                << "// device_order=" << order << ": the layout of a, b and out (constrain_tensors())\n"
                << "spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape, "
                   "spyre::plan_elementwise_spyre(shape, options));\n";
@@ -227,8 +204,10 @@ public:
         const std::string o = Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
         int rows = std::min(std::max(stock_rows, 1), shape_.d1);
-        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "0"}, {"tile_rows", std::to_string(rows)},
-                               {"device_order", "zyx"}};
+        spyre::ElementwiseSpyreOptions start;
+        start.double_buffer = false;
+        start.tile_rows = rows;
+        spyre::KnobValues v = spyre::knob_values(start);
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);
             (void)spyre::plan_elementwise_spyre(shape_, options_of(v));

@@ -60,13 +60,9 @@ public:
                                            {"relu", Activation::Relu},
                                            {"gelu", Activation::Gelu},
                                            {"silu", Activation::Silu}}};
-    // Knobs of the Spyre schedule (see MatmulSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile_m{"tile_m", 0};
-    GeneratorParam<int> tile_n{"tile_n", 0};
-    GeneratorParam<bool> share_a{"share_a", true};
-    GeneratorParam<bool> share_b{"share_b", true};  // see MatmulSpyreOptions::share_b
+    // Knobs of the Spyre schedule (SPYRE_MATMUL_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_MATMUL_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_MATMUL_KNOBS, spyre::MatmulSpyreOptions)
     // A residual R(n, m) added after the activation (see the header comment).
     GeneratorParam<bool> residual{"residual", false};
 
@@ -107,14 +103,7 @@ public:
 
     void generate() {
         shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual};
-        spyre::MatmulSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile_m = tile_m;
-        options.tile_n = tile_n;
-        options.share_a = share_a;
-        options.share_b = share_b;
-        plan_ = spyre::plan_matmul_spyre(shape_, options);
+        plan_ = spyre::plan_matmul_spyre(shape_, knob_options());
         const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
         // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
         const Type acc_t = in_t == Int(8) ? Int(32) : Float(32);
@@ -189,22 +178,8 @@ public:
         for (int c : {64, 128, 256, 512}) {
             if (c <= spyre::round_up(shape_.n, lanes)) tns.push_back(c);
         }
-        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("tile_m", (int)tile_m, tms),
-                   spyre::make_knob("tile_n", (int)tile_n, tns),
-                   spyre::make_knob("share_a", (bool)share_a),
-                   spyre::make_knob("share_b", (bool)share_b)};
-        auto options_of = [](const spyre::KnobValues &v) {
-            spyre::MatmulSpyreOptions o;
-            o.max_cores = spyre::knob_int(v, "max_cores");
-            o.double_buffer = spyre::knob_bool(v, "double_buffer");
-            o.tile_m = spyre::knob_int(v, "tile_m");
-            o.tile_n = spyre::knob_int(v, "tile_n");
-            o.share_a = spyre::knob_bool(v, "share_a");
-            o.share_b = spyre::knob_bool(v, "share_b");
-            return o;
-        };
+        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_m", tms}, {"tile_n", tns}});
+        auto options_of = spyre::options_of<spyre::MatmulSpyreOptions>;
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_matmul_spyre(shape_, options_of(v));
             constrain_tensors();
@@ -223,12 +198,7 @@ public:
                << ", " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::MatmulSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.tile_m = " << o.tile_m << ";\n"
-               << "options.tile_n = " << o.tile_n << ";\n"
-               << "options.share_a = " << (o.share_a ? "true" : "false") << ";\n"
-               << "options.share_b = " << (o.share_b ? "true" : "false") << ";\n"
+               << spyre::knob_assignments(o)
                << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
                   "spyre::plan_matmul_spyre(shape, options)"
                << (R ? ", R->in()" : "") << ");\n";
@@ -254,9 +224,10 @@ public:
         const int stock_m = d.tile(c, 0, m_.name()), stock_n = d.tile(c, 0, n_.name()), stock_k = d.tile(acc_.name(), 1, k_.x.name());
         int tm = spyre::round_up(std::min(stock_m > 0 ? stock_m : shape_.m, 512), 8);
         int tn = spyre::round_up(std::min(stock_n > 0 ? stock_n : shape_.n, 1024), lanes);
-        spyre::KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"},
-                               {"tile_m", std::to_string(tm)}, {"tile_n", std::to_string(tn)},
-                               {"share_a", "false"}, {"share_b", "false"}};
+        spyre::MatmulSpyreOptions start;
+        start.double_buffer = false, start.share_a = false, start.share_b = false;
+        start.tile_m = tm, start.tile_n = tn;
+        spyre::KnobValues v = spyre::knob_values(start);
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         spyre::MatmulSpyrePlan p;
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {

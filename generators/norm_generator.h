@@ -46,10 +46,9 @@ public:
     GeneratorParam<int> cols{"cols", 4096};
     GeneratorParam<int> rows{"rows", 1024};
     GeneratorParam<Halide::Type> dtype{"dtype", Halide::Float(16)};
-    // Knobs of the Spyre schedule (see NormSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile_rows{"tile_rows", 0};
+    // Knobs of the Spyre schedule (SPYRE_NORM_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_NORM_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_NORM_KNOBS, NormSpyreOptions)
 
     // Added in configure() because their type is a GeneratorParam (and to keep this order).
     Input<BufferAny> *in = nullptr;      // in(x, y)
@@ -81,11 +80,7 @@ public:
     void generate() {
         using namespace Halide;
         const Type t = dtype;
-        NormSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile_rows = tile_rows;
-        plan_ = plan_norm_spyre(cols, rows, t, Centered, options);
+        plan_ = plan_norm_spyre(cols, rows, t, Centered, knob_options());
         const float inv_n = 1.0f / (float)(int)cols;
         RDom r(0, (int)cols, "r");
         // The value that is squared and normalized: v, or v - mean for layernorm.
@@ -149,15 +144,8 @@ public:
             } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
             }
         }
-        t.knobs = {make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()), make_knob("double_buffer", (bool)double_buffer),
-                   make_knob("tile_rows", (int)tile_rows, tiles)};
-        auto options_of = [](const KnobValues &v) {
-            NormSpyreOptions o;
-            o.max_cores = knob_int(v, "max_cores");
-            o.double_buffer = knob_bool(v, "double_buffer");
-            o.tile_rows = knob_int(v, "tile_rows");
-            return o;
-        };
+        t.knobs = schedule_knobs(knob_options(), {{"tile_rows", tiles}});
+        auto options_of = spyre::options_of<NormSpyreOptions>;
         t.apply = [this, pipeline = this->get_pipeline(), funcs, options_of, t_in](const KnobValues &v) {
             plan_ = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
             constrain_tensors();
@@ -173,9 +161,7 @@ public:
                << " cores, SFU vectors of " << p.row_vector << " lanes, " << (p.double_buffer ? "double" : "single")
                << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
                << "NormSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.tile_rows = " << o.tile_rows << ";\n"
+               << knob_assignments(o)
                << "schedule_norm_spyre(f, in->in(), weight->in(), " << (Centered ? "bias->in()" : "Halide::Func()")
                << ", dtype, plan_norm_spyre(cols, rows, dtype, " << (Centered ? "true" : "false") << ", options));\n";
             return os.str();
@@ -197,7 +183,10 @@ public:
         const std::string o = Halide::Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name());
         int tile = std::min(std::max(stock_rows, 1), (int)rows);
-        KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"}, {"tile_rows", std::to_string(tile)}};
+        NormSpyreOptions start;
+        start.double_buffer = false;
+        start.tile_rows = tile;
+        KnobValues v = knob_values(start);
         NormSpyrePlan p;
         const bool shrank = spyre::shrink_rows_to_fit(&tile, [&](int r) {
             v["tile_rows"] = std::to_string(r);

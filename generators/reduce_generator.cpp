@@ -34,12 +34,9 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "sum"};
     GeneratorParam<int> axis{"axis", 0};
-    // Knob of the Spyre schedule (see ReduceSpyreOptions); the default is the hand schedule.
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<int> tile{"tile", 0};    // 0: chosen by the planner
-    GeneratorParam<int> chunk{"chunk", 0};  // 0: chosen by the planner
-    GeneratorParam<int> reduce_cores{"reduce_cores", 0};  // 0: chosen by the planner, 1: none
+    // Knobs of the Spyre schedule (SPYRE_REDUCE_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_REDUCE_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_REDUCE_KNOBS, spyre::ReduceSpyreOptions)
 
     Input<Buffer<>> *in = nullptr;    // in(x, y, z)
     Output<Buffer<>> *out = nullptr;  // out(u, v): the dims other than `axis`
@@ -60,12 +57,7 @@ public:
 
     void generate() {
         shape_ = spyre::ReduceShape{d0, d1, d2, dtype, op, axis};
-        spyre::ReduceSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile = tile;
-        options.chunk = chunk;
-        options.reduce_cores = reduce_cores;
+        const spyre::ReduceSpyreOptions options = knob_options();
         plan_ = spyre::plan_reduce_spyre(shape_, options);
         const Type t = dtype;
         const int n = shape_.reduced();
@@ -129,20 +121,8 @@ public:
                 if (n % parts == 0) chunks.push_back(n / parts);
             }
         }
-        t.knobs = {spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("tile", (int)tile, tiles),
-                   spyre::make_knob("chunk", (int)chunk, chunks),
-                   spyre::make_knob("reduce_cores", (int)reduce_cores, {0, 1})};
-        auto options_of = [](const spyre::KnobValues &v) {
-            spyre::ReduceSpyreOptions o;
-            o.double_buffer = spyre::knob_bool(v, "double_buffer");
-            o.max_cores = spyre::knob_int(v, "max_cores");
-            o.tile = spyre::knob_int(v, "tile");
-            o.chunk = spyre::knob_int(v, "chunk");
-            o.reduce_cores = spyre::knob_int(v, "reduce_cores");
-            return o;
-        };
+        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}, {"chunk", chunks}});
+        auto options_of = spyre::options_of<spyre::ReduceSpyreOptions>;
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_reduce_spyre(shape_, options_of(v));
             constrain_tensors();
@@ -161,11 +141,7 @@ public:
                << (p.double_buffer ? "double" : "single")
                << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
                << "spyre::ReduceSpyreOptions options;\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.tile = " << o.tile << ";\n"
-               << "options.chunk = " << o.chunk << ";\n"
-               << "options.reduce_cores = " << o.reduce_cores << ";\n"
+               << spyre::knob_assignments(o)
                << "spyre::schedule_reduce_spyre(f, " << (staged ? "in->in()" : "Func()")
                << ", shape, spyre::plan_reduce_spyre(shape, options));\n";
             return os.str();
@@ -198,8 +174,10 @@ public:
             return q;
         };
         int chunk = shape_.axis == 0 ? 0 : divisor_at_least(stock_r > 0 ? stock_r : n);
-        spyre::KnobValues v = {{"double_buffer", "false"}, {"max_cores", "0"}, {"tile", std::to_string(tile)},
-                               {"chunk", std::to_string(chunk)}, {"reduce_cores", "1"}};
+        spyre::ReduceSpyreOptions start;
+        start.double_buffer = false;
+        start.tile = tile, start.chunk = chunk, start.reduce_cores = 1;
+        spyre::KnobValues v = spyre::knob_values(start);
         std::string shrunk;
         for (;;) {
             try {

@@ -48,9 +48,8 @@ public:
     GeneratorParam<int> in_heads{"in_heads", 0};  // heads of x per token (0: heads); the first `heads` are rotated
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Knobs of the Spyre schedule (see RopeSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile_tokens{"tile_tokens", 0};  // 0: chosen by the planner
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ROPE_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ROPE_KNOBS, spyre::RopeSpyreOptions)
 
     Input<Buffer<>> *x = nullptr;       // x(d, in_heads, t)
     Input<Buffer<>> *cos_t = nullptr;   // cos(i, t), i < d / 2
@@ -88,11 +87,7 @@ public:
     void generate() {
         const Type t = dtype;
         const int d = d_size, half = d / 2;
-        spyre::RopeSpyreOptions options;
-        options.max_cores = max_cores;
-        options.double_buffer = double_buffer;
-        options.tile_tokens = tile_tokens;
-        plan_ = spyre::plan_rope_spyre(d, heads, tokens, t, options);
+        plan_ = spyre::plan_rope_spyre(d, heads, tokens, t, knob_options());
         auto &f = f_;
         f.r = RDom(0, half, "r");
         const Expr lo = cast<float>((*x)(f.r, f.h, f.t)), hi = cast<float>((*x)(f.r + half, f.h, f.t));

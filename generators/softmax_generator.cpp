@@ -29,11 +29,9 @@ public:
     GeneratorParam<int> cols{"cols", 1024};
     GeneratorParam<int> rows{"rows", 2048};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
-    // Knobs of the Spyre schedule (see SoftmaxSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<int> tile_rows{"tile_rows", 0};
-    GeneratorParam<bool> row_vectors{"row_vectors", true};
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
+    // Knobs of the Spyre schedule (SPYRE_SOFTMAX_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_SOFTMAX_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_SOFTMAX_KNOBS, spyre::SoftmaxSpyreOptions)
 
     Input<Buffer<>> *in = nullptr;    // in(x, y)
     Output<Buffer<>> *out = nullptr;  // out(x, y)
@@ -51,7 +49,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_softmax_spyre(cols, rows, t, spyre::SoftmaxSpyreOptions{max_cores, tile_rows, row_vectors, double_buffer});
+        plan_ = spyre::plan_softmax_spyre(cols, rows, t, knob_options());
         RDom r(0, (int)cols, "r");
         Expr v = cast<float>((*in)(x_, y_));
         max_(y_) = Float(32).min();
@@ -81,14 +79,8 @@ public:
         t.fixed = {{"cols", std::to_string((int)cols)},
                    {"rows", std::to_string((int)rows)},
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("tile_rows", (int)tile_rows, {0, 1, 2, 4, 8, 16, 32, 64}),
-                   spyre::make_knob("row_vectors", (bool)row_vectors),
-                   spyre::make_knob("double_buffer", (bool)double_buffer)};
-        auto options_of = [](const spyre::KnobValues &v) {
-            return spyre::SoftmaxSpyreOptions{spyre::knob_int(v, "max_cores"), spyre::knob_int(v, "tile_rows"),
-                                              spyre::knob_bool(v, "row_vectors"), spyre::knob_bool(v, "double_buffer")};
-        };
+        t.knobs = spyre::schedule_knobs(knob_options());
+        auto options_of = spyre::options_of<spyre::SoftmaxSpyreOptions>;
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
             plan_ = spyre::plan_softmax_spyre(cols, rows, t_in, options_of(v));
             constrain_tensors();
@@ -105,10 +97,7 @@ public:
                << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::SoftmaxSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.tile_rows = " << o.tile_rows << ";\n"
-               << "options.row_vectors = " << (o.row_vectors ? "true" : "false") << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
+               << spyre::knob_assignments(o)
                << "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options));\n";
             return os.str();
         };
@@ -133,8 +122,11 @@ public:
         int width = 0;
         if (const spyre::StockFuncDecision *od = d.find(o)) width = od->stages[0].vector_width;
         const bool row_vectors = width < 0 || width > lanes;
-        spyre::KnobValues v = {{"max_cores", "0"}, {"tile_rows", std::to_string(rows)},
-                               {"row_vectors", row_vectors ? "true" : "false"}, {"double_buffer", "false"}};
+        spyre::SoftmaxSpyreOptions start;
+        start.tile_rows = rows;
+        start.row_vectors = row_vectors;
+        start.double_buffer = false;
+        spyre::KnobValues v = spyre::knob_values(start);
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);
             (void)spyre::plan_softmax_spyre(cols, this->rows, t_in, options_of(v));

@@ -34,10 +34,9 @@ public:
     GeneratorParam<int> y_size{"y", 1024};
     GeneratorParam<int> batch{"batch", 0};  // 0: 2-D tensors; >= 1: 3-D with this batch
     GeneratorParam<Type> dtype{"dtype", Float(16)};
-    // Knobs of the Spyre schedule (see TransposeSpyreOptions); the defaults are the hand schedule.
-    GeneratorParam<int> max_cores{"max_cores", 0};  // 0: the machine's core count
-    GeneratorParam<bool> double_buffer{"double_buffer", true};
-    GeneratorParam<int> tile{"tile", 0};
+    // Knobs of the Spyre schedule (SPYRE_TRANSPOSE_KNOBS); the defaults are the hand schedule.
+    SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_TRANSPOSE_KNOBS)
+    SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_TRANSPOSE_KNOBS, spyre::TransposeSpyreOptions)
 
     Input<Buffer<>> *in = nullptr;    // in(x, y[, b])
     Output<Buffer<>> *out = nullptr;  // out(y, x[, b])
@@ -65,11 +64,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        spyre::TransposeSpyreOptions options;
-        options.double_buffer = double_buffer;
-        options.max_cores = max_cores;
-        options.tile = tile;
-        plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, options);
+        plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, knob_options());
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);
             (*out)(y_, x_, b_) = transposed_(y_, x_, b_);
@@ -103,16 +98,8 @@ public:
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
         // Tile edges of one, two and four sticks.
         const int lanes = spyre::stick_lanes(t_in);
-        t.knobs = {spyre::make_knob("max_cores", spyre::usable_cores(max_cores), spyre::core_count_candidates()),
-                   spyre::make_knob("double_buffer", (bool)double_buffer),
-                   spyre::make_knob("tile", (int)tile, {0, lanes, 2 * lanes, 4 * lanes})};
-        auto options_of = [](const spyre::KnobValues &v) {
-            spyre::TransposeSpyreOptions o;
-            o.max_cores = spyre::knob_int(v, "max_cores");
-            o.double_buffer = spyre::knob_bool(v, "double_buffer");
-            o.tile = spyre::knob_int(v, "tile");
-            return o;
-        };
+        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", {0, lanes, 2 * lanes, 4 * lanes}}});
+        auto options_of = spyre::options_of<spyre::TransposeSpyreOptions>;
         t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
             plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
             constrain_tensors();
@@ -129,9 +116,7 @@ public:
                << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::TransposeSpyreOptions options;\n"
-               << "options.max_cores = " << o.max_cores << ";\n"
-               << "options.double_buffer = " << (o.double_buffer ? "true" : "false") << ";\n"
-               << "options.tile = " << o.tile << ";\n"
+               << spyre::knob_assignments(o)
                << "spyre::schedule_transpose_spyre(f, in->in(), spyre::plan_transpose_spyre(x_size, y_size, batch, "
                   "dtype, options));\n";
             return os.str();
@@ -154,7 +139,10 @@ public:
         auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         const int stock_y = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
         int edge = spyre::round_up(std::max(stock_y > 0 ? stock_y : (int)y_size, stock_x > 0 ? stock_x : (int)x_size), lanes);
-        spyre::KnobValues v = {{"max_cores", "0"}, {"double_buffer", "false"}, {"tile", std::to_string(edge)}};
+        spyre::TransposeSpyreOptions start;
+        start.double_buffer = false;
+        start.tile = edge;
+        spyre::KnobValues v = spyre::knob_values(start);
         std::string shrunk;
         spyre::TransposeSpyrePlan p;
         for (;;) {

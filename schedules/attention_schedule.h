@@ -19,6 +19,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -67,13 +68,18 @@ struct AttentionSpyrePlan {
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_attention).
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_ATTENTION_KNOBS(X)                                                                                   \
+    X(int, max_cores, 0, "use at most this many cores, ch * cq (0: the machine's, default_machine().cores)",      \
+      spyre::knob_core_counts)                                                                                     \
+    X(bool, double_buffer, true, "Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT", \
+      spyre::knob_bools)                                                                                           \
+    X(int, tile, 0,                                                                                                \
+      "queries per query tile (0: automatic; rounded up to whole sticks; must divide the padded queries qp)",      \
+      spyre::knob_from_shape)
+
 struct AttentionSpyreOptions {
-    // Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT.
-    bool double_buffer = true;
-    int max_cores = 0;  // use at most this many cores, ch * cq (0: the machine's, default_machine().cores)
-    // Queries per query tile (0: automatic; rounded up to whole sticks; must divide the
-    // padded queries qp).
-    int tile = 0;
+    SPYRE_KNOB_MEMBERS(SPYRE_ATTENTION_KNOBS)
     // Keys per KV tile (0: automatic; rounded up to whole sticks). It is part of the
     // algorithm (gen_attention's kv_tile GeneratorParam, not a schedule knob): it sets the
     // steps of the online softmax and the padded sequence sp.

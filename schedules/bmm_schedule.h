@@ -12,6 +12,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -48,14 +49,18 @@ struct BmmSpyrePlan {
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_bmm), for experiments and
 // the schedule ladder in docs/performance.md. The defaults are the hand schedule.
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_BMM_KNOBS(X) \
+    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to 8, the PT pass)", {0, 64, 128, 256}) \
+    X(int, tile_n, 0, "columns per output tile (0: automatic; rounded up to whole sticks)", {0, 64, 128, 256, 512}) \
+    X(int, tile_k, 0, "K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)", spyre::knob_from_shape) \
+    X(bool, resident_b, true, "keep each core's B slice in scratchpad when it fits", spyre::knob_bools) \
+    X(bool, double_buffer, true, "staged A/B tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
+    X(bool, share_a, true, "consider core splits along N whose cores share A tiles over the ring", spyre::knob_bools)
+
 struct BmmSpyreOptions {
-    int max_cores = 0;       // use at most this many cores (0: the machine's, default_machine().cores)
-    int tile_m = 0;           // rows per output tile (0: automatic; rounded up to 8, the PT pass)
-    int tile_n = 0;           // columns per output tile (0: automatic; rounded up to whole sticks)
-    int tile_k = 0;           // K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)
-    bool resident_b = true;   // keep each core's B slice in scratchpad when it fits
-    bool double_buffer = true; // staged A/B tiles in two copies when they fit: DMA overlaps the PT
-    bool share_a = true;      // consider core splits along N whose cores share A tiles over the ring
+    SPYRE_KNOB_MEMBERS(SPYRE_BMM_KNOBS)
 };
 
 // Chooses the tiles and the core split for `shape` (machine sizes from the

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 #include "matmul_schedule.h"  // spyre::Activation
 
 namespace spyre {
@@ -71,14 +72,18 @@ struct Conv2dSpyrePlan {
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_conv2d).
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_CONV2D_KNOBS(X) \
+    X(bool, double_buffer, true, "the staged input tile in two copies when it fits", spyre::knob_bools) \
+    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, tile_co, 0, "output channels per tile (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape) \
+    X(int, tile_x, 0, "output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
+    X(int, tile_y, 0, "output rows per tile (0: automatic)", spyre::knob_from_shape) \
+    X(bool, share_input, true, "cores along co share input tiles over the ring (share_over_ring)", spyre::knob_bools) \
+    X(bool, share_weights, true, "cores along batch and rows share weight tiles over the ring", spyre::knob_bools)
+
 struct Conv2dSpyreOptions {
-    bool double_buffer = true;  // the staged input tile in two copies when it fits
-    int max_cores = 0;          // use at most this many cores (0: the machine's, default_machine().cores)
-    int tile_co = 0;            // output channels per tile (0: automatic; rounded up to whole sticks)
-    int tile_x = 0;             // output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)
-    int tile_y = 0;             // output rows per tile (0: automatic)
-    bool share_input = true;    // cores along co share input tiles over the ring (share_over_ring)
-    bool share_weights = true;  // cores along batch and rows share weight tiles over the ring
+    SPYRE_KNOB_MEMBERS(SPYRE_CONV2D_KNOBS)
 };
 
 // Checks the shape (throws Halide::CompileError naming the parameter and the rule).

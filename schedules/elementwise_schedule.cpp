@@ -61,7 +61,7 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
     ElementwiseSpyrePlan base;
     base.lanes = stick_lanes(s.dtype);
     base.d0p = round_up(s.d0, base.lanes);
-    // One SFU instruction covers a whole row when it has at most kPlannerSfuVectorLanes
+    // One SFU instruction covers a whole row when it has at most sfu_max_vector_lanes()
     // lanes; longer rows are cut into the largest stick multiple that divides them.
     base.row_vector = planning::row_vector_lanes(base.d0p, base.lanes);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -59,11 +60,21 @@ struct ElementwiseSpyrePlan {
     int cores() const { return cores_d1 * cores_d2; }
 };
 
-// Knobs of the Spyre schedule (GeneratorParams of gen_elementwise); defaults are the hand schedule.
+// Knobs of the Spyre schedule (GeneratorParams of gen_elementwise; schedule_knobs.h); defaults are the hand schedule.
+// X(type, name, default, what it does, the autoscheduler's candidates)
+#define SPYRE_ELEMENTWISE_KNOBS(X)                                                                                     \
+    X(bool, double_buffer, true, "tiles in two copies when they fit and a core has an even number of them",          \
+      spyre::knob_bools)                                                                                               \
+    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)",                   \
+      spyre::knob_core_counts)                                                                                         \
+    X(int, tile_rows, 0, "rows of y per tile (0: chosen by the planner)", {0, 1, 2, 4, 8, 16, 32, 64})                \
+    X(std::string, device_order, "zyx",                                                                                \
+      "device layout of a, b and out: their dims outermost first, x (the stick dim) last; set by the generator's "     \
+      "tensor constraints, not planned",                                                                               \
+      {"zyx", "yzx"})
+
 struct ElementwiseSpyreOptions {
-    bool double_buffer = true;  // tiles in two copies when they fit and a core has an even number of them
-    int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
-    int tile_rows = 0;          // rows of y per tile (0: chosen by the planner)
+    SPYRE_KNOB_MEMBERS(SPYRE_ELEMENTWISE_KNOBS)
 };
 
 // Chooses the tile and the core split for `shape` through the planning

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -69,16 +70,17 @@ struct MatmulSpyrePlan {
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_MATMUL_KNOBS(X) \
+    X(int, max_cores, 0, "use at most this many cores, cm * cn (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(bool, double_buffer, true, "staged tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
+    X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
+    X(int, tile_n, 0, "columns per output tile (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape) \
+    X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
+    X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools)
+
 struct MatmulSpyreOptions {
-    bool double_buffer = true;  // staged tiles in two copies when they fit: DMA overlaps the PT
-    int max_cores = 0;         // use at most this many cores, cm * cn (0: the machine's, default_machine().cores)
-    int tile_m = 0;             // rows per output tile (0: automatic; rounded up to whole 8-row PT passes)
-    int tile_n = 0;             // columns per output tile (0: automatic; rounded up to whole sticks)
-    bool share_a = true;        // consider plans whose cores along N share A tiles over the ring
-    // Consider plans whose cores along M share B tiles over the ring (alone or
-    // with A), with K chunks only: estimate_matmul follows B chains in the
-    // chunked pipeline but not with whole-K tiles (docs/planning.md).
-    bool share_b = true;
+    SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)
 };
 
 // Chooses tiles and the core split for `shape` with the least estimated time:

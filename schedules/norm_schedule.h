@@ -11,11 +11,12 @@
 // each tile of `tile_rows` rows: stage the input tile (DMA), row sum
 // (sfu.rowsum) and mean, centered row (SFU), squares and their row sum,
 // the per-row scale inv (scalar SFU ops with the run-time eps), the scaled,
-// cast result (SFU), store the tile (DMA). Rows are SFU vectors of up to kPlannerSfuVectorLanes lanes (schedule_arithmetic.h).
+// cast result (SFU), store the tile (DMA). Rows are SFU vectors of up to sfu_max_vector_lanes() lanes (schedule_arithmetic.h).
 // Host: rows in parallel, vectorized along the row.
 #pragma once
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -44,10 +45,14 @@ struct NormSpyrePlan {
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_NORM_KNOBS(X) \
+    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(bool, double_buffer, true, "input and result tiles in two copies when they fit: DMA overlaps the SFU", spyre::knob_bools) \
+    X(int, tile_rows, 0, "rows per scratchpad tile (0: automatic); rows are padded to whole tiles", spyre::knob_from_shape)
+
 struct NormSpyreOptions {
-    bool double_buffer = true;  // input and result tiles in two copies when they fit: DMA overlaps the SFU
-    int max_cores = 0;         // use at most this many cores (0: the machine's, default_machine().cores)
-    int tile_rows = 0;          // rows per scratchpad tile (0: automatic); rows are padded to whole tiles
+    SPYRE_KNOB_MEMBERS(SPYRE_NORM_KNOBS)
 };
 
 // Tiles and core split for `cols` x `rows` of `t` through the planning

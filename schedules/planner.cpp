@@ -126,7 +126,7 @@ std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, in
 
 int row_vector_lanes(int padded, int lanes) {
     int best = lanes;
-    for (int v = lanes; v <= std::min(padded, kPlannerSfuVectorLanes); v += lanes) {
+    for (int v = lanes; v <= std::min(padded, sfu_max_vector_lanes()); v += lanes) {
         if (padded % v == 0) best = v;
     }
     return best;

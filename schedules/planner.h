@@ -111,7 +111,7 @@ std::vector<int> even_core_split(const std::vector<int> &tiles, int max_cores,
 std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, int max_cores);
 
 // The longest SFU vector, in lanes, of whole sticks of `lanes` that divides
-// `padded` and has at most kPlannerSfuVectorLanes lanes (schedule_arithmetic.h).
+// `padded` and has at most sfu_max_vector_lanes() lanes (schedule_arithmetic.h).
 int row_vector_lanes(int padded, int lanes);
 
 // SFU cycles of one instruction per row vector over a row of `padded` lanes of

@@ -169,9 +169,9 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     }
     ReduceSpyrePlan base;
     base.in_lanes = k.lanes;
-    // Tiles are whole sticks of the output's dim 0, at most one SFU vector (kPlannerSfuVectorLanes),
+    // Tiles are whole sticks of the output's dim 0, at most one SFU vector (sfu_max_vector_lanes()),
     // offered largest first (fewer, larger transfers win ties).
-    for (int tile = std::max(k.lanes, std::min(kPlannerSfuVectorLanes, round_up(k.du, k.lanes) / k.lanes * k.lanes));
+    for (int tile = std::max(k.lanes, std::min(sfu_max_vector_lanes(), round_up(k.du, k.lanes) / k.lanes * k.lanes));
          tile >= k.lanes; tile -= k.lanes) {
         if (options.tile > 0 && tile != options.tile) continue;
         ReduceSpyrePlan p = base;
@@ -196,7 +196,7 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
     // split is asked for): split the reduced axis over the cores instead.
     const int up_all = round_up(k.du, k.lanes);
     const bool cores_idle = !k.search.found() || k.search.verdict().cores * 2 <= k.max_cores;
-    if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= kPlannerSfuVectorLanes &&
+    if (s.axis != 0 && options.reduce_cores != 1 && (options.reduce_cores > 1 || cores_idle) && up_all <= sfu_max_vector_lanes() &&
         (options.tile == 0 || options.tile == up_all)) {
         if (options.reduce_cores > 1 && n % options.reduce_cores != 0) {
             throw std::runtime_error("reduce: reduce_cores=" + std::to_string(options.reduce_cores) +

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedule_knobs.h"
 
 namespace spyre {
 
@@ -38,10 +39,14 @@ struct RopeSpyrePlan {
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_rope).
+// X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
+#define SPYRE_ROPE_KNOBS(X) \
+    X(int, max_cores, 0, "0: the machine's core count", spyre::knob_core_counts) \
+    X(bool, double_buffer, true, "when it fits and each core has an even number of tiles", spyre::knob_bools) \
+    X(int, tile_tokens, 0, "tokens per tile (0: chosen by the planner)", spyre::knob_from_shape)
+
 struct RopeSpyreOptions {
-    bool double_buffer = true;  // when it fits and each core has an even number of tiles
-    int max_cores = 0;          // 0: the machine's core count
-    int tile_tokens = 0;        // tokens per tile (0: chosen by the planner)
+    SPYRE_KNOB_MEMBERS(SPYRE_ROPE_KNOBS)
 };
 
 // Plans through the planning framework (schedules/planner.h). Throws

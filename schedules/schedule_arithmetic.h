@@ -1,7 +1,7 @@
 // Small integer helpers every Spyre schedule planner uses (tile rounding, even
 // divisors for static core splits, the core limit of a max_cores knob, the
-// candidate core counts of the autoscheduler) and the planners' one SFU vector
-// heuristic. Machine numbers come from default_machine(), never from here.
+// candidate core counts of the autoscheduler, the planners' SFU vector limit).
+// Machine numbers come from default_machine(), never from here.
 // Header-only; no Halide dependency.
 #pragma once
 
@@ -41,13 +41,14 @@ inline std::vector<int> core_count_candidates() {
     return out;
 }
 
-// The longest vector a planner gives one SFU instruction, in lanes. A planner
-// heuristic, not a machine limit: an SFU instruction's element count is a 32-bit
-// field (runtime/include/spyre/isa.def), and neither the validator nor the
-// simulator bounds it. Longer vectors amortize the instruction overhead
-// (sfu_instruction_overhead_cycles) over more lanes but need longer fp32 row
-// temporaries in the scratchpad and wider vectors in the Halide IR; a row longer
-// than this is cut into vectors that divide it (or loops).
-constexpr int kPlannerSfuVectorLanes = 4096;
+// The longest vector a planner gives one SFU instruction, in lanes: the machine
+// description's sfu_max_vector_lanes (E, docs/machine.md; at least one stick of
+// any element type). A planner assumption, not an ISA limit: an SFU
+// instruction's element count is a 32-bit field (runtime/include/spyre/isa.def),
+// and neither the validator nor the simulator bounds it. Longer vectors amortize
+// the instruction overhead (sfu_instruction_overhead_cycles) over more lanes but
+// need longer fp32 row temporaries in the scratchpad and wider vectors in the
+// Halide IR; a row longer than this is cut into vectors that divide it (or loops).
+inline int sfu_max_vector_lanes() { return (int)default_machine().sfu_max_vector_lanes; }
 
 }  // namespace spyre

@@ -96,9 +96,9 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
     stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);  // double buffered: the next tile's DMA overlaps this tile's SFU work
     for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
     // The SFU takes vectors of any number of whole sticks: one instruction per row
-    // instead of one per stick (up to kPlannerSfuVectorLanes lanes; longer rows loop).
+    // instead of one per stick (up to sfu_max_vector_lanes() lanes; longer rows loop).
     const int row_vector =
-        p.row_vectors ? std::min(p.cols_padded, kPlannerSfuVectorLanes / p.in_lanes * p.in_lanes) : p.in_lanes;
+        p.row_vectors ? std::min(p.cols_padded, sfu_max_vector_lanes() / p.in_lanes * p.in_lanes) : p.in_lanes;
     f.exp.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vectors ? row_vector : p.f32_lanes,
                                                                       TailStrategy::RoundUp);
     f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.x, row_vector, TailStrategy::RoundUp);

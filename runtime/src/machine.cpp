@@ -77,6 +77,10 @@ void check_sanity(const MachineDescription &m, const std::string &where) {
     require(m.scratchpad_bytes >= m.stick_bytes && m.scratchpad_bytes % m.stick_bytes == 0,
             "scratchpad_bytes = " + std::to_string(m.scratchpad_bytes) + " must be a positive multiple of stick_bytes = " +
                 std::to_string(m.stick_bytes));
+    // A planner cuts a row into SFU vectors of whole sticks: at least one stick of any element type.
+    require(m.sfu_max_vector_lanes >= m.stick_bytes,
+            "sfu_max_vector_lanes = " + std::to_string(m.sfu_max_vector_lanes) +
+                " must be at least the lanes of one stick of 1-byte elements, stick_bytes = " + std::to_string(m.stick_bytes));
     require(m.dram_usable_bytes <= m.dram_bytes, "dram_usable_bytes = " + std::to_string(m.dram_usable_bytes) +
                                                      " must not exceed dram_bytes = " + std::to_string(m.dram_bytes));
     // The bound stays a bound: no simulated rate may exceed the one the roofline bound charges.

@@ -436,6 +436,10 @@ TEST(MachineRanges, RulesBetweenParametersNameBothValues) {
     EXPECT_EQ(msg, "S: dram_usable_bytes = 137438953473 must not exceed dram_bytes = 137438953472");
     msg = error_of([&] { apply_machine_overrides(m, "scratchpad_bytes=1000", "S"); });
     EXPECT_EQ(msg, "S: scratchpad_bytes = 1000 must be a positive multiple of stick_bytes = 128");
+    msg = error_of([&] { apply_machine_overrides(m, "sfu_max_vector_lanes=64", "S"); });
+    EXPECT_EQ(msg, "S: sfu_max_vector_lanes = 64 must be at least the lanes of one stick of 1-byte elements, stick_bytes = 128");
+    apply_machine_overrides(m, "sfu_max_vector_lanes=128", "S");  // exactly one stick of int8
+    EXPECT_EQ(m.sfu_max_vector_lanes, 128);
 }
 
 TEST(MachineFingerprint, ChangesWithStructureNotWithRates) {
