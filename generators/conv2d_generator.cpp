@@ -61,7 +61,7 @@ public:
         _halide_user_assert((int)pad >= 0) << "conv2d: pad must be >= 0, not " << (int)pad;
         // The plan and the algorithm see the padded image; the input tensor is the true one.
         shape_ = spyre::Conv2dShape{ci_size, co_size, (int)width + 2 * (int)pad, (int)height + 2 * (int)pad, kw, kh,
-                                    batch, dtype, activation};
+                                    batch, dtype, activation, (int)pad};
         spyre::check_conv2d_shape(shape_);
         _halide_user_assert((int)max_cores >= 0) << "conv2d: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_co >= 0 && (int)tile_x >= 0 && (int)tile_y >= 0)

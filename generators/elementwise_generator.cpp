@@ -178,7 +178,8 @@ public:
             const std::string &order = o.device_order;
             std::ostringstream os;
             os << "// plan: tiles of " << p.tile_rows << " rows (d1 padded to " << p.d1p << "), SFU vectors of "
-               << p.row_vector << " lanes, cores " << p.cores_d2 << " x " << p.cores_d1 << " (d2 x d1), device order "
+               << p.row_vector << " lanes, cores " << p.cores_d2 << " x " << p.cores_d1 << " x " << p.cores_d0
+               << " (d2 x d1 x d0), device order "
                << order << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
                << " scratchpad bytes per core\n"
                << "spyre::ElementwiseSpyreOptions options;\n"

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -53,7 +54,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
     // either way qp is fixed before the query-tile knob, which must divide it. The query tile
     // is whole sticks (tile_max is stored with i as its stick dimension), so q = 1..lanes is
     // one stick of query rows, the padded rows computed and dropped.
-    const int64_t budget = m.scratchpad_bytes * 3 / 4;
+    const int64_t budget = planning::scratchpad_budget(m);
     const int auto_tile = std::min(128, round_up(p.q, p.lanes));
     const bool decode = p.q != s;
     auto pad_queries = [&] { p.qp = decode ? round_up(p.q, auto_tile) : p.sp; };
@@ -124,28 +125,27 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
             }
         }
     }
-    // Double buffering: a second copy of the Kt tile, when it fits and the KV
-    // tile loop (sp / kv_tile iterations) is even.
-    const int64_t kt_copies = (int64_t)p.dp * p.kv_tile * t.bytes();
-    if (!p.resident_kv && options.double_buffer && (p.sp / p.kv_tile) % 2 == 0 && p.footprint_bytes + kt_copies <= budget) {
-        p.double_buffer = true;
-        p.footprint_bytes += kt_copies;
+    // Double buffering (the framework's rule, planner.h): a second copy of the Kt
+    // tile, staged in the KV tile loop of sp / kv_tile iterations.
+    if (!p.resident_kv) {
+        planning::TiledPlan kv;
+        kv.buffered_bytes = (int64_t)p.dp * p.kv_tile * t.bytes();
+        kv.fixed_bytes = p.footprint_bytes - kv.buffered_bytes;
+        kv.staging_trip = p.sp / p.kv_tile;
+        const planning::Verdict v = planning::judge(kv, options.double_buffer, m);
+        p.double_buffer = v.double_buffer;
+        p.footprint_bytes = v.footprint_bytes;
     }
-    const CoreSplitOptions split_options{usable_cores(options.max_cores), 1};
-    std::vector<int> c = plan_core_split("attention", {{Var("h"), heads, 1}, {Var("i"), p.qp, p.tile}}, split_options);
-    // Grouped-query attention reads K and V at h / group: each core's run of heads must lie in
-    // one group (the index is constant on the core) or be whole groups (the schedule splits it
-    // into KV head x query head of the group), so every index stays affine in the loops.
-    auto affine_heads = [&](int ch) {
-        const int per_core = heads / ch;
-        return p.group % per_core == 0 || per_core % p.group == 0;
-    };
-    if (!affine_heads(c[0])) {
-        int ch = c[0];
-        while (heads % ch != 0 || !affine_heads(ch)) ch--;
-        c = plan_core_split("attention", {{Var("h"), heads, 1, ch}, {Var("i"), p.qp, p.tile}}, split_options);
-    }
-    p.ch = c[0];
+    // The core split over (heads, query tiles): the framework's even split. Grouped-query
+    // attention reads K and V at h / group: each core's run of heads must lie in one group
+    // (the index is constant on the core) or be whole groups (the schedule splits it into
+    // KV head x query head of the group), so every index stays affine in the loops.
+    const std::vector<int> c = planning::even_core_split(
+        {heads, p.qp / p.tile}, usable_cores(options.max_cores), [&](const std::vector<int> &split) {
+            const int per_core = heads / split[0];
+            return p.group % per_core == 0 || per_core % p.group == 0;
+        });
+    p.ch = c[0];  // one head per core is always accepted: c is never empty
     p.cq = c[1];
     return p;
 }

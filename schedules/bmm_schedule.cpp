@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -15,185 +16,157 @@ using namespace Halide;
 
 namespace {
 
+// The candidate space of the bmm planner: output tiles of tm x tn (64-multiples up
+// to 1024 rows and 512 columns, a smaller M its own rounded size), K whole or in the
+// largest stick-multiple chunks that fit (with and without the second copies of
+// double buffering), each core's B slice resident or not, A shared over the ring or
+// not, and the even core splits over (batch, N tiles, M tiles) in two orders of
+// preference: batch first (every core its own operands) and N first (the cores
+// that share A tiles most). Legality, double buffering, the cost and the choice are
+// the framework's (planner.h).
+struct BmmCandidate {
+    BmmSpyrePlan plan;
+    planning::TiledPlan tiled;
+};
 
+// The per-core loops around a tile, innermost first: K chunks, N tiles, M tiles, batch.
+struct BmmLoops {
+    int chunks, nt, mt, bt;
+};
 
-// Scratchpad bytes per core for one tile: A (tm x tk), B (tk x tn), the fp32
-// accumulator and the result tile (tm x tn each).
-int64_t bmm_footprint(int tm, int tn, int tk, int bytes) {
-    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + (int64_t)tm * tn * 4 + (int64_t)tm * tn * bytes;
-}
-
-// The largest tile count below the core limit, preferring batch, then N, then M
-// (only exact divisors, so every core gets the same work). With `n_first`,
-// N is preferred over batch and M: the split whose cores share A tiles most.
-void choose_core_split(BmmSpyrePlan &p, int batch, int cores, bool n_first = false) {
-    const int m_tiles = p.mp / p.tm, n_tiles = p.np / p.tn;
-    int best = 0;
-    p.cb = p.cn = p.cm = 1;
-    for (int cb : divisors(batch)) {
-        for (int cn : divisors(n_tiles)) {
-            for (int cm : divisors(m_tiles)) {
-                const int used = cb * cn * cm;
-                if (used > cores) continue;
-                // Strictly more cores wins; on a tie the earlier (batch, then N) choice stays,
-                // since cb and cn are visited in increasing order we prefer larger cb, cn.
-                const bool preferred = n_first ? (cn > p.cn || (cn == p.cn && cb > p.cb))
-                                               : (cb > p.cb || (cb == p.cb && cn > p.cn));
-                const bool better = used > best || (used == best && preferred);
-                if (better) {
-                    best = used;
-                    p.cb = cb;
-                    p.cn = cn;
-                    p.cm = cm;
-                }
-            }
-        }
-    }
-}
-
-}  // namespace
-
-namespace {
-
-// One candidate: tiles tm x tn (K chunk tk), padding, core split, B residency.
-BmmSpyrePlan plan_with_tiles(const BmmShape &shape, const BmmSpyreOptions &options, int tm, int tn) {
-    const MachineDescription &machine = default_machine();
-    BmmSpyrePlan p;
-    const int bytes = shape.dtype.bytes();
-    p.in_lanes = stick_lanes(shape.dtype);
-    p.out_lanes = stick_lanes(shape.dtype);
-    p.tn = tn;
-    p.tm = tm;
-    p.np = round_up(shape.n, std::max(p.tn, p.out_lanes));
-    p.mp = round_up(shape.m, p.tm);
-    p.kp = round_up(shape.k, p.in_lanes);
-
-    // The whole padded K if it fits in ~90% of the scratchpad (about 1.8 MiB),
-    // else the largest stick multiple dividing it that does (0: no chunk fits).
-    const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    // A chunked K leaves room for a second copy of the A and B chunks when double buffering.
-    p.tk = 0;
-    const int forced_tk = options.tile_k > 0 ? round_up(options.tile_k, p.in_lanes) : 0;
-    for (int tk = p.kp; tk >= p.in_lanes; tk -= p.in_lanes) {
-        if (p.kp % tk != 0 || (forced_tk > 0 && tk != forced_tk)) continue;
-        const int64_t second = tk < p.kp && options.double_buffer ? (int64_t)(p.tm + p.tn) * tk * bytes : 0;
-        if (bmm_footprint(p.tm, p.tn, tk, bytes) + second <= budget) {
-            p.tk = tk;
-            break;
-        }
-    }
-    if (p.tk == 0) return p;
-    p.footprint_bytes = bmm_footprint(p.tm, p.tn, p.tk, bytes);
-    choose_core_split(p, shape.batch, usable_cores(options.max_cores), options.share_a);
-    p.a_shared = options.share_a && p.cn > 1;
-    // With the whole K in one tile, keep each core's B slice resident when it fits:
-    // A tiles are then reused across the core's N tiles and B is read from DRAM once.
-    if (!p.k_chunked() && options.resident_b) {
-        const int64_t slice_n = p.np / p.cn;
-        const int64_t resident = (int64_t)p.tm * p.kp * bytes + slice_n * p.kp * bytes + (int64_t)p.tm * p.tn * (4 + bytes);
-        if (resident <= budget) {
-            p.b_resident = true;
-            p.footprint_bytes = resident;
-        }
-    }
-    // Double buffering: a second copy of the tiles staged per iteration (A only when B is resident).
-    if (options.double_buffer) {
-        const int64_t second = p.b_resident ? (int64_t)p.tm * p.kp * bytes : (int64_t)(p.tm + p.tn) * p.tk * bytes;
-        if (p.footprint_bytes + second <= budget) {
-            p.double_buffer = true;
-            p.footprint_bytes += second;
-        }
-    }
-    return p;
-}
-
-// A first-order estimate of a plan's time in cycles (the planner's cost model)
-// from the PT time on the cores used, the DRAM time of the bytes the tiles
-// move (A and B per tile, or A per row tile plus B once when resident; A once
-// per chain when shared) and each core's ring forwarding time.
-double estimated_cycles(const BmmShape &shape, const BmmSpyrePlan &p) {
+// The candidate for one tile, K chunk, residency, sharing and core split.
+BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool resident, bool share,
+                           const std::vector<int> &split /* cb, cn, cm */) {
     const MachineDescription &m = default_machine();
-    const double bytes = shape.dtype.bytes();
-    const double tiles = (double)shape.batch * (p.mp / p.tm) * (p.np / p.tn);
-    const double macs = (double)shape.batch * p.mp * p.np * p.kp;
-    const double rate = m.pt_peak_macs_per_cycle_fp16 * (shape.dtype.bits() == 32 ? m.pt_fp32_rate_factor : 1.0);
-    const double compute = macs / (rate * p.cores());
-    // A is loaded once per chain of cn cores when shared, else by every core.
-    const double a_loads = p.a_shared ? 1.0 / p.cn : 1.0;
-    double traffic, a_bytes_per_core;
-    if (p.b_resident) {
-        // A once per core column (cn), each core's B slice once per core row (cm).
-        traffic = (double)shape.batch * p.mp * p.kp * bytes * p.cn * a_loads + (double)shape.batch * p.np * p.kp * bytes * p.cm;
-        a_bytes_per_core = (double)shape.batch * p.mp * p.kp * bytes / (p.cb * p.cm);
-    } else {
-        traffic = tiles * (p.tm * a_loads + p.tn) * (double)p.kp * bytes;
-        a_bytes_per_core = tiles * p.tm * (double)p.kp * bytes / p.cores();
+    const int64_t bytes = shape.dtype.bytes();
+    BmmCandidate c;
+    BmmSpyrePlan &p = c.plan;
+    p.in_lanes = p.out_lanes = stick_lanes(shape.dtype);
+    p.tm = tm;
+    p.tn = tn;
+    p.np = round_up(shape.n, std::max(tn, p.out_lanes));
+    p.mp = round_up(shape.m, tm);
+    p.kp = round_up(shape.k, p.in_lanes);
+    p.tk = tk;
+    p.cb = split[0];
+    p.cn = split[1];
+    p.cm = split[2];
+    p.b_resident = resident;
+    p.a_shared = share;
+    const BmmLoops loops{p.kp / tk, p.np / tn / p.cn, p.mp / tm / p.cm, shape.batch / p.cb};
+    const int64_t tile = (int64_t)tm * tn;
+    planning::TiledPlan &t = c.tiled;
+    // The fp32 accumulator and the result tile; the core's B slice when resident.
+    t.fixed_bytes = tile * 4 + tile * bytes + (resident ? (int64_t)(p.np / p.cn) * p.kp * bytes : 0);
+    // Staged per K chunk (A and B chunks), per row of tiles (A, B resident) or per tile (A and B).
+    t.buffered_bytes = resident ? (int64_t)tm * p.kp * bytes : (int64_t)(tm + tn) * tk * bytes;
+    t.staging_trip = p.k_chunked() ? loops.chunks
+                     : resident    ? planning::staging_trip({loops.mt, loops.bt})
+                                   : planning::staging_trip({loops.nt, loops.mt, loops.bt});
+    t.per_core_trips = {loops.chunks, loops.nt, loops.mt, loops.bt};
+    // DRAM: A per tile (per row of tiles with B resident), once per chain when shared;
+    // B per tile, or each core's slice once per batch; C once.
+    const double a_all = (double)shape.batch * p.mp * p.kp * bytes, b_all = (double)shape.batch * p.np * p.kp * bytes;
+    const double a_copies = resident ? p.cn : (double)p.np / tn;
+    const double b_copies = resident ? p.cm : (double)p.mp / tm;
+    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + b_all * b_copies;
+    t.write_bytes = (double)shape.batch * p.mp * p.np * bytes;
+    t.cores = p.cores();
+    // The work unit is one K step of one output tile: its PT matmul and, once per
+    // tile, the cast of the accumulator and the store.
+    t.tiles_per_core = (double)loops.bt * loops.mt * loops.nt * loops.chunks;
+    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor : 1.0;
+    t.compute_cycles_per_tile = m.pt_matmul_cycles(tm, tn, tk, type_factor) +
+                                m.sfu_instruction_cycles(tn, tm, 4, MachineDescription::SfuCost::Simple) / loops.chunks;
+    t.waited_transfers_per_tile = 1 + 1.0 / loops.chunks;  // the step's loads; the tile's store
+    if (share) {
+        // A core of a chain forwards every A piece it uses; the last core of a chain
+        // holds the first piece a chain fill after its head.
+        const double a_piece = (double)tm * (resident ? p.kp : tk) * bytes;
+        t.ring_bytes_per_core = a_all * a_copies / (double)(p.cb * p.cm * p.cn);
+        t.fixed_cycles = planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m);
     }
-    traffic += (double)shape.batch * p.mp * p.np * bytes;  // C
-    const double dram = traffic / m.dram_bytes_per_cycle();
-    // Forwarding A along the chain occupies each core's DMA unit.
-    const double ring = p.a_shared ? a_bytes_per_core / m.ring_bytes_per_cycle : 0.0;
-    // Single-buffered tiles wait for their transfers; double-buffered ones overlap
-    // them with the compute, all but a tenth of the shorter activities.
-    const double serial = compute + dram + ring;
-    if (!p.double_buffer) return serial;
-    const double busiest = std::max({compute, dram, ring});
-    return busiest + 0.1 * (serial - busiest);
+    return c;
 }
 
 }  // namespace
 
 BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &options) {
-    // Candidate tiles: 64-multiples up to 1024 rows and 512 columns (smaller M gets its own rounded size);
-    // the plan with the lowest estimated time wins, ties to the smaller tile.
     const int lanes = stick_lanes(shape.dtype);
+    const int bytes = shape.dtype.bytes();
+    const int kp = round_up(shape.k, lanes);
     if (options.tile_k > 0) {
-        const int kp = round_up(shape.k, lanes), tk = round_up(options.tile_k, lanes);
+        const int tk = round_up(options.tile_k, lanes);
         _halide_user_assert(kp % tk == 0) << "bmm Spyre schedule: tile_k=" << options.tile_k << " (" << tk
                                           << " in whole sticks) does not divide K padded to whole sticks (" << kp << ")";
     }
     std::vector<int> tms, tns;
     if (options.tile_m > 0) {
-        tms.push_back(round_up(options.tile_m, 8));
+        tms.push_back(round_up(options.tile_m, default_machine().pt_pass_rows));
     } else {
         for (int t = 64; t <= 1024; t *= 2) {
-            if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, 8)));
+            if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, default_machine().pt_pass_rows)));
         }
     }
     if (options.tile_n > 0) {
         tns.push_back(round_up(options.tile_n, lanes));
     } else {
         for (int t = 64; t <= 512; t *= 2) {
-            if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(t);
+            if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(std::max(t, lanes));
         }
     }
-    BmmSpyrePlan best;
-    double best_cycles = 0;
+    const int64_t budget = planning::scratchpad_budget();
+    const int max_cores = usable_cores(options.max_cores);
+    planning::PlanSearch<BmmSpyrePlan> search;
     for (int tm : tms) {
         for (int tn : tns) {
-            for (bool resident : {false, true}) {
-                if (resident && !options.resident_b) continue;
-                for (bool share : {false, true}) {
-                    if (share && !options.share_a) continue;
-                    BmmSpyreOptions o = options;
-                    o.resident_b = resident;
-                    o.share_a = share;
-                    BmmSpyrePlan p = plan_with_tiles(shape, o, tm, tn);
-                    if (p.tk == 0 || (share && !p.a_shared)) continue;
-                    const double c = estimated_cycles(shape, p);
-                    if (best.tk == 0 || c < best_cycles * 0.98) {
-                        best = p;
-                        best_cycles = c;
+            // K chunks: the forced one, else the whole K and the largest chunks whose
+            // one and two copies fit beside the accumulator and result tiles.
+            const int64_t tile_bytes = (int64_t)tm * tn * (4 + bytes);
+            std::vector<int> tks;
+            for (int copies : {1, 2}) {
+                for (int tk = kp; tk >= lanes; tk -= lanes) {
+                    if (kp % tk != 0 || (options.tile_k > 0 && tk != round_up(options.tile_k, lanes))) continue;
+                    if (copies * (int64_t)(tm + tn) * tk * bytes + tile_bytes <= budget) {
+                        if (std::find(tks.begin(), tks.end(), tk) == tks.end()) tks.push_back(tk);
+                        break;
+                    }
+                }
+            }
+            if (options.tile_k == 0 && std::find(tks.begin(), tks.end(), kp) == tks.end()) tks.insert(tks.begin(), kp);
+            const int np = round_up(shape.n, std::max(tn, lanes)), mp = round_up(shape.m, tm);
+            const int n_tiles = np / tn, m_tiles = mp / tm;
+            // Core splits over (batch, N tiles, M tiles): batch first, and N first.
+            std::vector<std::vector<int>> splits;
+            const std::vector<int> batch_first = planning::even_core_split({shape.batch, n_tiles, m_tiles}, max_cores);
+            std::vector<int> n_first = planning::even_core_split({n_tiles, shape.batch, m_tiles}, max_cores);
+            if (!n_first.empty()) std::swap(n_first[0], n_first[1]);
+            for (const std::vector<int> &s : {batch_first, n_first}) {
+                if (!s.empty() && std::find(splits.begin(), splits.end(), s) == splits.end()) splits.push_back(s);
+            }
+            for (int tk : tks) {
+                for (const std::vector<int> &split : splits) {
+                    for (bool resident : {false, true}) {
+                        if (resident && (!options.resident_b || tk < kp)) continue;
+                        for (bool share : {false, true}) {
+                            if (share && (!options.share_a || split[1] < 2)) continue;
+                            const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, split);
+                            const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
+                            BmmSpyrePlan p = c.plan;
+                            p.double_buffer = v.double_buffer;
+                            p.footprint_bytes = v.footprint_bytes;
+                            search.offer(p, v);
+                        }
                     }
                 }
             }
         }
     }
-    _halide_user_assert(best.tk > 0) << "bmm Spyre schedule: no K chunk"
-                                     << (options.tile_k > 0 ? " of tile_k=" + std::to_string(options.tile_k) : std::string())
-                                     << " of a " << tms.front() << "x" << tns.front()
-                                     << " tile (tile_m x tile_n) fits in the scratchpad";
-    return best;
+    _halide_user_assert(search.found()) << "bmm Spyre schedule: no K chunk"
+                                        << (options.tile_k > 0 ? " of tile_k=" + std::to_string(options.tile_k) : std::string())
+                                        << " of a " << tms.front() << "x" << tns.front()
+                                        << " tile (tile_m x tile_n) fits in the scratchpad budget (" << budget << " bytes)";
+    return planning::with_estimate(search);
 }
 
 void schedule_bmm_host(BmmFuncs f, const BmmShape &shape, const Target &target) {

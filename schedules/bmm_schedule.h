@@ -42,6 +42,7 @@ struct BmmSpyrePlan {
     bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
     bool double_buffer = false;  // the staged (non-resident) input tiles have two copies
     bool a_shared = false;       // the cores of one batch and row range (cn > 1) pass A tiles along the ring
+    double estimated_us = 0;     // the planner's estimate (schedules/planner.h)
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cb * cm * cn; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
+#include "planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -17,17 +18,6 @@ namespace spyre {
 using namespace Halide;
 
 namespace {
-
-// Scratchpad bytes per core: the input tile (copies of it), the weight tile,
-// the fp32 accumulator and the result tile, the bias (staged and fp32) and a
-// few fp32 SFU temporaries of one tile row.
-int64_t conv2d_footprint(const Conv2dShape &s, int cip, int tn, int tx, int ty, int in_copies) {
-    const int64_t bytes = s.dtype.bytes();
-    const int64_t in_tile = (int64_t)cip * (tx + s.kw - 1) * (ty + s.kh - 1) * bytes;
-    const int64_t w_tile = (int64_t)tn * cip * s.kw * s.kh * bytes;
-    const int64_t out_tile = (int64_t)tn * tx * ty;
-    return in_tile * in_copies + w_tile + out_tile * (4 + bytes) + (int64_t)tn * (bytes + 4) + 4LL * tn * 4;
-}
 
 // Candidate tile widths: the output row cut into j nearly equal pieces of whole PT passes.
 std::vector<int> row_pieces(int extent, int pass_rows, int cap) {
@@ -59,6 +49,13 @@ void check_conv2d_shape(const Conv2dShape &s) {
         << "conv2d: activation must be none or relu";
 }
 
+// The candidate space: output tiles of tn channels (whole sticks up to 512) x tx pixels
+// (the output row cut into nearly equal pieces of whole PT passes) x ty rows (up to
+// 32); per tile and core count cy along the rows (the rows padded to ty x cy, no core
+// of padding rows only), the even split of the batch and the co tiles over the
+// other cores (the framework's), and the input and weight tiles shared over the
+// ring where a split allows it. Legality, double buffering, cost and choice are
+// the framework's (planner.h).
 Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOptions &options) {
     check_conv2d_shape(shape);
     const MachineDescription &machine = default_machine();
@@ -67,14 +64,11 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     const int cip = round_up(shape.ci, lanes);
     const int xo_extent = shape.out_width(), yo_extent = shape.out_height();
     const int taps = shape.kw * shape.kh;
-    const int64_t budget = machine.scratchpad_bytes * 9 / 10;
-    // The sustained PT rate (the timing model's), not the datasheet peak.
-    const double pt_rate = machine.pt_macs_per_cycle(shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0);
-    const double sfu_bytes_per_cycle = machine.sfu_bytes_per_cycle_per_corelet * machine.corelets_per_core;
-    const double dram_bytes_per_ns = machine.dram_bandwidth_gbps;
+    const int64_t budget = planning::scratchpad_budget();
+    const double type_factor = shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0;
     const int pass = machine.pt_pass_rows;
     const int max_cores = usable_cores(options.max_cores);
-    const int sfu_stages = 3 + (shape.activation == Activation::Relu ? 1 : 0);
+    const int sfu_stages = 3 + (shape.activation == Activation::Relu ? 1 : 0);  // widen the bias, init, act, cast
 
     std::vector<int> tns, txs, tys;
     if (options.tile_co > 0) {
@@ -93,100 +87,96 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
         for (int ty = 1; ty <= std::min(yo_extent, 32); ty++) tys.push_back(ty);
     }
 
-    Conv2dSpyrePlan best;
-    best.estimated_us = -1;
+    planning::PlanSearch<Conv2dSpyrePlan> search;
     for (int tn : tns) {
         const int n_tiles = round_up(shape.co, tn) / tn;
         for (int tx : txs) {
             const int xp = round_up(xo_extent, tx);
             for (int ty : tys) {
-                // The input tile in two copies when double buffering and they fit, else one.
-                int copies = 0;
-                for (int c = options.double_buffer ? 2 : 1; c >= 1 && copies == 0; c--) {
-                    if (conv2d_footprint(shape, cip, tn, tx, ty, c) <= budget) copies = c;
-                }
-                if (copies == 0) continue;
-                for (int cb : divisors(shape.batch)) {
-                    for (int cn : divisors(n_tiles)) {
-                        for (int cy = 1; cb * cn * cy <= max_cores; cy++) {
-                            const int yp = round_up(yo_extent, ty * cy);
-                            if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
-                            const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / tx;
-                            // Per-core hardware loops: the tile loops that iterate, and the rows of a tile
-                            // around the PT taps.
-                            const int depth = (bs > 1) + (nt > 1) + (yt > 1) + (xt > 1) + (ty > 1);
-                            if (depth > machine.max_loop_depth) continue;
-                            // The input tile is staged at the innermost tile loop; double buffering needs
-                            // an even trip count there.
-                            const int stage_trips = xt > 1 ? xt : yt;
-                            const bool db = copies == 2 && stage_trips >= 2 && stage_trips % 2 == 0;
-                            const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
-                            const int cores = cb * cn * cy;
-                            const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
-                            const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;
-                            // The cn cores of one row range share each input tile, the cb * cy cores of one
-                            // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
-                            const bool share_in = options.share_input && cn > 1;
-                            const bool share_w = options.share_weights && cb * cy > 1;
-                            const double in_read = (double)cores * tiles * in_tile / (share_in ? cn : 1);
-                            const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
-                            const double write = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
-                            const double ring_ns = ((share_in ? (double)tiles * in_tile : 0.0) +
-                                                    (share_w ? (double)bs * nt * w_tile : 0.0)) /
-                                                   machine.ring_bytes_per_cycle / machine.clock_ghz;
-                            const double dram_ns = std::max((in_read + write) / dram_bytes_per_ns +
-                                                                machine.dram_turnaround_ns_per_byte * std::min(in_read, write),
-                                                            ring_ns);
-                            // Start-up, exposed: the last core of a chain gets its first tiles after every hop
-                            // before it (a hop forwards a whole tile); the weights of every co tile come from DRAM
-                            // at once. A hop takes about twice its ring time: each core's DMA unit also forwards
-                            // the other chain's tiles and loads its own (measured on the simulated device).
-                            const double hop_ns = 2.0 / machine.ring_bytes_per_cycle / machine.clock_ghz;
-                            const double w_ns = w_read / dram_bytes_per_ns +
-                                                (share_w ? (double)(cb * cy - 1) * w_tile * hop_ns : 0.0) +
-                                                (share_in ? (double)(cn - 1) * in_tile * hop_ns : 0.0);
-                            const double pt_cycles = (double)taps * ty * std::ceil((double)tx / pass) *
-                                                     ((double)pass * tn * cip / pt_rate + machine.pt_pass_fill_cycles);
-                            const double sfu_cycles = (double)sfu_stages * tx * ty * tn * 4 / sfu_bytes_per_cycle;
-                            const double compute_ns = (double)tiles * (pt_cycles + sfu_cycles) / machine.clock_ghz;
-                            const double us = ((db ? std::max(dram_ns, compute_ns) + 0.25 * std::min(dram_ns, compute_ns)
-                                                   : dram_ns + compute_ns) + w_ns) / 1000.0;
-                            if (best.estimated_us < 0 || us < best.estimated_us * 0.999) {
-                                best.tn = tn;
-                                best.tx = tx;
-                                best.ty = ty;
-                                best.cip = cip;
-                                best.cop = n_tiles * tn;
-                                best.xp = xp;
-                                best.yp = yp;
-                                best.in_xp = xp + shape.kw - 1;
-                                best.in_yp = yp + shape.kh - 1;
-                                best.cb = cb;
-                                best.cn = cn;
-                                best.cy = cy;
-                                best.in_lanes = lanes;
-                                best.double_buffer = db;
-                                best.footprint_bytes = conv2d_footprint(shape, cip, tn, tx, ty, db ? 2 : 1);
-                                best.dram_bytes = (int64_t)(in_read + w_read + write);
-                                best.estimated_us = us;
-                                best.input_shared = share_in;
-                                best.weights_shared = share_w;
-                            }
-                        }
+                const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
+                const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;  // and the bias
+                const int64_t out_tile = (int64_t)tn * tx * ty;
+                for (int cy = 1; cy <= max_cores; cy++) {
+                    const int yp = round_up(yo_extent, ty * cy);
+                    if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
+                    const std::vector<int> rest = planning::even_core_split({shape.batch, n_tiles}, max_cores / cy);
+                    if (rest.empty()) continue;
+                    const int cb = rest[0], cn = rest[1];
+                    const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / tx;
+                    if (shape.pad > 0 && (yt > 1 || xt > 1)) continue;  // an edge inside a core's tile loop
+                    for (int sharing = 0; sharing < 4; sharing++) {
+                        // The cn cores of one row range share each input tile, the cb * cy cores of one
+                        // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
+                        const bool share_in = sharing & 1, share_w = sharing & 2;
+                        if ((share_in && (!options.share_input || cn < 2)) || (share_w && (!options.share_weights || cb * cy < 2)))
+                            continue;
+                        Conv2dSpyrePlan p;
+                        p.tn = tn;
+                        p.tx = tx;
+                        p.ty = ty;
+                        p.cip = cip;
+                        p.cop = n_tiles * tn;
+                        p.xp = xp;
+                        p.yp = yp;
+                        p.in_xp = xp + shape.kw - 1;
+                        p.in_yp = yp + shape.kh - 1;
+                        p.cb = cb;
+                        p.cn = cn;
+                        p.cy = cy;
+                        p.in_lanes = lanes;
+                        p.input_shared = share_in;
+                        p.weights_shared = share_w;
+                        planning::TiledPlan t;
+                        // The input tile moves with the innermost tile loop that iterates; the
+                        // weights, the bias, the accumulator and the result stay per co tile.
+                        t.buffered_bytes = in_tile;
+                        t.fixed_bytes = w_tile + out_tile * (4 + bytes) + (int64_t)tn * 4 + 4LL * tn * 4;
+                        t.staging_trip = planning::staging_trip({xt, yt});
+                        t.per_core_trips = {xt, yt, nt, bs};
+                        t.inner_loops = ty > 1 ? 1 : 0;  // the rows of a tile around the PT taps
+                        const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
+                        const int cores = p.cores();
+                        const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
+                        t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1) + w_read;
+                        t.write_bytes = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
+                        t.cores = cores;
+                        t.tiles_per_core = (double)tiles;
+                        // Per tile: a PT matmul per tap and output row (m = the row's pixels,
+                        // n = co, k = ci), and the SFU stages per row of the tile.
+                        t.compute_cycles_per_tile =
+                            (double)taps * ty * machine.pt_matmul_cycles(tx, tn, cip, type_factor) +
+                            (double)sfu_stages * ty *
+                                machine.sfu_instruction_cycles(tn, tx, 4, MachineDescription::SfuCost::Simple);
+                        t.ring_bytes_per_core = (share_in ? (double)tiles * in_tile : 0.0) + (share_w ? (double)bs * nt * w_tile : 0.0);
+                        // Exposed, outside the tile pipeline: the weights of each co tile load
+                        // before its first tile computes, and the last core of a chain holds its
+                        // first tiles a chain fill after the head.
+                        t.fixed_cycles = machine.dram_cycles(w_read, 0, cores) +
+                                         (share_w ? planning::chain_fill_cycles(w_tile, cb * cy, true, machine) : 0.0) +
+                                         (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
+                        // Few tiles per core: every core loads its first input tile at once, behind
+                        // the weights, before any compute, and the last tile's compute and store
+                        // follow the last load with no other core's traffic left to hide them.
+                        t.pipeline_end_exposed = true;
+                        const planning::Verdict v = planning::judge(t, options.double_buffer);
+                        p.double_buffer = v.double_buffer;
+                        p.footprint_bytes = v.footprint_bytes;
+                        p.dram_bytes = (int64_t)(t.read_bytes + t.write_bytes);
+                        search.offer(p, v);
                     }
                 }
             }
         }
     }
-    _halide_user_assert(best.estimated_us >= 0)
+    _halide_user_assert(search.found())
         << "conv2d Spyre schedule: no tile of " << (options.tile_co > 0 ? "tile_co=" + std::to_string(tns.front()) : "up to 512")
         << " output channels x " << (options.tile_x > 0 ? "tile_x=" + std::to_string(txs.front()) : "any") << " pixels x "
-        << (options.tile_y > 0 ? "tile_y=" + std::to_string(tys.front()) : "any") << " rows fits in the scratchpad ("
+        << (options.tile_y > 0 ? "tile_y=" + std::to_string(tys.front()) : "any") << " rows fits in the scratchpad budget ("
         << budget << " bytes) with the whole weight tile (tile_co x ci=" << shape.ci << " x kw=" << shape.kw << " x kh="
         << shape.kh << ") and a per-core loop nest of at most " << machine.max_loop_depth
         << " levels; the weight tile of one stick of output channels alone is "
         << (int64_t)lanes * cip * taps * bytes << " bytes, and ci is not split into chunks yet";
-    return best;
+    return planning::with_estimate(search);
 }
 
 void schedule_conv2d_host(Conv2dFuncs f, const Conv2dShape &shape, const Target &target) {
@@ -238,8 +228,10 @@ void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, c
 
     // The cores of one row range (split along co) load the same input tiles, and the cores of
     // one co range (split along batch and rows) the same weights: once per chain, then along the ring.
-    if (p.input_shared) share_over_ring(in_in);
-    if (p.weights_shared) share_over_ring(w_in);
+    // In pieces: a core has few tiles, so the chains' fill is what forwarding costs (a 3x3,
+    // 64 -> 64 channel layer on a 32 x 32 output: 9.8 us with whole tiles, 5.8 us in pieces).
+    if (p.input_shared) share_over_ring(in_in, RingForwarding::Pieces);
+    if (p.weights_shared) share_over_ring(w_in, RingForwarding::Pieces);
 
     // Activation and cast on the SFU at the tile (vectors of the whole tile width); out stores the tile.
     f.result.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(co, p.tn, TailStrategy::RoundUp);

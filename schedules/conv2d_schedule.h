@@ -44,6 +44,10 @@ struct Conv2dShape {
     int ci = 1, co = 1, width = 1, height = 1, kw = 1, kh = 1, batch = 1;
     Halide::Type dtype;
     Activation activation = Activation::None;
+    // Zero padding included in width and height (gen_conv2d's pad): the edge tiles'
+    // boundary is written into the staged input rows, an edge behaviour the backend
+    // resolves per core only, so each core's tile loops along x and y run once.
+    int pad = 0;
 
     int out_width() const { return width - kw + 1; }
     int out_height() const { return height - kh + 1; }

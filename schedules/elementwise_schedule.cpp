@@ -50,9 +50,13 @@ int sfu_temporaries(const ElementwiseShape &s) {
 
 }  // namespace
 
-// The candidate space: every tile of ty rows (largest first), with the core split that uses
-// the most cores and the one that leaves each core an even number of tiles
-// (what double buffering needs). Legality, double buffering and cost are the
+// The candidate space: every tile of ty rows (largest first), with the core split
+// over (row tiles, z) that uses the most cores, the one that leaves each core an
+// even number of tiles (what double buffering needs), and, for ops that read no
+// other column (not swiglu), where the rows leave cores idle or b is a row every
+// core along the rows would load whole, the splits that also cut the columns into
+// whole-stick slices: columns last (the most cores over the rows) and columns
+// first (b's row loaded once per row range, in slices). Legality, double buffering and cost are the
 // framework's (planner.h).
 ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
     using MD = MachineDescription;
@@ -61,48 +65,78 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
     ElementwiseSpyrePlan base;
     base.lanes = stick_lanes(s.dtype);
     base.d0p = round_up(s.d0, base.lanes);
-    // One SFU instruction covers a whole row when it has at most sfu_max_vector_lanes()
-    // lanes; longer rows are cut into the largest stick multiple that divides them.
-    base.row_vector = planning::row_vector_lanes(base.d0p, base.lanes);
 
-    const bool b_rows = s.binary() && !s.broadcast_b[1];                // b moves with y
-    const int64_t b_row_bytes = s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)base.d0p * eb) : 0;
-    // a (2 d0p wide for swiglu) and result (and b when it moves with y) per row.
+    const bool b_rows = s.binary() && !s.broadcast_b[1];  // b moves with y
     const int a_widths = s.gated() ? 2 : 1;
-    const int64_t per_row = (a_widths + 1) * (int64_t)base.d0p * eb + (b_rows ? b_row_bytes : 0);
-    const int64_t fixed = (int64_t)sfu_temporaries(s) * base.row_vector * 4 + (b_rows ? 0 : b_row_bytes);
     const SfuPasses passes = sfu_passes(s);
-    const double row_sfu =
-        passes.simple * planning::sfu_row_cycles(base.d0p, base.row_vector, 4, MD::SfuCost::Simple) +
-        passes.transcendental * planning::sfu_row_cycles(base.d0p, base.row_vector, 4, MD::SfuCost::Transcendental);
-
     const int max_cores = usable_cores(options.max_cores);
     const int64_t budget = planning::scratchpad_budget();
-    const int max_rows = (int)std::max<int64_t>(0, std::min<int64_t>((budget - fixed) / per_row, s.d1));
+    const int sticks = base.d0p / base.lanes;
+    // The scratchpad bytes of one row of a core's tile, and those that do not
+    // grow with the rows, for `columns` columns per core.
+    auto b_row_bytes = [&](int columns) -> int64_t {
+        return s.binary() ? (s.broadcast_b[0] ? m.stick_bytes : (int64_t)columns * eb) : 0;
+    };
+    auto per_row_bytes = [&](int columns) { return (a_widths + 1) * (int64_t)columns * eb + (b_rows ? b_row_bytes(columns) : 0); };
+    auto fixed_bytes = [&](int columns, int row_vector) {
+        return (int64_t)sfu_temporaries(s) * row_vector * 4 + (b_rows ? 0 : b_row_bytes(columns));
+    };
+    const int max_rows = (int)std::max<int64_t>(
+        0, std::min<int64_t>((budget - fixed_bytes(base.d0p, planning::row_vector_lanes(base.d0p, base.lanes))) /
+                                 per_row_bytes(base.d0p),
+                             s.d1));
+    const bool column_splits = !s.gated() && sticks > 1;
     planning::PlanSearch<ElementwiseSpyrePlan> search;
-    for (int ty = max_rows; ty >= 1; ty--) {  // larger tiles first (ties go to them)
+    for (int ty = std::max(max_rows, column_splits ? 1 : 0); ty >= 1; ty--) {  // larger tiles first (ties go to them)
         if (options.tile_rows > 0 && ty != options.tile_rows) continue;
         const int d1p = round_up(s.d1, ty), tiles = d1p / ty;
-        const std::vector<int> most = planning::even_core_split({tiles, s.d2}, max_cores);
-        const std::vector<int> even = planning::even_core_split(
-            {tiles, s.d2}, max_cores, [&](const std::vector<int> &c) { return (tiles / c[0]) % 2 == 0; });
-        for (const std::vector<int> &split : {most, even}) {
-            if (split.empty()) continue;
+        // Splits as {cores along the row tiles, along z, along the columns}.
+        std::vector<std::vector<int>> splits;
+        auto add = [&](std::vector<int> split) {
+            if (!split.empty() && std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
+        };
+        auto with_columns = [](std::vector<int> rows_z) {
+            if (!rows_z.empty()) rows_z.push_back(1);
+            return rows_z;
+        };
+        const std::vector<int> rows_only = planning::even_core_split({tiles, s.d2}, max_cores);
+        add(with_columns(rows_only));
+        add(with_columns(planning::even_core_split(
+            {tiles, s.d2}, max_cores, [&](const std::vector<int> &c) { return (tiles / c[0]) % 2 == 0; })));
+        // The columns are split only where that gains: the rows leave cores idle, or
+        // a b row that every core along the rows loads whole would be loaded in slices.
+        const bool rows_leave_cores_idle = !rows_only.empty() && rows_only[0] * rows_only[1] < max_cores;
+        const bool b_row_per_core = s.binary() && s.broadcast_b[1] && !s.broadcast_b[0];
+        if (column_splits && (rows_leave_cores_idle || b_row_per_core)) {
+            add(planning::even_core_split({tiles, s.d2, sticks}, max_cores));
+            std::vector<int> columns_first = planning::even_core_split({sticks, tiles, s.d2}, max_cores);
+            if (!columns_first.empty()) add({columns_first[1], columns_first[2], columns_first[0]});
+        }
+        for (const std::vector<int> &split : splits) {
             ElementwiseSpyrePlan p = base;
             p.tile_rows = ty;
             p.d1p = d1p;
             p.cores_d1 = split[0];
             p.cores_d2 = split[1];
+            p.cores_d0 = split[2];
+            const int columns = p.columns();
+            // One SFU instruction covers a core's row when it has at most sfu_max_vector_lanes()
+            // lanes; longer rows are cut into the largest stick multiple that divides them.
+            p.row_vector = planning::row_vector_lanes(columns, base.lanes);
+            const double row_sfu =
+                passes.simple * planning::sfu_row_cycles(columns, p.row_vector, 4, MD::SfuCost::Simple) +
+                passes.transcendental * planning::sfu_row_cycles(columns, p.row_vector, 4, MD::SfuCost::Transcendental);
             planning::TiledPlan t;
-            t.buffered_bytes = per_row * ty;
-            t.fixed_bytes = fixed;
+            t.buffered_bytes = per_row_bytes(columns) * ty;
+            t.fixed_bytes = fixed_bytes(columns, p.row_vector);
             t.staging_trip = tiles / p.cores_d1;  // the stages sit in the tile loop of y
             const double out_bytes = (double)s.d2 * d1p * p.d0p * eb;
-            // A b that does not move with y is staged once per z on each core (once per core
-            // if it does not move with z either).
-            const double b_bytes = b_rows            ? (double)s.d2 * d1p * b_row_bytes
-                                   : s.broadcast_b[2] ? (double)p.cores() * b_row_bytes
-                                                      : (double)p.cores_d1 * s.d2 * b_row_bytes;
+            // b's row slice with every row (a whole stick per row for a b broadcast along x,
+            // on each core along x); a b that does not move with y is staged once per z on
+            // each core (once per core if it does not move with z either).
+            const double b_bytes = b_rows            ? (double)s.d2 * d1p * b_row_bytes(columns) * p.cores_d0
+                                   : s.broadcast_b[2] ? (double)p.cores() * b_row_bytes(columns)
+                                                      : (double)p.cores_d1 * p.cores_d0 * s.d2 * b_row_bytes(columns);
             t.read_bytes = a_widths * out_bytes + b_bytes;
             t.write_bytes = out_bytes;
             t.cores = p.cores();
@@ -121,7 +155,8 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                      std::to_string(s.d1));
         }
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
-                                 std::to_string(per_row + fixed) + " bytes of " + std::to_string(budget) + ")");
+                                 std::to_string(per_row_bytes(base.d0p) + fixed_bytes(base.d0p, base.lanes)) +
+                                 " bytes of " + std::to_string(budget) + ")");
     }
     return planning::with_estimate(search);
 }
@@ -141,15 +176,18 @@ void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &s, co
 void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged, const ElementwiseShape &s,
                                 const ElementwiseSpyrePlan &p) {
     _halide_user_assert(p.d1p % p.tile_rows == 0 && (p.d1p / p.tile_rows) % p.cores_d1 == 0 && s.d2 % p.cores_d2 == 0 &&
-                        p.d0p % p.row_vector == 0)
+                        p.d0p % (p.cores_d0 * p.lanes) == 0 && p.columns() % p.row_vector == 0 &&
+                        (p.cores_d0 == 1 || !s.gated()))
         << "elementwise Spyre schedule: the plan does not divide the padded extents";
-    // Rows split across the cores (z, then tiles of y); per core: z, tiles, rows.
-    const CoreSplit cores =
-        split_across_cores(f.out, {{f.z, s.d2, 1, p.cores_d2}, {f.y, p.d1p, p.tile_rows, p.cores_d1}});
+    // Rows split across the cores (z, then tiles of y, then whole-stick slices of
+    // the columns); per core: z, tiles, rows.
+    std::vector<CoreSplitDim> dims = {{f.z, s.d2, 1, p.cores_d2}, {f.y, p.d1p, p.tile_rows, p.cores_d1}};
+    if (p.cores_d0 > 1) dims.push_back({f.x, p.d0p, p.columns(), p.cores_d0});
+    const CoreSplit cores = split_across_cores(f.out, dims);
     Var yo("yo"), yi("yi");
     const Var zr = cores.serial_of(f.z);
     f.out.split(cores.serial_of(f.y), yo, yi, p.tile_rows, TailStrategy::RoundUp);
-    stick_vectorize(f.out, f.x);
+    stick_vectorize(f.out, p.cores_d0 > 1 ? cores.serial_of(f.x) : f.x);
 
     // Input tiles in scratchpad (DMA). A b that does not move with y is staged
     // once per z (once per core if it does not move with z either).

@@ -6,7 +6,9 @@
 // fp16 tensors compute in fp32 and round once.
 //
 // schedule_elementwise_host: the CPU reference (rows in parallel, vectorized x).
-// schedule_elementwise_spyre: rows (y, z) split across the cores; per core,
+// schedule_elementwise_spyre: rows (y, z) split across the cores (and, when
+//   rows are fewer than the cores, or b is a row every core would load whole,
+//   the columns x in whole sticks); per core,
 //   for z, for each tile of `tile_rows` rows of y:
 //     copy the a tile and the b tile (DRAM -> scratchpad, DMA),
 //     compute the result tile on the SFU, one vector per row (whole sticks;
@@ -53,11 +55,13 @@ struct ElementwiseSpyrePlan {
     int tile_rows = 1;    // rows of y per scratchpad tile
     int row_vector = 0;   // SFU vector length in lanes (whole sticks, divides d0p)
     int cores_d1 = 1, cores_d2 = 1;
+    int cores_d0 = 1;     // cores along x: each gets d0p / cores_d0 columns (whole sticks), its slice of b too
+    int columns() const { return d0p / cores_d0; }  // columns of a core's tile
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
 
-    int cores() const { return cores_d1 * cores_d2; }
+    int cores() const { return cores_d0 * cores_d1 * cores_d2; }
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_elementwise; schedule_knobs.h); defaults are the hand schedule.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ring_sharing.h"
 #include "schedule_arithmetic.h"
 
 namespace spyre {
@@ -48,7 +49,10 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
 }
 
 double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDescription &m) {
-    const double dram = m.dram_cycles(p.read_bytes, p.write_bytes, std::max(1, p.cores));
+    // The DMA unit of a core moves its share of the card's traffic and, in the
+    // same queue, forwards its ring pieces.
+    const double dram = m.dram_cycles(p.read_bytes, p.write_bytes, std::max(1, p.cores)) +
+                        p.ring_bytes_per_core / m.ring_bytes_per_cycle;
     const double waited = p.waited_transfers_per_tile * m.dma_latency_cycles;
     if (!double_buffered) return dram + p.tiles_per_core * (waited + p.compute_cycles_per_tile) + p.fixed_cycles;
     // Overlapped: the DMA stream of the kernel's bytes against the compute,
@@ -63,10 +67,16 @@ double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDe
     // A kernel of loads only has no traffic to hide its pipeline's end behind:
     // DRAM-bound, the last tile's compute follows the last load; compute-bound,
     // the first load precedes the first compute.
-    const double end = p.pipeline_end_exposed && p.tiles_per_core > 0
-                           ? std::min(dram / p.tiles_per_core, p.compute_cycles_per_tile)
-                           : 0.0;
-    return std::max(dram, compute) + waited + end + p.fixed_cycles;
+    const double step_dram = p.tiles_per_core > 0 ? dram / p.tiles_per_core : 0.0;
+    const double end = p.pipeline_end_exposed ? std::min(step_dram, p.compute_cycles_per_tile) : 0.0;
+    // The backend pipelines the staging loop alone: where it runs inside an outer
+    // per-core loop (a tile's K chunks), the pipeline drains and refills at every
+    // outer iteration, each time exposing one step of the unit that is not the
+    // bottleneck (the first load before the compute, or the last compute before
+    // the store) and its waited latencies.
+    const double restarts = std::max(1.0, p.tiles_per_core / std::max(1, p.staging_trip));
+    const double refills = (restarts - 1) * (std::min(step_dram, p.compute_cycles_per_tile) + waited);
+    return std::max(dram, compute) + waited + end + refills + p.fixed_cycles;
 }
 
 namespace {
@@ -122,6 +132,13 @@ std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, in
         return na > nb;
     });
     return all;
+}
+
+double chain_fill_cycles(double tile_bytes, int chain_cores, bool in_pieces, const MachineDescription &m) {
+    if (chain_cores < 2 || tile_bytes <= 0) return 0.0;
+    const std::vector<int64_t> pieces = compiler::ring_forward_pieces((int64_t)tile_bytes, in_pieces, m);
+    const double first = (double)pieces.front() / m.ring_bytes_per_cycle;
+    return (chain_cores - 1) * (first + m.ring_hop_latency_ns * m.clock_ghz) + (tile_bytes - pieces.front()) / m.ring_bytes_per_cycle;
 }
 
 int row_vector_lanes(int padded, int lanes) {

@@ -18,7 +18,8 @@
 //    that it ranks candidates as the simulator does;
 //  - the search (PlanSearch): the cheapest legal candidate, the family's
 //    order of preference breaking ties.
-// Header and source depend on the machine description only (no Halide).
+// Header and source depend on the machine description and the compiler's
+// ring forwarding (target/ring_sharing.h) only (no Halide).
 #pragma once
 
 #include <cstdint>
@@ -62,7 +63,12 @@ struct TiledPlan {
     double tiles_per_core = 1;
     double waited_transfers_per_tile = 2;  // a load and a store
     double compute_cycles_per_tile = 0;
-    double fixed_cycles = 0;  // once per kernel, after the tile loop (a cross-core combine)
+    // Bytes each core forwards over the ring (operands shared by a chain of
+    // cores, share_over_ring): the forwards occupy the core's DMA unit.
+    double ring_bytes_per_core = 0;
+    // Once per kernel, outside the tile loop: a chain's fill before its last
+    // core's first tile, a cross-core combine after the last.
+    double fixed_cycles = 0;
     // Double-buffered, the pipeline's end is exposed: the kernel's traffic is
     // its loads (a reduction: nothing streams out while the last tile
     // computes), so the unit that is not the bottleneck adds one tile of its
@@ -90,11 +96,16 @@ Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDesc
 
 // The cost of a candidate, in cycles. Per core, the DMA unit streams the
 // kernel's bytes at the DRAM rate of `cores` concurrent cores
-// (MachineDescription::dram_cycles) and each tile waits for the latency of its
-// waited transfers; the PT/SFU work is compute_cycles_per_tile per tile.
+// (MachineDescription::dram_cycles) and, in the same queue, its ring forwards
+// (ring_bytes_per_core at the ring's rate), and each tile waits for the
+// latency of its waited transfers; the PT/SFU work is compute_cycles_per_tile
+// per tile.
 // Single-buffered the two add up (a synchronous tile loop); double-buffered
 // they overlap, and one tile's waited latencies stay exposed (and, with
-// pipeline_end_exposed, the shorter of one tile's DRAM time and its compute).
+// pipeline_end_exposed, the shorter of one tile's DRAM time and its compute);
+// where the staging loop sits inside an outer per-core loop (tiles_per_core
+// is a multiple of staging_trip), the pipeline refills at each outer
+// iteration, exposing that shorter step and the waited latencies again.
 double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = default_machine());
 
 // The one core-split search: one core count per dimension, each dividing that
@@ -109,6 +120,14 @@ std::vector<int> even_core_split(const std::vector<int> &tiles, int max_cores,
 // candidates a family offers when the split trades against something else,
 // such as the tiles per core), in even_core_split's order of preference.
 std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, int max_cores);
+
+// The cycles until the last of `chain_cores` cores sharing a tile of
+// `tile_bytes` over the ring holds all of it, from when the first holds it:
+// the tile travels whole or in the pieces the compiler forwards it in
+// (compiler::ring_forward_pieces), each core forwarding a piece as soon as it
+// has arrived, so the first piece crosses chain_cores - 1 links (each its ring
+// time and the hop latency) and the rest follow it on the last link.
+double chain_fill_cycles(double tile_bytes, int chain_cores, bool in_pieces, const MachineDescription &m = default_machine());
 
 // The longest SFU vector, in lanes, of whole sticks of `lanes` that divides
 // `padded` and has at most sfu_max_vector_lanes() lanes (schedule_arithmetic.h).
@@ -134,6 +153,9 @@ constexpr double kTieTolerance = 1e-4;
 template <typename Plan>
 class PlanSearch {
 public:
+    // `tie_tolerance`: how close to the cheapest a candidate ties (a family whose
+    // estimate is coarser than the shared one widens it).
+    explicit PlanSearch(double tie_tolerance = kTieTolerance) : tie_tolerance_(tie_tolerance) {}
     void offer(const Plan &plan, const Verdict &verdict) {
         if (verdict.legal) offered_.push_back({plan, verdict});
     }
@@ -149,7 +171,7 @@ private:
         size_t chosen = offered_.size();
         for (size_t i = 0; i < offered_.size(); i++) {
             const Verdict &v = offered_[i].verdict;
-            if (v.cycles > cheapest * (1 + kTieTolerance)) continue;
+            if (v.cycles > cheapest * (1 + tie_tolerance_)) continue;
             if (chosen == offered_.size()) {
                 chosen = i;
                 continue;
@@ -167,6 +189,7 @@ private:
         Plan plan;
         Verdict verdict;
     };
+    double tie_tolerance_;
     std::vector<Offered> offered_;
 };
 

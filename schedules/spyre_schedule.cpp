@@ -650,7 +650,7 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double
 
 // ---- ring ---------------------------------------------------------------
 
-void share_over_ring(Func f) {
+void share_over_ring(Func f, RingForwarding forwarding) {
     const std::string what = describe("share_over_ring", f);
     if (f.function().schedule().memory_type() != MemoryType::VTCM) {
         fail(what, "it is not staged in the scratchpad; call stage_in_scratchpad or double_buffer on it first");
@@ -658,7 +658,7 @@ void share_over_ring(Func f) {
     if (f.has_update_definition()) {
         fail(what, "it has update definitions (an accumulator); only a staged copy of an input can be shared");
     }
-    compiler::request_ring_sharing(f.name());
+    compiler::request_ring_sharing(f.name(), forwarding == RingForwarding::Pieces);
 }
 
 }  // namespace spyre

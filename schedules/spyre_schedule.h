@@ -175,6 +175,13 @@ void double_buffer_result(Halide::Func f);
 // tile of a matmul whose cores are split along N only. Cores whose tiles of f
 // differ keep loading their own. The backend refuses, naming f, a Func that no
 // two cores load identically or whose tile is not contiguous in the scratchpad.
-void share_over_ring(Halide::Func f);
+// `forwarding`: a tile travels the chain whole (each core forwards it once it
+// has all of it), or in pieces (compiler::ring_forward_pieces: each core
+// forwards a piece as soon as it has arrived, so the last core of a chain of n
+// holds the tile about n - 1 piece hops after the first, not n - 1 tile hops;
+// but a core's DMA queue streams the whole tile through before its own next
+// transfer, which a pipeline of many small tiles per core pays for).
+enum class RingForwarding { WholeTiles, Pieces };
+void share_over_ring(Halide::Func f, RingForwarding forwarding = RingForwarding::WholeTiles);
 
 }  // namespace spyre

@@ -8,6 +8,7 @@
 #include "spyre/layout.h"
 #include "spyre/simulator.h"
 #include "spyre_lowering.h"
+#include "synchronization.h"
 
 namespace spyre {
 namespace compiler {
@@ -46,10 +47,43 @@ std::string explain_unwritten_read(const SimulationError &e, const std::vector<S
     return s;
 }
 
+// The first instruction of opcode `op` in tree order whose reads span the scratchpad byte
+// `address` (over all its iterations): its Func and the loops around it (outermost first),
+// as the message names them.
+bool find_reader(const std::vector<ProgramNode> &nodes, isa::Opcode op, int64_t address, std::vector<int64_t> &trips,
+                 std::vector<std::string> &loops, std::string &out) {
+    for (const ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) {
+            trips.push_back(n.trip);
+            loops.push_back(n.loop_name);
+            const bool found = find_reader(n.body, op, address, trips, loops, out);
+            trips.pop_back();
+            loops.pop_back();
+            if (found) return true;
+            continue;
+        }
+        if (n.inst.op != op) continue;
+        for (const ScratchpadAccess &a : node_accesses(n, trips)) {
+            if (a.write || address < a.lo || address >= a.hi) continue;
+            out = ". The reading instruction is the " + std::string(isa::opcode_spec(n.inst.op).mnemonic) + " of Func '" +
+                  n.inst.func + "'";
+            if (loops.empty()) {
+                out += ", outside the core's loops";
+            } else {
+                out += ", in loop";
+                for (size_t i = 0; i < loops.size(); i++) out += (i ? " > '" : " '") + loops[i] + "'";
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 void dry_run_program(const Program &program, const MachineDescription &m,
-                     const std::vector<std::vector<ScratchpadPlacement>> &placements) {
+                     const std::vector<std::vector<ScratchpadPlacement>> &placements,
+                     const std::vector<const std::vector<ProgramNode> *> &trees) {
     std::vector<ArgumentBinding> bindings;
     for (const ProgramArgument &a : program.args) {
         ArgumentBinding b;
@@ -65,13 +99,21 @@ void dry_run_program(const Program &program, const MachineDescription &m,
     try {
         simulate_program(program, m, bindings, params, options);
     } catch (const SimulationError &e) {
-        std::string explanation;
+        std::string reader, explanation;
+        if (e.unwritten_byte >= 0 && e.core >= 0 && e.core < (int)trees.size() && trees[e.core] && e.unit >= 0 &&
+            e.unit < isa::kNumUnits && e.instruction_index >= 0 &&
+            e.instruction_index < (int64_t)program.cores[e.core].unit[e.unit].size()) {
+            std::vector<int64_t> trips;
+            std::vector<std::string> loops;
+            find_reader(*trees[e.core], program.cores[e.core].unit[e.unit][e.instruction_index].op, e.unwritten_byte,
+                        trips, loops, reader);
+        }
         if (e.unwritten_byte >= 0 && e.core >= 0 && e.core < (int)placements.size()) {
             explanation = explain_unwritten_read(e, placements[e.core]);
         }
         throw CompileError("Spyre: kernel '" + program.kernel_name +
                            "': the program this schedule compiles to breaks a hardware rule when it runs: " +
-                           std::string(e.what()) + explanation +
+                           std::string(e.what()) + reader + explanation +
                            (explanation.empty() ? "; the backend should have refused this schedule (please report it "
                                                   "with the generator's parameters); a different tile size or core "
                                                   "count avoids it"

@@ -7,7 +7,8 @@
 // the user's app. The static checks of the lowering should refuse such
 // schedules first; this is the net under them, and its message says which
 // instruction of which core broke which rule, and for a read of unwritten
-// bytes which scratchpad buffer the operand points into.
+// bytes which scratchpad buffer the operand points into and which Func's
+// instruction, in which loops of the schedule, reads it.
 //
 // Why one run proves it for every input: a program's control flow and
 // addresses do not depend on data (loop trip counts and affine addresses are
@@ -27,6 +28,7 @@
 
 #include <vector>
 
+#include "program_tree.h"
 #include "scratchpad_plan.h"
 #include "spyre/machine.h"
 #include "spyre/program.h"
@@ -35,9 +37,12 @@ namespace spyre {
 namespace compiler {
 
 // Throws CompileError naming the kernel and the simulator's message. `placements` (per core,
-// optional) name the scratchpad buffer an operand that reads unwritten bytes points into.
+// optional) name the scratchpad buffer an operand that reads unwritten bytes points into,
+// and `trees` (per core, optional: the trees the program was emitted from) the Func whose
+// instruction reads it and the Halide loops around that instruction.
 void dry_run_program(const Program &program, const MachineDescription &m,
-                     const std::vector<std::vector<ScratchpadPlacement>> &placements = {});
+                     const std::vector<std::vector<ScratchpadPlacement>> &placements = {},
+                     const std::vector<const std::vector<ProgramNode> *> &trees = {});
 
 }  // namespace compiler
 }  // namespace spyre

@@ -53,6 +53,7 @@ struct RingShare {
     int data_channel = 0;                // signalled in the receiver when the tile has arrived
     int credit_channel = 0;              // signalled in the sender when the receiver's buffer is free
     int64_t bytes = 0;                   // the tile's contiguous scratchpad bytes
+    bool in_pieces = false;              // forwarded piece by piece (ring_forward_pieces), else whole
 };
 
 struct SymInstruction {

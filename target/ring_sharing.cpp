@@ -21,6 +21,11 @@ FuncRequests &requests() {
     return r;
 }
 
+FuncRequests &piece_requests() {
+    static FuncRequests r;
+    return r;
+}
+
 [[noreturn]] void fail(const std::string &func, const std::string &rule) {
     throw CompileError("Spyre: share_over_ring(Func '" + func + "'): " + rule);
 }
@@ -101,7 +106,7 @@ void stored_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) 
 }  // namespace
 
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
-                           const MachineDescription &m) {
+                           const std::set<std::string> &in_pieces, const MachineDescription &m) {
     if (funcs.empty()) return;
     const int cores = (int)trees.size();
     std::vector<std::string> shapes(cores);
@@ -168,15 +173,30 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
                     r.data_channel = data_channel;
                     r.credit_channel = credit_channel;
                     r.bytes = contiguous_bytes(l.node->inst);
+                    r.in_pieces = in_pieces.count(func) > 0;
                 }
             }
         }
     }
 }
 
-void request_ring_sharing(const std::string &func_name) { requests().add(func_name); }
+std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const MachineDescription &m) {
+    const int64_t piece = kRingPieceSticks * m.stick_bytes;
+    if (!in_pieces) return {bytes};
+    std::vector<int64_t> pieces;
+    for (int64_t offset = 0; offset < bytes; offset += piece) pieces.push_back(std::min(piece, bytes - offset));
+    if (pieces.empty()) pieces.push_back(bytes);
+    return pieces;
+}
+
+void request_ring_sharing(const std::string &func_name, bool in_pieces) {
+    requests().add(func_name);
+    if (in_pieces) piece_requests().add(func_name);
+}
 
 std::set<std::string> ring_sharing_requests() { return requests().snapshot(); }
+
+std::set<std::string> ring_piece_requests() { return piece_requests().snapshot(); }
 
 }  // namespace compiler
 }  // namespace spyre

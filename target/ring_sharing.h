@@ -17,6 +17,11 @@
 // own units released the buffer (the usual in-core synchronization), so a
 // sender never overwrites a tile its successor still reads; with double
 // buffering the next tile travels while the current one is computed.
+// A Func requested in pieces (share_over_ring(f, RingForwarding::Pieces))
+// travels in pieces (ring_forward_pieces): the sender puts each piece on the
+// data channel, and a middle core forwards a piece as soon as it has arrived
+// (one wait per piece), so a chain of n cores receives a tile of P pieces in
+// about (n - 1 + P - 1) piece times rather than (n - 1) tile times.
 //
 // Expects every core's tree after loop folding and double buffering (the
 // scratchpad addresses are final); marks the loads (ProgramNode RingShare)
@@ -40,13 +45,25 @@ namespace compiler {
 // Token channels: shared Func i uses kUnitPairChannels + 2i (data) and + 2i + 1 (credits).
 constexpr int kMaxSharedFuncs = 3;
 
-// trees[c] is core c's program tree (c < number of cores the kernel uses).
-void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
-                           const MachineDescription &m);
+// The sizes of the pieces a shared tile of `bytes` bytes travels the ring in
+// when it is forwarded in pieces: whole sticks, kRingPieceSticks of them (the
+// last piece the rest), one piece when the tile is no larger; {bytes} when it
+// travels whole. A piece costs a put and a wait per core and a hop latency per
+// link; pieces of 32 sticks (4 KiB) cross a link in about 21 ns, four times
+// its hop latency.
+constexpr int64_t kRingPieceSticks = 32;
+std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const MachineDescription &m);
 
-// The process-wide set of Funcs the schedule asked to share over the ring (Halide Func names).
-void request_ring_sharing(const std::string &func_name);
+// trees[c] is core c's program tree (c < number of cores the kernel uses);
+// the Funcs of `in_pieces` (a subset of `funcs`) travel in pieces.
+void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
+                           const std::set<std::string> &in_pieces, const MachineDescription &m);
+
+// The process-wide sets of Funcs the schedule asked to share over the ring, and
+// of those to forward in pieces (Halide Func names).
+void request_ring_sharing(const std::string &func_name, bool in_pieces = false);
 std::set<std::string> ring_sharing_requests();
+std::set<std::string> ring_piece_requests();
 
 }  // namespace compiler
 }  // namespace spyre

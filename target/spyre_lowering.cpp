@@ -79,6 +79,7 @@ struct LoweringInputs {
     std::map<std::string, SpyreTensorInfo> tensors;  // spyre::constrain_tensor and set_device_layout
     std::set<std::string> double_buffered;           // spyre::double_buffer
     std::set<std::string> ring_shared;               // spyre::share_over_ring
+    std::set<std::string> ring_pieces;               // of those, forwarded in pieces
 };
 
 // The kernel's arguments: program order (inputs in order of first use, then outputs), the
@@ -140,6 +141,7 @@ public:
         in_.tensors = snapshot_tensor_registry();
         in_.double_buffered = compiler::double_buffering_requests();
         in_.ring_shared = compiler::ring_sharing_requests();
+        in_.ring_pieces = compiler::ring_piece_requests();
     }
 
     Stmt mutate(const Stmt &s) override {
@@ -180,7 +182,7 @@ private:
         if (region.distributed) check_gathered_parts(cores, region.core_var);
         std::vector<std::vector<compiler::ProgramNode> *> trees;
         for (auto &cp : cores) trees.push_back(&cp.tree);
-        compiler::share_loads_over_ring(trees, in_.ring_shared, m);
+        compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m);
         dump_tree("share_loads_over_ring", cores);
 
         Program program;
@@ -199,8 +201,12 @@ private:
             throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
         }
         std::vector<std::vector<compiler::ScratchpadPlacement>> placements;
-        for (const compiler::CoreProgram &cp : cores) placements.push_back(cp.placements);
-        compiler::dry_run_program(program, m, placements);
+        std::vector<const std::vector<compiler::ProgramNode> *> emitted_trees;
+        for (const compiler::CoreProgram &cp : cores) {
+            placements.push_back(cp.placements);
+            emitted_trees.push_back(&cp.tree);
+        }
+        compiler::dry_run_program(program, m, placements, emitted_trees);
         std::vector<uint8_t> bytes = encode_program(program);
         if (dbg_ >= 1) {
             std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "

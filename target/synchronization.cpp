@@ -1,6 +1,8 @@
 // Token synchronization and stream emission (see synchronization.h).
 #include "synchronization.h"
 
+#include "ring_sharing.h"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -287,28 +289,36 @@ private:
         for (int u = 0; u < U; u++) out[u].insert(out[u].end(), body[u].begin(), body[u].end());
     }
 
-    // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it.
-    static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma) {
+    // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it,
+    // whole or in the pieces of ring_forward_pieces(): a core forwards each piece as soon as it
+    // has arrived, so the tile streams down the chain instead of hopping whole.
+    static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma,
+                                const MachineDescription &m) {
         const isa::Operand &sp = load.f[fld::DmaLoad::sp];
-        auto put = [&](int to, int64_t bytes, int channel) {
+        auto put = [&](int to, int64_t offset, int64_t bytes, int channel) {
             isa::Instruction p;
             p.op = isa::Opcode::RingPut;
             p.f[fld::RingPut::dst_core].base = to;
             p.f[fld::RingPut::src] = sp;
-            p.f[fld::RingPut::dst] = sp;
+            p.f[fld::RingPut::src].base += offset;
+            p.f[fld::RingPut::dst] = p.f[fld::RingPut::src];
             p.f[fld::RingPut::bytes].base = bytes;
             p.f[fld::RingPut::dst_channel].base = channel;
             dma.push_back(p);
         };
+        const std::vector<int64_t> pieces = ring_forward_pieces(r.bytes, r.in_pieces, m);
         if (r.role == RingShare::Role::First) {
             dma.push_back(load);
         } else {
-            put(r.upstream, 0, r.credit_channel);  // my copy of the buffer is free
-            dma.push_back(make(isa::Opcode::Wait, r.data_channel));
+            put(r.upstream, 0, 0, r.credit_channel);  // my copy of the buffer is free
         }
-        if (r.role != RingShare::Role::Last) {
-            dma.push_back(make(isa::Opcode::Wait, r.credit_channel));
-            put(r.downstream, r.bytes, r.data_channel);
+        int64_t offset = 0;
+        for (size_t i = 0; i < pieces.size(); i++) {
+            if (r.role != RingShare::Role::First) dma.push_back(make(isa::Opcode::Wait, r.data_channel));
+            // Before the first piece leaves: the successor's copy is free.
+            if (i == 0 && r.role != RingShare::Role::Last) dma.push_back(make(isa::Opcode::Wait, r.credit_channel));
+            if (r.role != RingShare::Role::Last) put(r.downstream, offset, pieces[i], r.data_channel);
+            offset += pieces[i];
         }
     }
 
@@ -320,7 +330,7 @@ private:
                 inst.f[i] = to_operand(node.inst.f[i], m_, node.inst);
             }
             if (node.inst.ring.role != RingShare::Role::None) {
-                emit_ring_share(node.inst.ring, inst, out[(int)isa::Unit::Dma]);
+                emit_ring_share(node.inst.ring, inst, out[(int)isa::Unit::Dma], m_);
             } else {
                 out[(int)node.inst.unit()].push_back(inst);
             }

@@ -70,7 +70,7 @@ TEST_P(Conv2dDualRealization, SpyreMatchesHost) {
     Halide::Buffer<> w = random_buffer("weights", t, {c.co, c.ci, c.kw, c.kh}, 32);
     Halide::Buffer<> bias = random_buffer("bias", t, {c.co}, 33);
     const Conv2dShape shape{c.ci, c.co, c.width + 2 * pad, c.height + 2 * pad, c.kw, c.kh, c.batch, t,
-                            relu ? Activation::Relu : Activation::None};
+                            relu ? Activation::Relu : Activation::None, pad};
     set_compiling_for_spyre(true);
     const Conv2dSpyrePlan plan = plan_conv2d_spyre(shape, options_of(c));
     set_compiling_for_spyre(false);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "dry_run.h"
+#include "program_tree.h"
 #include "spyre/assembler.h"
 #include "spyre/machine.h"
 #include "spyre_lowering.h"
@@ -89,6 +90,35 @@ TEST(DryRun, AReadOfUnwrittenScratchpadIsACompileErrorNamingTheBuffer) {
     const std::string bare = dry_run_error(program_storing(256), {});
     EXPECT_NE(bare.find("reads scratchpad byte 128 which was never written"), std::string::npos) << bare;
     EXPECT_EQ(bare.find("scratchpad buffer"), std::string::npos) << bare;
+}
+
+// With the tree the program was emitted from, the message also names the Func whose
+// instruction reads the unwritten bytes and the Halide loops around it.
+TEST(DryRun, AReadOfUnwrittenScratchpadNamesTheReadingFuncAndItsLoops) {
+    namespace S = isa::field::DmaStore;
+    compiler::SymInstruction store;
+    store.op = isa::Opcode::DmaStore;
+    store.func = "out";
+    store.f[S::arg].base = 1;
+    store.f[S::sp].base = 0;
+    store.f[S::row_bytes].base = 256;
+    store.f[S::rows].base = 1;
+    store.f[S::sp_row_stride].base = 256;
+    store.f[S::dram_row_stride].base = 256;
+    store.f[S::planes].base = 1;
+    std::vector<compiler::ProgramNode> tree = {compiler::ProgramNode::loop(1, "out.s0.y.yo")};
+    tree[0].body.push_back(compiler::ProgramNode::instruction(store));
+    const MachineDescription &m = default_machine();
+    try {
+        compiler::dry_run_program(assemble_program(program_storing(256), m), m, {{{"stage", 0, 128}}}, {&tree});
+        FAIL() << "the dry run accepted a store of unwritten bytes";
+    } catch (const CompileError &e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("The reading instruction is the dma.store of Func 'out', in loop 'out.s0.y.yo'"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("the scratchpad buffer 'stage' [0, 128) of core 0"), std::string::npos) << what;
+    }
 }
 
 }  // namespace

@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "bmm_schedule.h"
 #include "candidate_evaluation.h"
+#include "conv2d_schedule.h"
 #include "elementwise_schedule.h"
 #include "norm_schedule.h"
 #include "reduce_schedule.h"
@@ -168,6 +170,45 @@ FamilyCase reduce_rows_case(const std::string &name, int d0, int d1, const std::
     return c;
 }
 
+FamilyCase bmm_case(const std::string &name, int batch, int m, int n, int depth, const std::vector<std::string> &tiles_m,
+                    const std::vector<std::string> &tiles_n, const std::vector<std::string> &cores) {
+    FamilyCase c;
+    c.name = name;
+    c.generator = "bmm";
+    c.fixed = {{"batch", std::to_string(batch)}, {"m", std::to_string(m)}, {"n", std::to_string(n)},
+               {"k", std::to_string(depth)}, {"dtype", "float16"}};
+    c.alternatives = product({{"tile_m", tiles_m}, {"tile_n", tiles_n}, {"max_cores", cores},
+                              {"resident_b", {"true", "false"}}, {"share_a", {"true", "false"}}});
+    c.estimate = [=](const KnobValues &k) {
+        const BmmShape s{batch, m, n, depth, Halide::Float(16)};
+        BmmSpyreOptions o;
+        o.max_cores = knob(k, "max_cores"), o.tile_m = knob(k, "tile_m"), o.tile_n = knob(k, "tile_n");
+        o.resident_b = knob_bool(k, "resident_b"), o.share_a = knob_bool(k, "share_a");
+        return plan_bmm_spyre(s, o).estimated_us;
+    };
+    return c;
+}
+
+FamilyCase conv2d_case(const std::string &name, int channels, int size, const std::vector<std::string> &tiles_y,
+                       const std::vector<std::string> &cores) {
+    FamilyCase c;
+    c.name = name;
+    c.generator = "conv2d";
+    c.fixed = {{"ci", std::to_string(channels)}, {"co", std::to_string(channels)}, {"width", std::to_string(size + 2)},
+               {"height", std::to_string(size + 2)}, {"kw", "3"}, {"kh", "3"}, {"dtype", "float16"}};
+    c.alternatives = product({{"tile_y", tiles_y}, {"max_cores", cores}, {"share_input", {"true", "false"}},
+                              {"share_weights", {"true", "false"}}});
+    c.estimate = [=](const KnobValues &k) {
+        Conv2dShape s;
+        s.ci = s.co = channels, s.width = s.height = size + 2, s.kw = s.kh = 3, s.dtype = Halide::Float(16);
+        Conv2dSpyreOptions o;
+        o.max_cores = knob(k, "max_cores"), o.tile_y = knob(k, "tile_y");
+        o.share_input = knob_bool(k, "share_input"), o.share_weights = knob_bool(k, "share_weights");
+        return plan_conv2d_spyre(s, o).estimated_us;
+    };
+    return c;
+}
+
 struct Measured {
     std::string knobs;
     double estimated_us, simulated_us;
@@ -234,7 +275,10 @@ INSTANTIATE_TEST_SUITE_P(
                       rmsnorm_case("rmsnorm_4096x64", 4096, 64, {"1", "2"}, {"32", "16"}),
                       rope_case("rope_prefill_32heads_512tokens", 32, 512, {"1", "8", "16"}, {"32", "16"}),
                       transpose_case("transpose_2048x2048", 2048, 2048, {"64", "128", "256"}, {"32", "8"}),
-                      reduce_rows_case("reduce_sum_rows_2048x8192", 8192, 2048, "sum", {"1", "16", "64"}, {"32", "4"})),
+                      reduce_rows_case("reduce_sum_rows_2048x8192", 8192, 2048, "sum", {"1", "16", "64"}, {"32", "4"}),
+                      bmm_case("bmm_8x512x512x512", 8, 512, 512, 512, {"64", "256"}, {"128", "512"}, {"32", "8"}),
+                      bmm_case("bmm_32x128x128x128", 32, 128, 128, 128, {"64", "128"}, {"64", "128"}, {"32"}),
+                      conv2d_case("conv2d_3x3_64ch_32x32", 64, 32, {"1", "2", "8"}, {"32", "8"})),
     case_name);
 
 }  // namespace

@@ -181,7 +181,7 @@ TEST(RandomizedSchedules, Elementwise) {
                 }
                 const Halide::Buffer<> spyre = run_in_every_sync_mode(p, t, out_extents, kSeed + index);
                 EXPECT_LE(max_relative_error(host, spyre), tol)
-                    << "plan: " << plan.tile_rows << " rows per tile, cores " << plan.cores_d1 << "x" << plan.cores_d2
+                    << "plan: " << plan.tile_rows << " rows per tile, cores " << plan.cores_d1 << "x" << plan.cores_d2 << "x" << plan.cores_d0
                     << ", double buffer " << plan.double_buffer;
             } catch (const std::exception &e) {
                 ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();

@@ -5,6 +5,8 @@
 // Func and the rule.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cstdlib>
 
 #include "jit_helpers.h"
@@ -17,23 +19,27 @@ namespace {
 
 using namespace Halide;
 
-// out(x, y) = in(x, y) * w(x, j) summed over j = 0..3: rows of 256 f32 split
-// over 32 cores in 2-row tiles; the weight tile w (256 x 4) is the same on
-// every core and every tile, so it can be shared.
+// out(x, y) = in(x, y) * w(x, j) summed over j = 0..J-1 (J = 4 unless given):
+// rows of 256 f32 split over 32 cores in 2-row tiles; the weight tile w
+// (256 x J) is the same on every core and every tile, so it can be shared.
 struct Pipeline {
     ImageParam in, w;
     Func in_staged, w_staged, compute{"ring_compute"}, out{"ring_out"};
     Var x{"x"}, y{"y"}, core{"core"}, yr{"yr"}, yo{"yo"}, yi{"yi"};
-    static constexpr int W = 256, H = 512, J = 4;
+    static constexpr int W = 256, H = 512;
+    const int J;
 
     enum class Share { None, Weight, Input };
 
-    Pipeline(const std::string &name, Share share, bool double_buffered = true)
-        : in(Float(32), 2, name + "_in"), w(Float(32), 2, name + "_w") {
+    Pipeline(const std::string &name, Share share, bool double_buffered = true, int j = 4,
+             RingForwarding forwarding = RingForwarding::WholeTiles)
+        : in(Float(32), 2, name + "_in"), w(Float(32), 2, name + "_w"), J(j) {
         set_compiling_for_spyre(true);
         in_staged = in.in();
         w_staged = w.in();
-        compute(x, y) = in_staged(x, y) * (w_staged(x, 0) + w_staged(x, 1) + w_staged(x, 2) + w_staged(x, 3));
+        Expr weights = w_staged(x, 0);
+        for (int k = 1; k < J; k++) weights += w_staged(x, k);
+        compute(x, y) = in_staged(x, y) * weights;
         out(x, y) = compute(x, y);
         constrain_tensor(in, {W, H});
         constrain_tensor(w, {W, J});
@@ -43,11 +49,12 @@ struct Pipeline {
         stage_in_scratchpad(in_staged, out, yo, double_buffered);
         stage_in_scratchpad(w_staged, out, yo, double_buffered);
         compute.compute_at(out, yo).store_in(MemoryType::VTCM).vectorize(x, 32);
-        if (share == Share::Weight) share_over_ring(w_staged);
-        if (share == Share::Input) share_over_ring(in_staged);
+        if (share == Share::Weight) share_over_ring(w_staged, forwarding);
+        if (share == Share::Input) share_over_ring(in_staged, forwarding);
     }
 
-    Buffer<float> run(const std::string &kernel, spyre_kernel_stats *stats) {
+    // out_dir: where the program's disassembly goes (<kernel>.spyre.txt); empty: nowhere.
+    Buffer<float> run(const std::string &kernel, spyre_kernel_stats *stats, const std::string &out_dir = "") {
         Buffer<float> input(W, H, in.name()), weight(W, J, w.name());
         for (int j = 0; j < H; j++)
             for (int i = 0; i < W; i++) input(i, j) = (float)((i * 37 + j * 11) % 97) / 24.0f - 2.0f;
@@ -57,6 +64,7 @@ struct Pipeline {
         w.set(weight);
         SpyreLoweringOptions o;
         o.kernel_name = kernel;
+        o.output_dir = out_dir;
         attach_spyre_lowering(out, o);
         Buffer<float> r = out.realize({W, H}, Target("x86-64-linux"));
         set_compiling_for_spyre(false);
@@ -83,8 +91,41 @@ TEST(RingSharing, SharedWeightGivesTheSameResultsWithFewerDramReads) {
     const Buffer<float> rb = b.run("ring_shared", &shared);
     expect_equal_and_varied(ra, rb);
     // Each core loads the 4 KiB weight tile per 2-row tile (8 per core): 32 x 8 loads unshared, 8 shared.
-    const uint64_t weight_tile = Pipeline::W * Pipeline::J * 4;
+    const uint64_t weight_tile = Pipeline::W * b.J * 4;
     EXPECT_EQ(own.dram_read_bytes - shared.dram_read_bytes, 31u * 8u * weight_tile);
+}
+
+// In pieces (RingForwarding::Pieces) a 16 KiB weight tile travels as four 4 KiB
+// pieces: the same results and DRAM reads as whole tiles, four times the puts,
+// and the last core of the chain holds its first tile sooner.
+TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInFourPutsPerTile) {
+    spyre_kernel_stats own{}, whole{}, pieces{};
+    const std::string dir = ::testing::TempDir();
+    Pipeline a("ring_own16", Pipeline::Share::None, true, 16);
+    const Buffer<float> ra = a.run("ring_own16", &own);
+    Pipeline b("ring_whole16", Pipeline::Share::Weight, true, 16);
+    const Buffer<float> rb = b.run("ring_whole16", &whole, dir);
+    Pipeline c("ring_pieces16", Pipeline::Share::Weight, true, 16, RingForwarding::Pieces);
+    const Buffer<float> rc = c.run("ring_pieces16", &pieces, dir);
+    expect_equal_and_varied(ra, rb);
+    expect_equal_and_varied(ra, rc);
+    EXPECT_EQ(pieces.dram_read_bytes, whole.dram_read_bytes);
+    EXPECT_LT(pieces.dram_read_bytes, own.dram_read_bytes);
+    // The data puts in the programs: 16 KiB each whole, four of 4 KiB in pieces; the credits (0 bytes) alike.
+    auto puts = [&](const std::string &kernel, const std::string &bytes) {
+        std::ifstream f(dir + kernel + ".spyre.txt");
+        int n = 0;
+        for (std::string line; std::getline(f, line);) {
+            n += line.find("ring.put") != std::string::npos && line.find(" bytes=" + bytes + " ") != std::string::npos;
+        }
+        return n;
+    };
+    const int whole_puts = puts("ring_whole16", "16384");
+    EXPECT_GT(whole_puts, 0);
+    EXPECT_EQ(puts("ring_whole16", "4096"), 0);
+    EXPECT_EQ(puts("ring_pieces16", "4096"), 4 * whole_puts);
+    EXPECT_EQ(puts("ring_pieces16", "16384"), 0);
+    EXPECT_EQ(puts("ring_pieces16", "0"), puts("ring_whole16", "0"));
 }
 
 TEST(RingSharing, SingleBufferedSharedWeightGivesTheSameResults) {

@@ -95,9 +95,11 @@ TEST(ScheduleKnobs, PlannersCutRowsAtTheMachinesSfuVectorLimit) {
     const int limit = (int)default_machine().sfu_max_vector_lanes;
     const int expected = std::min(limit, 8192) / 64 * 64;  // whole fp16 sticks that divide 8192 (limits are powers of 2 here)
     EXPECT_EQ(sfu_max_vector_lanes(), limit);
-    ElementwiseShape e;
-    e.d0 = 8192, e.d1 = 64, e.dtype = Halide::Float(16), e.op = "add";
-    EXPECT_EQ(plan_elementwise_spyre(e).row_vector, expected);
+    ElementwiseShape e;  // rows enough for every core: each core's tile holds whole rows
+    e.d0 = 8192, e.d1 = 4096, e.dtype = Halide::Float(16), e.op = "add";
+    const ElementwiseSpyrePlan ep = plan_elementwise_spyre(e);
+    EXPECT_EQ(ep.cores_d0, 1);
+    EXPECT_EQ(ep.row_vector, expected);
     EXPECT_EQ(plan_norm_spyre(8192, 64, Halide::Float(16), /*centered=*/false).row_vector, expected);
     ReduceShape r;
     r.d0 = 8192, r.d1 = 64, r.dtype = Halide::Float(16), r.op = "sum", r.axis = 1;
