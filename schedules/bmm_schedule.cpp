@@ -56,6 +56,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     const BmmLoops loops{p.kp / tk, p.np / tn / p.cn, p.mp / tm / p.cm, shape.batch / p.cb};
     const int64_t tile = (int64_t)tm * tn;
     planning::TiledPlan &t = c.tiled;
+    t.reserve = planning::ScratchpadReserve::TilesCounted;
     // The fp32 accumulator and the result tile; the core's B slice when resident.
     t.fixed_bytes = tile * 4 + tile * bytes + (resident ? (int64_t)(p.np / p.cn) * p.kp * bytes : 0);
     // Staged per K chunk (A and B chunks), per row of tiles (A, B resident) or per tile (A and B).
@@ -115,7 +116,7 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(std::max(t, lanes));
         }
     }
-    const int64_t budget = planning::scratchpad_budget();
+    const int64_t budget = planning::scratchpad_budget(default_machine(), planning::ScratchpadReserve::TilesCounted);
     const int max_cores = usable_cores(options.max_cores);
     planning::PlanSearch<BmmSpyrePlan> search;
     for (int tm : tms) {

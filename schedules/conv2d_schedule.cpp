@@ -64,7 +64,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     const int cip = round_up(shape.ci, lanes);
     const int xo_extent = shape.out_width(), yo_extent = shape.out_height();
     const int taps = shape.kw * shape.kh;
-    const int64_t budget = planning::scratchpad_budget();
+    const int64_t budget = planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted);
     const double type_factor = shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0;
     const int pass = machine.pt_pass_rows;
     const int max_cores = usable_cores(options.max_cores);
@@ -127,6 +127,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         p.input_shared = share_in;
                         p.weights_shared = share_w;
                         planning::TiledPlan t;
+                        t.reserve = planning::ScratchpadReserve::TilesCounted;
                         // The input tile moves with the innermost tile loop that iterates; the
                         // weights, the bias, the accumulator and the result stay per co tile.
                         t.buffered_bytes = in_tile;

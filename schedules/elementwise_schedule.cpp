@@ -53,7 +53,7 @@ int sfu_temporaries(const ElementwiseShape &s) {
 // The candidate space: every tile of ty rows (largest first), with the core split
 // over (row tiles, z) that uses the most cores, the one that leaves each core an
 // even number of tiles (what double buffering needs), and, for ops that read no
-// other column (not swiglu), where the rows leave cores idle or b is a row every
+// other column (not swiglu), where there are fewer rows than cores or b is a row every
 // core along the rows would load whole, the splits that also cut the columns into
 // whole-stick slices: columns last (the most cores over the rows) and columns
 // first (b's row loaded once per row range, in slices). Legality, double buffering and cost are the
@@ -99,13 +99,12 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
             if (!rows_z.empty()) rows_z.push_back(1);
             return rows_z;
         };
-        const std::vector<int> rows_only = planning::even_core_split({tiles, s.d2}, max_cores);
-        add(with_columns(rows_only));
+        add(with_columns(planning::even_core_split({tiles, s.d2}, max_cores)));
         add(with_columns(planning::even_core_split(
             {tiles, s.d2}, max_cores, [&](const std::vector<int> &c) { return (tiles / c[0]) % 2 == 0; })));
-        // The columns are split only where that gains: the rows leave cores idle, or
+        // The columns are split only where that gains: there are fewer rows than cores, or
         // a b row that every core along the rows loads whole would be loaded in slices.
-        const bool rows_leave_cores_idle = !rows_only.empty() && rows_only[0] * rows_only[1] < max_cores;
+        const bool rows_leave_cores_idle = (int64_t)s.d1 * s.d2 < max_cores;
         const bool b_row_per_core = s.binary() && s.broadcast_b[1] && !s.broadcast_b[0];
         if (column_splits && (rows_leave_cores_idle || b_row_per_core)) {
             add(planning::even_core_split({tiles, s.d2, sticks}, max_cores));

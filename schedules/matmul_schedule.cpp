@@ -304,7 +304,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int stages = epilogue_stages(shape.activation);
     const int lanes = stick_lanes(shape.dtype);
     const int kp = round_up(shape.k, lanes);
-    const int64_t budget = planning::scratchpad_budget(machine);
+    const int64_t budget = planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted);
     // Tile columns in steps of 64, or of whole B sticks when a stick holds more (128 int8).
     const int tn_step = std::max(64, lanes);
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, tn_step);

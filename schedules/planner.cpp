@@ -9,7 +9,9 @@
 namespace spyre {
 namespace planning {
 
-int64_t scratchpad_budget(const MachineDescription &m) { return m.scratchpad_bytes - m.scratchpad_bytes / 4; }
+int64_t scratchpad_budget(const MachineDescription &m, ScratchpadReserve reserve) {
+    return m.scratchpad_bytes - m.scratchpad_bytes / (reserve == ScratchpadReserve::TilesCounted ? 10 : 4);
+}
 
 int staging_trip(std::initializer_list<int> trips) {
     for (int t : trips) {
@@ -21,7 +23,7 @@ int staging_trip(std::initializer_list<int> trips) {
 Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescription &m) {
     Verdict v;
     v.cores = p.cores;
-    const int64_t budget = scratchpad_budget(m);
+    const int64_t budget = scratchpad_budget(m, p.reserve);
     int depth = p.inner_loops;
     for (int t : p.per_core_trips) {
         if (t > 1) depth++;

@@ -36,10 +36,24 @@ namespace spyre {
 namespace planning {
 
 // The scratchpad bytes per core a plan may fill: the machine's scratchpad less
-// the reserve the backend needs beyond what a planner counts (the SFU row
-// temporaries that row blocking adds, stick padding of small buffers, the
-// per-row scalars): a quarter of it. The one budget every ported planner uses.
-int64_t scratchpad_budget(const MachineDescription &m = default_machine());
+// the reserve the backend needs beyond what the planner counts. The one rule
+// every planner uses; what it reserves depends on what the family counts:
+//  - SfuRowWork (a quarter): a row-wise family (elementwise, softmax, the
+//    norms, rope, reduce, transpose, attention) counts its staged tiles, but
+//    not the SFU row temporaries that row blocking adds, the stick padding of
+//    small buffers or the per-row scalars;
+//  - TilesCounted (a tenth): a PT family (matmul, bmm, conv2d) counts every
+//    buffer it stages, its accumulators and its SFU temporaries (row blocking
+//    widens those only where the scratchpad has room); what is left is stick
+//    padding. Its accumulator tiles are large, so a quarter's reserve would
+//    cost it tiles: bmm batch=8 m=1024 n=4096 k=4096 without ring sharing
+//    then reads 1678 MB instead of 1141 MB (11.4 ms against 7.8 ms).
+// The dry run (target/dry_run.h) checks every program against the machine's
+// scratchpad, so a reserve that was too small is a compile error, never a
+// failure at run time.
+enum class ScratchpadReserve { SfuRowWork, TilesCounted };
+int64_t scratchpad_budget(const MachineDescription &m = default_machine(),
+                          ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork);
 
 // The trip count of the loop the backend double-buffers around a stage: the
 // innermost per-core loop of more than one iteration (loops of one iteration
@@ -52,6 +66,7 @@ struct TiledPlan {
     // (the staged tiles and results that move with the staging loop) and the rest.
     int64_t buffered_bytes = 0;
     int64_t fixed_bytes = 0;
+    ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork;  // what the family leaves uncounted
     int staging_trip = 1;           // the double-buffered loop's trips (staging_trip())
     std::vector<int> per_core_trips;  // per-core loops around the tile (those of one trip vanish)
     int inner_loops = 0;            // hardware loop levels the tile's own code needs
