@@ -65,12 +65,18 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
                      : resident    ? planning::staging_trip({loops.mt, loops.bt})
                                    : planning::staging_trip({loops.nt, loops.mt, loops.bt});
     t.per_core_trips = {loops.chunks, loops.nt, loops.mt, loops.bt};
+    // With B resident each staged A serves a row of nt tiles: the staging loop (mo, or the
+    // batch loop when a core has one row of tiles) starts once per batch, or once.
+    if (resident) t.staging_starts = loops.mt > 1 ? loops.bt : 1;
     // DRAM: A per tile (per row of tiles with B resident), once per chain when shared;
     // B per tile, or each core's slice once per batch; C once.
     const double a_all = (double)shape.batch * p.mp * p.kp * bytes, b_all = (double)shape.batch * p.np * p.kp * bytes;
     const double a_copies = resident ? p.cn : (double)p.np / tn;
     const double b_copies = resident ? p.cm : (double)p.mp / tm;
-    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + b_all * b_copies;
+    // A resident B slice loads at each batch's start, on every core at once, before its
+    // first tile computes (fixed_cycles below), not in the pipelined stream.
+    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + (resident ? 0.0 : b_all * b_copies);
+    if (resident) t.fixed_cycles += loops.bt * m.dram_cycles(b_all * b_copies / loops.bt, 0, p.cores());
     t.write_bytes = (double)shape.batch * p.mp * p.np * bytes;
     t.cores = p.cores();
     // The work unit is one K step of one output tile: its PT matmul and, once per
@@ -85,7 +91,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
         // holds the first piece a chain fill after its head.
         const double a_piece = (double)tm * (resident ? p.kp : tk) * bytes;
         t.ring_bytes_per_core = a_all * a_copies / (double)(p.cb * p.cm * p.cn);
-        t.fixed_cycles = planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m);
+        t.fixed_cycles += planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m);
     }
     return c;
 }

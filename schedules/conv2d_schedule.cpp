@@ -88,6 +88,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     }
 
     planning::PlanSearch<Conv2dSpyrePlan> search;
+    bool refused_for_pad = false;  // a candidate was left out only because pad needs one tile per core
     for (int tn : tns) {
         const int n_tiles = round_up(shape.co, tn) / tn;
         for (int tx : txs) {
@@ -103,7 +104,10 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                     if (rest.empty()) continue;
                     const int cb = rest[0], cn = rest[1];
                     const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / tx;
-                    if (shape.pad > 0 && (yt > 1 || xt > 1)) continue;  // an edge inside a core's tile loop
+                    if (shape.pad > 0 && (yt > 1 || xt > 1)) {  // an edge inside a core's tile loop
+                        refused_for_pad = true;
+                        continue;
+                    }
                     for (int sharing = 0; sharing < 4; sharing++) {
                         // The cn cores of one row range share each input tile, the cb * cy cores of one
                         // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
@@ -138,7 +142,9 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
                         const int cores = p.cores();
                         const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
-                        t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1) + w_read;
+                        // The weights load before a co tile's first tile computes (fixed_cycles below),
+                        // not in the pipelined stream of input tiles and results.
+                        t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1);
                         t.write_bytes = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
                         t.cores = cores;
                         t.tiles_per_core = (double)tiles;
@@ -162,13 +168,20 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         const planning::Verdict v = planning::judge(t, options.double_buffer);
                         p.double_buffer = v.double_buffer;
                         p.footprint_bytes = v.footprint_bytes;
-                        p.dram_bytes = (int64_t)(t.read_bytes + t.write_bytes);
+                        p.dram_bytes = (int64_t)(t.read_bytes + w_read + t.write_bytes);
                         search.offer(p, v);
                     }
                 }
             }
         }
     }
+    _halide_user_assert(search.found() || !refused_for_pad)
+        << "conv2d Spyre schedule: with pad=" << shape.pad << " every core must compute its output rows and pixels "
+        << "as one tile (the backend resolves the padded edges per core, not per iteration of a core's loop), so "
+        << "tile_x must cover the output width (" << xo_extent << ", at most 512 pixels) and tile_y times the cores "
+        << "along the rows the output height (" << yo_extent << ", tile_y at most 32)"
+        << (options.tile_x > 0 || options.tile_y > 0 ? "; leave tile_x and tile_y at 0, or make them that large"
+                                                     : "; pad the input on the host and use pad=0 for this shape");
     _halide_user_assert(search.found())
         << "conv2d Spyre schedule: no tile of " << (options.tile_co > 0 ? "tile_co=" + std::to_string(tns.front()) : "up to 512")
         << " output channels x " << (options.tile_x > 0 ? "tile_x=" + std::to_string(txs.front()) : "any") << " pixels x "

@@ -154,7 +154,8 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                      std::to_string(s.d1));
         }
         throw std::runtime_error("elementwise: a row of " + std::to_string(s.d0) + " elements does not fit the scratchpad (" +
-                                 std::to_string(per_row_bytes(base.d0p) + fixed_bytes(base.d0p, base.lanes)) +
+                                 std::to_string(per_row_bytes(base.d0p) +
+                                                fixed_bytes(base.d0p, planning::row_vector_lanes(base.d0p, base.lanes))) +
                                  " bytes of " + std::to_string(budget) + ")");
     }
     return planning::with_estimate(search);

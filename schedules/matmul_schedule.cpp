@@ -89,9 +89,8 @@ double sfu_cycles(const MachineDescription &m, double bytes, double cost = 1.0) 
 //    every piece of the chain at its fair share of the card. A B chain's cores
 //    are cn apart on the ring, so its forwards cross cn links each, which the
 //    cn B chains share: its stagger (the fill of its last core) crosses
-//    (cm - 1) x cn links, a tile streaming in the compiler's ring pieces
-//    (compiler::ring_forward_pieces), and a step takes at least cn B pieces'
-//    link time. (Whole-K tiles are not offered B chains:
+//    (cm - 1) x cn links (whole tiles: matmul does not forward in pieces), and
+//    a step takes at least cn B pieces' link time. (Whole-K tiles are not offered B chains:
 //    docs/planning.md.)
 //  - Stores: every core stores a whole tile at about the same time, so such a
 //    store costs the card's work for all of them, turnaround included (the
@@ -144,10 +143,10 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double ring_step = (c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
     // The chains' fill: the last core of an A chain holds its first piece a chain
-    // fill of cn cores after the head (the piece streams down the chain in the
-    // compiler's ring pieces). A B chain's cm cores are cn apart on the ring, so its
-    // fill crosses (cm - 1) x cn links, and the cn B chains share each link, so what
-    // follows the first ring piece moves at a cn-th of the link rate.
+    // fill of cn cores after the head (whole tiles hop core to core). A B chain's cm
+    // cores are cn apart on the ring, so its fill crosses (cm - 1) x cn links; the cn
+    // B chains share each link (were a tile forwarded in pieces, what follows the
+    // first piece would move at a cn-th of the link rate).
     const double a_chain_fill = c.a_shared ? planning::chain_fill_cycles(a_piece, c.cn, /*in_pieces=*/false, m) : 0.0;
     const double b_first_piece = (double)compiler::ring_forward_pieces((int64_t)b_piece, /*in_pieces=*/false, m).front();
     const double b_chain_fill = c.b_shared ? (c.cm - 1) * c.cn * (b_first_piece / m.ring_bytes_per_cycle + hop) +
@@ -409,7 +408,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // not model (checked against the simulator by *MatmulPlannerRanking*).
                     planning::Verdict v;
                     v.legal = true;
-                    v.double_buffer = db;
+                    v.double_buffer = db && (tk == kp || (kp / tk) % 2 == 0);  // as the backend buffers
                     v.footprint_bytes = p.footprint_bytes;
                     v.cores = cm * cn;
                     v.cycles = cost.cycles;

@@ -76,7 +76,8 @@ double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDe
     // outer iteration, each time exposing one step of the unit that is not the
     // bottleneck (the first load before the compute, or the last compute before
     // the store) and its waited latencies.
-    const double restarts = std::max(1.0, p.tiles_per_core / std::max(1, p.staging_trip));
+    const double restarts =
+        std::max(1.0, p.staging_starts > 0 ? p.staging_starts : p.tiles_per_core / std::max(1, p.staging_trip));
     const double refills = (restarts - 1) * (std::min(step_dram, p.compute_cycles_per_tile) + waited);
     return std::max(dram, compute) + waited + end + refills + p.fixed_cycles;
 }

@@ -68,6 +68,9 @@ struct TiledPlan {
     int64_t fixed_bytes = 0;
     ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork;  // what the family leaves uncounted
     int staging_trip = 1;           // the double-buffered loop's trips (staging_trip())
+    // The times the staging loop starts on a core (its enclosing per-core loops'
+    // trips); 0: tiles_per_core / staging_trip, one tile per staging iteration.
+    double staging_starts = 0;
     std::vector<int> per_core_trips;  // per-core loops around the tile (those of one trip vanish)
     int inner_loops = 0;            // hardware loop levels the tile's own code needs
     // Cost: the kernel's DRAM bytes (as moved, padding included), the cores
@@ -118,9 +121,9 @@ Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDesc
 // Single-buffered the two add up (a synchronous tile loop); double-buffered
 // they overlap, and one tile's waited latencies stay exposed (and, with
 // pipeline_end_exposed, the shorter of one tile's DRAM time and its compute);
-// where the staging loop sits inside an outer per-core loop (tiles_per_core
-// is a multiple of staging_trip), the pipeline refills at each outer
-// iteration, exposing that shorter step and the waited latencies again.
+// where the staging loop sits inside an outer per-core loop (staging_starts
+// > 1), the pipeline refills at each outer iteration, exposing that shorter
+// step and the waited latencies again.
 double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = default_machine());
 
 // The one core-split search: one core count per dimension, each dividing that

@@ -65,8 +65,8 @@ bool find_reader(const std::vector<ProgramNode> &nodes, isa::Opcode op, int64_t 
         if (n.inst.op != op) continue;
         for (const ScratchpadAccess &a : node_accesses(n, trips)) {
             if (a.write || address < a.lo || address >= a.hi) continue;
-            out = ". The reading instruction is the " + std::string(isa::opcode_spec(n.inst.op).mnemonic) + " of Func '" +
-                  n.inst.func + "'";
+            out = ". The first " + std::string(isa::opcode_spec(n.inst.op).mnemonic) +
+                  " in the core's program whose reads reach that byte is Func '" + n.inst.func + "''s";
             if (loops.empty()) {
                 out += ", outside the core's loops";
             } else {

@@ -114,7 +114,8 @@ TEST(DryRun, AReadOfUnwrittenScratchpadNamesTheReadingFuncAndItsLoops) {
         FAIL() << "the dry run accepted a store of unwritten bytes";
     } catch (const CompileError &e) {
         const std::string what = e.what();
-        EXPECT_NE(what.find("The reading instruction is the dma.store of Func 'out', in loop 'out.s0.y.yo'"),
+        EXPECT_NE(what.find("The first dma.store in the core's program whose reads reach that byte is Func 'out''s, in "
+                            "loop 'out.s0.y.yo'"),
                   std::string::npos)
             << what;
         EXPECT_NE(what.find("the scratchpad buffer 'stage' [0, 128) of core 0"), std::string::npos) << what;
