@@ -10,7 +10,6 @@
 
 #include "spyre/machine.h"
 #include "planner.h"
-#include "ring_sharing.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -142,16 +141,12 @@ MatmulCost estimate_matmul(const MachineDescription &m, const MatmulShape &shape
     const double a_step = a_own / (c.a_shared ? c.cn : 1), b_step = b_own / (c.b_shared ? c.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double ring_step = (c.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
-    // The chains' fill: the last core of an A chain holds its first piece a chain
-    // fill of cn cores after the head (whole tiles hop core to core). A B chain's cm
-    // cores are cn apart on the ring, so its fill crosses (cm - 1) x cn links; the cn
-    // B chains share each link (were a tile forwarded in pieces, what follows the
-    // first piece would move at a cn-th of the link rate).
+    // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
+    // last core of an A chain holds its first piece a chain fill of cn cores after the
+    // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
+    // forwards crosses cn links.
     const double a_chain_fill = c.a_shared ? planning::chain_fill_cycles(a_piece, c.cn, /*in_pieces=*/false, m) : 0.0;
-    const double b_first_piece = (double)compiler::ring_forward_pieces((int64_t)b_piece, /*in_pieces=*/false, m).front();
-    const double b_chain_fill = c.b_shared ? (c.cm - 1) * c.cn * (b_first_piece / m.ring_bytes_per_cycle + hop) +
-                                                 c.cn * (b_piece - b_first_piece) / m.ring_bytes_per_cycle
-                                           : 0.0;
+    const double b_chain_fill = c.b_shared ? (c.cm - 1) * c.cn * (b_ring + hop) : 0.0;
     const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor
                                : shape.dtype == Int(8)  ? m.pt_int8_rate_factor
                                                         : 1.0;
