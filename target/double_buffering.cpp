@@ -8,11 +8,27 @@
 #include "loop_rewrites.h"
 #include "store_spreading.h"
 #include "synchronization.h"
+#include "tile_overlap_reuse.h"
 
 namespace spyre {
 namespace compiler {
 
 namespace {
+
+// What the pass needs beyond the tree: the machine's stick and SFU vector sizes
+// and the arguments the core's program writes.
+struct Context {
+    int64_t stick_bytes = 0;
+    int64_t max_sfu_lanes = 0;
+    std::set<int64_t> written_args;
+};
+
+void collect_written_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) {
+    for (const ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) collect_written_args(n.body, out);
+        else if (n.inst.op == isa::Opcode::DmaStore) out.insert(n.inst.f[isa::field::DmaStore::arg].base);
+    }
+}
 
 FuncRequests &requests() {
     static FuncRequests r;
@@ -144,6 +160,58 @@ bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingP
     return false;
 }
 
+// Consecutive tiles that overlap in DRAM (a stencil's input rows) take the
+// overlap from the other copy (tile_overlap_reuse.h): copy 1's tile from copy
+// 0's, copy 0's next tile from copy 1's; each copy is inserted just before the
+// load it shrinks. loads0[k], loads1[k] and next0[k] are the same staging load
+// in iterations 2p, 2p + 1 and 2p + 2. Only where nothing but the staging
+// loads writes the buffer and the program never writes the tensor, so the
+// other copy holds exactly the previous tile when a load runs.
+void reuse_tile_overlaps(const std::vector<ProgramNode> &loads0, std::vector<ProgramNode> &loads1,
+                         std::vector<ProgramNode> &next0, const std::vector<ProgramNode> &rest0,
+                         const std::vector<ProgramNode> &rest1, const std::vector<const PingPongBuffer *> &mine,
+                         const std::vector<int64_t> &trips, const Context &ctx) {
+    if (loads0.size() != loads1.size() || loads0.size() != next0.size()) return;
+    std::vector<ProgramNode> new1, new0;
+    for (size_t k = 0; k < loads0.size(); k++) {
+        const ProgramNode original1 = loads1[k];
+        ProgramNode l1 = loads1[k], l0 = next0[k];
+        const SymInstruction &in = loads0[k].inst;
+        const PingPongBuffer *buffer = nullptr;
+        const int64_t sp = in.f[isa::field::DmaLoad::sp].base;
+        for (const PingPongBuffer *b : mine) {
+            if (sp >= b->lo && sp < b->hi) buffer = b;
+        }
+        bool private_buffer = buffer != nullptr && !ctx.written_args.count(in.f[isa::field::DmaLoad::arg].base);
+        auto writes_buffer = [&](const ProgramNode &item) {
+            for (const ScratchpadAccess &a : node_accesses(item, trips)) {
+                if (!a.write) continue;
+                for (int64_t off : {(int64_t)0, buffer->offset}) {
+                    if (a.lo < buffer->hi + off && buffer->lo + off < a.hi) return true;
+                }
+            }
+            return false;
+        };
+        for (const auto *part : {&rest0, &rest1}) {
+            for (const ProgramNode &item : *part) private_buffer = private_buffer && !writes_buffer(item);
+        }
+        for (size_t j = 0; j < loads0.size(); j++) {
+            if (j != k) private_buffer = private_buffer && !writes_buffer(loads0[j]) && !writes_buffer(loads1[j]);
+        }
+        ProgramNode copy;
+        if (private_buffer && reuse_tile_overlap(l1, loads0[k], ctx.stick_bytes, ctx.max_sfu_lanes, &copy)) {
+            new1.push_back(std::move(copy));
+        }
+        new1.push_back(std::move(l1));
+        if (private_buffer && reuse_tile_overlap(l0, original1, ctx.stick_bytes, ctx.max_sfu_lanes, &copy)) {
+            new0.push_back(std::move(copy));
+        }
+        new0.push_back(std::move(l0));
+    }
+    loads1 = std::move(new1);
+    next0 = std::move(new0);
+}
+
 // The software pipeline of an unrolled pair (copies 0 and 1 of the body, each
 // split into its staging loads and the rest):
 //   before the loop:  loads0(0)
@@ -157,7 +225,8 @@ bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingP
 // scratchpad or DRAM conflict between a moved load and what it moves across.
 bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
                    const std::vector<ProgramNode> &first, const std::vector<ProgramNode> &second,
-                   const std::vector<const PingPongBuffer *> &mine, const std::vector<PingPongBuffer> &buffers) {
+                   const std::vector<const PingPongBuffer *> &mine, const std::vector<PingPongBuffer> &buffers,
+                   const Context &ctx) {
     const ProgramNode &loop = nodes[index];
     for (const PingPongBuffer &b : buffers) {
         if (b.level > depth && references(loop, b)) return false;
@@ -200,6 +269,7 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
             if (!independent(l, r)) return trips.pop_back(), false;
         }
     }
+    reuse_tile_overlaps(loads0, loads1, next0, rest0, rest1, mine, trips, ctx);
     trips.pop_back();
 
     std::vector<ProgramNode> replacement;
@@ -282,7 +352,7 @@ void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int de
 }
 
 void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
-               const std::vector<PingPongBuffer> &buffers, int64_t stick_bytes) {
+               const std::vector<PingPongBuffer> &buffers, const Context &ctx) {
     for (size_t i = 0; i < nodes.size(); i++) {
         ProgramNode &n = nodes[i];
         if (n.kind != ProgramNode::Kind::Loop) continue;
@@ -297,7 +367,7 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
             for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
             for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
             const size_t before = nodes.size();
-            if (pipeline_pair(nodes, i, depth, trips, first, second, mine, buffers)) {
+            if (pipeline_pair(nodes, i, depth, trips, first, second, mine, buffers, ctx)) {
                 i += nodes.size() - before;  // skip the prologue, loop and epilogue just built
                 continue;
             }
@@ -310,12 +380,12 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
             trips.pop_back();
         }
         trips.push_back(n.trip);
-        transform(n.body, depth + 1, trips, buffers, stick_bytes);
+        transform(n.body, depth + 1, trips, buffers, ctx);
         trips.pop_back();
         // Both rewrite only the items that replace this loop: skip past all of them.
         const size_t before = nodes.size();
         size_t loop_index = i;
-        spread_trailing_store(nodes, i, depth, trips, stick_bytes, &loop_index);
+        spread_trailing_store(nodes, i, depth, trips, ctx.stick_bytes, &loop_index);
         rotate_prologue_loads(nodes, loop_index, depth, trips);
         i += nodes.size() - before;
     }
@@ -324,10 +394,14 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
 }  // namespace
 
 void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
-                            int64_t stick_bytes) {
+                            int64_t stick_bytes, int64_t max_sfu_lanes) {
     if (buffers.empty()) return;
+    Context ctx;
+    ctx.stick_bytes = stick_bytes;
+    ctx.max_sfu_lanes = max_sfu_lanes;
+    collect_written_args(tree, ctx.written_args);
     std::vector<int64_t> trips;
-    transform(tree, 0, trips, buffers, stick_bytes);
+    transform(tree, 0, trips, buffers, ctx);
 }
 
 void request_double_buffering(const std::string &func_name) { requests().add(func_name); }

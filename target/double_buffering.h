@@ -37,9 +37,11 @@ struct PingPongBuffer {
     int64_t lo = 0, hi = 0, offset = 0;
 };
 
-// Also spreads trailing stores (store_spreading.h), whose pieces are whole sticks of `stick_bytes`.
+// Also spreads trailing stores (store_spreading.h), whose pieces are whole sticks of `stick_bytes`,
+// and lets consecutive tiles that overlap share the overlap (tile_overlap_reuse.h; its SFU copies
+// have at most `max_sfu_lanes` elements per row).
 void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
-                            int64_t stick_bytes);
+                            int64_t stick_bytes, int64_t max_sfu_lanes);
 
 // The process-wide set of Funcs the schedule asked to double-buffer (Halide Func names).
 void request_double_buffering(const std::string &func_name);

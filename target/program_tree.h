@@ -61,6 +61,9 @@ struct SymInstruction {
     std::array<SymOperand, isa::kMaxFields> f{};
     std::string func;  // the Halide Func it implements, for messages
     RingShare ring;    // set on shared DMA loads only
+    // An SFU copy of the overlap a staged tile shares with the tile before it
+    // (tile_overlap_reuse.h): part of the staging of `func`, not a computation of it.
+    bool copies_staged_overlap = false;
     // A control instruction (a wait for ring arrivals) placed by a pass: the stream it runs on and
     // the scratchpad bytes the event it waits for writes, so synchronization orders their readers.
     isa::Unit stream = isa::Unit::Any;

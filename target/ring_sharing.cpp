@@ -54,7 +54,8 @@ void collect(std::vector<ProgramNode> &nodes, const std::string &func, std::vect
         }
         if (n.inst.func != func) continue;
         if (n.inst.op != isa::Opcode::DmaLoad) {
-            computed = true;
+            // A copy of the overlap with the previous tile is local: only the load's new bytes travel.
+            if (!n.inst.copies_staged_overlap) computed = true;
             continue;
         }
         std::ostringstream os;

@@ -177,7 +177,7 @@ private:
         int64_t peak = 0;  // after row blocking's temporaries; double buffering was budgeted at selection
         for (const compiler::CoreProgram &cp : cores) peak = std::max(peak, cp.scratchpad_peak);
         per_core_pass("apply_double_buffering", cores, [&](compiler::CoreProgram &cp) {
-            compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes);
+            compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes, m.sfu_max_vector_lanes);
         });
         if (region.distributed) check_gathered_parts(cores, region.core_var);
         std::vector<std::vector<compiler::ProgramNode> *> trees;

@@ -165,8 +165,17 @@ public:
     explicit StreamEmitter(const MachineDescription &m) : m_(m) {}
 
     using Streams = std::array<std::vector<isa::Instruction>, U>;
+    // carried[u1][u2]: per iteration of a loop body, the tokens unit u1 signals that unit u2
+    // waits for only in the next iteration (loop-carried dependences).
+    using Carried = std::array<std::array<int, U>, U>;
 
-    void emit_body(const std::vector<ProgramNode> &items, std::vector<int64_t> &trips, bool is_loop_body, Streams &out) {
+    // Emits `items` into `out`. For a loop body (`carried` given), the loop-carried tokens
+    // are waited for where the next iteration first needs them, not at the end of the
+    // body: the emitter of the loop signals them once before the loop (the first
+    // iteration has no predecessor) and waits for the last iteration's after it.
+    void emit_body(const std::vector<ProgramNode> &items, std::vector<int64_t> &trips, Streams &out,
+                   Carried *carried = nullptr) {
+        const bool is_loop_body = carried != nullptr;
         const int n = (int)items.size();
         std::vector<ItemSummary> sum(n);
         for (int i = 0; i < n; i++) summarize(items[i], trips, sum[i]);
@@ -202,6 +211,11 @@ public:
                 }
             }
         }
+        // first_carried_use[u1][u2]: the first item of the next iteration that needs a token u1
+        // signals in this one (n: none).
+        int first_carried_use[U][U];
+        for (auto &r : first_carried_use)
+            for (int &v : r) v = n;
         if (is_loop_body) {
             // Loop-carried: the next iteration's item j against this iteration's items after `observed`.
             for (int j = 0; j < n; j++) {
@@ -211,7 +225,8 @@ public:
                         if (u1 == u2) continue;
                         int i = find_source(n, u1, u2, sum[j].acc[u2], observed[u2][u1]);
                         if (i < 0) continue;
-                        marks[i][u1][u2] = true;  // drained at the end of the body
+                        marks[i][u1][u2] = true;
+                        first_carried_use[u1][u2] = std::min(first_carried_use[u1][u2], j);
                     }
                 }
             }
@@ -224,31 +239,55 @@ public:
             for (int k = 0; k <= i; k++) c += marks[k][u1][u2];
             return c;
         };
+        std::vector<Streams> item_out(n);  // each item's instructions with its own waits and signals
         for (int j = 0; j < n; j++) {
             for (const Wait &w : waits[j]) {
                 const int need = marks_up_to(w.from, w.to, w.source) - consumed[w.to][w.from];
-                for (int k = 0; k < need; k++) out[w.to].push_back(make(isa::Opcode::Wait, channel_of(w.from, w.to)));
+                for (int k = 0; k < need; k++) item_out[j][w.to].push_back(make(isa::Opcode::Wait, channel_of(w.from, w.to)));
                 consumed[w.to][w.from] += std::max(need, 0);
             }
             if (items[j].kind == ProgramNode::Kind::Loop) {
-                drain_before_loop(j, marks_up_to, consumed, items[j], trips, out);
+                drain_before_loop(j, marks_up_to, consumed, items[j], trips, item_out[j]);
             } else {
-                emit_item(items[j], trips, out);
+                emit_item(items[j], trips, item_out[j]);
             }
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
-                    if (marks[j][u1][u2]) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
+                    if (marks[j][u1][u2]) item_out[j][u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
                 }
             }
         }
         if (is_loop_body) {
+            // The tokens left at the end of an iteration are the previous iteration's when the
+            // next one takes them: tokens are taken in order per channel, so they are waited for
+            // before the first item that waits on their channel for any reason (its own
+            // iteration's tokens, an inner loop's), and at the latest before the first item
+            // that needs one of them.
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
                     if (u1 == u2) continue;
                     const int rest = marks_up_to(u1, u2, n - 1) - consumed[u2][u1];
-                    for (int k = 0; k < rest; k++) out[u2].push_back(make(isa::Opcode::Wait, channel_of(u1, u2)));
+                    (*carried)[u1][u2] = std::max(rest, 0);
+                    if (rest <= 0) continue;
+                    const int64_t ch = channel_of(u1, u2);
+                    int at = first_carried_use[u1][u2];
+                    for (int j = 0; j < at; j++) {
+                        const auto &s = item_out[j][u2];
+                        if (std::any_of(s.begin(), s.end(), [&](const isa::Instruction &in) {
+                                return in.op == isa::Opcode::Wait && in.f[fld::Wait::channel].base == ch;
+                            })) {
+                            at = j;
+                            break;
+                        }
+                    }
+                    if (at >= n) at = n - 1;  // rest > 0 means some item uses them; kept safe regardless
+                    auto &s = item_out[at][u2];
+                    s.insert(s.begin(), rest, make(isa::Opcode::Wait, ch));
                 }
             }
+        }
+        for (int j = 0; j < n; j++) {
+            for (int u = 0; u < U; u++) out[u].insert(out[u].end(), item_out[j][u].begin(), item_out[j][u].end());
         }
     }
 
@@ -343,14 +382,28 @@ private:
                                " levels; fuse outer loops into the core split or make tiles larger");
         }
         Streams inner;
+        Carried carried{};
         trips.push_back(node.trip);
-        emit_body(node.body, trips, true, inner);
+        emit_body(node.body, trips, inner, &carried);
         trips.pop_back();
+        // The loop-carried tokens: signalled once before the loop for the first iteration's
+        // waits, and the last iteration's waited for after it, so each channel balances
+        // around the loop as a whole.
+        for (int u1 = 0; u1 < U; u1++) {
+            for (int u2 = 0; u2 < U; u2++) {
+                for (int k = 0; k < carried[u1][u2]; k++) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
+            }
+        }
         for (int u = 0; u < U; u++) {
             if (inner[u].empty()) continue;
             out[u].push_back(make(isa::Opcode::Loop, node.trip));
             out[u].insert(out[u].end(), inner[u].begin(), inner[u].end());
             out[u].push_back(isa::make_instruction(isa::Opcode::EndLoop, {}));
+        }
+        for (int u1 = 0; u1 < U; u1++) {
+            for (int u2 = 0; u2 < U; u2++) {
+                for (int k = 0; k < carried[u1][u2]; k++) out[u2].push_back(make(isa::Opcode::Wait, channel_of(u1, u2)));
+            }
         }
     }
 
@@ -376,7 +429,7 @@ CoreStreams emit_core_streams(const std::vector<ProgramNode> &tree, const Machin
     StreamEmitter e(m);
     StreamEmitter::Streams s;
     std::vector<int64_t> trips;
-    e.emit_body(tree, trips, false, s);
+    e.emit_body(tree, trips, s);
     CoreStreams cs;
     for (int u = 0; u < U; u++) cs.unit[u] = std::move(s[u]);
     return cs;

@@ -3,6 +3,7 @@
 // signal of the instruction it depends on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -76,15 +77,59 @@ TEST(Synchronization, ATokenFromBeforeALoopIsNotTakenByAWaitInsideIt) {
     // the loop (the first load's token), once per iteration before its copy, and never after the loop.
     ASSERT_FALSE(sfu.empty());
     EXPECT_EQ(sfu.front(), dma_to_sfu) << "the first load's token is consumed before the loop";
-    ASSERT_GE(sfu.size(), 5u);
-    EXPECT_EQ(sfu[1], "loop");
-    EXPECT_EQ(sfu[2], dma_to_sfu);
-    EXPECT_EQ(sfu[3], "sfu.copy");  // then its signal back to the DMA (the next load overwrites the tile)
+    const size_t loop = std::find(sfu.begin(), sfu.end(), "loop") - sfu.begin();
+    ASSERT_LT(loop + 2, sfu.size());
+    EXPECT_EQ(sfu[loop + 1], dma_to_sfu);
+    EXPECT_EQ(sfu[loop + 2], "sfu.copy");  // then its signal back to the DMA (the next load overwrites the tile)
     int waits = 0, signals = 0;
     for (const auto &l : sfu) waits += l == dma_to_sfu;
-    for (const auto &l : dma) signals += l.rfind("signal", 0) == 0;
+    for (const auto &l : dma) signals += l == "signal " + dma_to_sfu.substr(5);
     EXPECT_EQ(waits, 2) << "one before the loop, one in its body";
     EXPECT_EQ(signals, 2) << "one after the first load, one in the loop body";
+}
+
+ProgramNode store(int64_t sp, int64_t bytes) {
+    namespace St = isa::field::DmaStore;
+    SymInstruction in;
+    in.op = isa::Opcode::DmaStore;
+    in.f[St::sp] = at(sp);
+    in.f[St::row_bytes].base = bytes;
+    in.f[St::rows].base = 1;
+    in.f[St::planes].base = 1;
+    return ProgramNode::instruction(in);
+}
+
+// A loop-carried dependence is waited for where the next iteration first needs it, not at the
+// end of the body: here the SFU's copy into R must wait for the previous iteration's store of R,
+// but the SFU's first copy of the body (which touches neither) must not. The channel is signalled
+// once before the loop (the first iteration has no predecessor) and drained once after it.
+TEST(Synchronization, ALoopCarriedWaitSitsBeforeTheFirstItemThatNeedsIt) {
+    ProgramNode body = ProgramNode::loop(4, "tiles");
+    // Per tile: an independent SFU copy, load A, copy A into R, store R.
+    body.body = {sfu_copy(20480, 24576, 128), load(4096, 512), sfu_copy(8192, 4096, 128), store(8192, 512)};
+    const std::vector<ProgramNode> tree = {body};
+    const CoreStreams s = emit_core_streams(tree, default_machine());
+    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
+    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
+    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+
+    const size_t loop = std::find(sfu.begin(), sfu.end(), "loop") - sfu.begin();
+    const size_t end = std::find(sfu.begin(), sfu.end(), "end") - sfu.begin();
+    ASSERT_LT(loop + 4, end);
+    ASSERT_LT(end, sfu.size());
+    EXPECT_EQ(sfu[loop + 1], "sfu.copy") << "the independent copy does not wait for the previous store";
+    // Before the second copy: the previous iteration's store (carried), then this iteration's load.
+    EXPECT_EQ(sfu[loop + 2], dma_to_sfu);
+    EXPECT_EQ(sfu[loop + 3], dma_to_sfu);
+    EXPECT_EQ(sfu[loop + 4], "sfu.copy");
+    EXPECT_EQ(sfu[end + 1], dma_to_sfu) << "the last iteration's store is waited for after the loop";
+    const size_t dma_loop = std::find(dma.begin(), dma.end(), "loop") - dma.begin();
+    ASSERT_LT(dma_loop, dma.size());
+    EXPECT_EQ(std::count(dma.begin(), dma.begin() + dma_loop, dma_signals_sfu), 1)
+        << "one token before the loop stands for the store of the iteration before the first";
+    // Per channel the tokens balance over the whole program.
+    EXPECT_EQ(std::count(sfu.begin(), sfu.end(), dma_to_sfu), std::count(dma.begin(), dma.end(), dma_signals_sfu));
 }
 
 }  // namespace
