@@ -155,12 +155,23 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                             (double)sfu_stages * ty *
                                 machine.sfu_instruction_cycles(tn, tx, 4, MachineDescription::SfuCost::Simple);
                         t.ring_bytes_per_core = (share_in ? (double)tiles * in_tile : 0.0) + (share_w ? (double)bs * nt * w_tile : 0.0);
+                        // Tiles of whole rows, double-buffered, share kh - 1 input rows with the tile
+                        // before them (target/tile_overlap_reuse.h): all but the first of a core's
+                        // row tiles per co tile copy those rows on the SFU instead of reading them.
+                        if (xt == 1 && yt >= 2 && shape.kh > 1 && shape.pad == 0) {
+                            const double overlap = (double)cip * (tx + shape.kw - 1) * (shape.kh - 1) * bytes;
+                            const double reused_tiles = (double)bs * nt * (yt - 1);
+                            t.overlap_read_bytes = (double)cores * reused_tiles * overlap / (share_in ? cn : 1);
+                            t.overlap_copy_cycles_per_tile =
+                                (yt - 1.0) / yt *
+                                machine.sfu_instruction_cycles(overlap / 4, 1, 4, MachineDescription::SfuCost::Simple);
+                        }
                         // Exposed, outside the tile pipeline: the weights of each co tile load
                         // before its first tile computes, and the last core of a chain holds its
                         // first tiles a chain fill after the head.
-                        t.fixed_cycles = machine.dram_cycles(w_read, 0, cores) +
-                                         (share_w ? planning::chain_fill_cycles(w_tile, cb * cy, true, machine) : 0.0) +
-                                         (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
+                        t.fixed_cycles = machine.dram_cycles(w_read, 0, cores);
+                        t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy, true, machine) : 0.0) +
+                                              (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
                         // Few tiles per core: every core loads its first input tile at once, behind
                         // the weights, before any compute, and the last tile's compute and store
                         // follow the last load with no other core's traffic left to hide them.
@@ -168,7 +179,8 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         const planning::Verdict v = planning::judge(t, options.double_buffer);
                         p.double_buffer = v.double_buffer;
                         p.footprint_bytes = v.footprint_bytes;
-                        p.dram_bytes = (int64_t)(t.read_bytes + w_read + t.write_bytes);
+                        p.dram_bytes = (int64_t)(t.read_bytes - (v.double_buffer ? t.overlap_read_bytes : 0.0) + w_read +
+                                                 t.write_bytes);
                         search.offer(p, v);
                     }
                 }

@@ -53,10 +53,14 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
 double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDescription &m) {
     // The DMA unit of a core moves its share of the card's traffic and, in the
     // same queue, forwards its ring pieces.
-    const double dram = m.dram_cycles(p.read_bytes, p.write_bytes, std::max(1, p.cores)) +
+    const double read = p.read_bytes - (double_buffered ? p.overlap_read_bytes : 0.0);
+    const double dram = m.dram_cycles(read, p.write_bytes, std::max(1, p.cores)) +
                         p.ring_bytes_per_core / m.ring_bytes_per_cycle;
     const double waited = p.waited_transfers_per_tile * m.dma_latency_cycles;
-    if (!double_buffered) return dram + p.tiles_per_core * (waited + p.compute_cycles_per_tile) + p.fixed_cycles;
+    if (!double_buffered) {
+        return dram + p.tiles_per_core * (waited + p.compute_cycles_per_tile) + p.fixed_cycles + p.chain_fill;
+    }
+    const double tile_compute = p.compute_cycles_per_tile + p.overlap_copy_cycles_per_tile;
     // Overlapped: the DMA stream of the kernel's bytes against the compute,
     // and one tile's waited latencies (the first load, the last store) stay
     // exposed. Transfers pipeline (the simulator's DMA unit issues the next one
@@ -65,12 +69,12 @@ double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDe
     // gen_elementwise add 1024 x 4096 fp16 double-buffered takes the same time
     // for tiles of 1 to 64 rows. (What the tile size does change, on few
     // cores, the estimate leaves to the tie rule of PlanSearch: larger tiles.)
-    const double compute = p.tiles_per_core * p.compute_cycles_per_tile;
+    const double compute = p.tiles_per_core * tile_compute;
     // A kernel of loads only has no traffic to hide its pipeline's end behind:
     // DRAM-bound, the last tile's compute follows the last load; compute-bound,
     // the first load precedes the first compute.
     const double step_dram = p.tiles_per_core > 0 ? dram / p.tiles_per_core : 0.0;
-    const double end = p.pipeline_end_exposed ? std::min(step_dram, p.compute_cycles_per_tile) : 0.0;
+    const double end = p.pipeline_end_exposed ? std::min(step_dram, tile_compute) : 0.0;
     // The backend pipelines the staging loop alone: where it runs inside an outer
     // per-core loop (a tile's K chunks), the pipeline drains and refills at every
     // outer iteration, each time exposing one step of the unit that is not the
@@ -78,8 +82,8 @@ double estimate_cycles(const TiledPlan &p, bool double_buffered, const MachineDe
     // the store) and its waited latencies.
     const double restarts =
         std::max(1.0, p.staging_starts > 0 ? p.staging_starts : p.tiles_per_core / std::max(1, p.staging_trip));
-    const double refills = (restarts - 1) * (std::min(step_dram, p.compute_cycles_per_tile) + waited);
-    return std::max(dram, compute) + waited + end + refills + p.fixed_cycles;
+    const double refills = (restarts - 1) * (std::min(step_dram, tile_compute) + waited);
+    return std::max(dram, compute + p.chain_fill) + waited + end + refills + p.fixed_cycles;
 }
 
 namespace {

@@ -84,9 +84,21 @@ struct TiledPlan {
     // Bytes each core forwards over the ring (operands shared by a chain of
     // cores, share_over_ring): the forwards occupy the core's DMA unit.
     double ring_bytes_per_core = 0;
-    // Once per kernel, outside the tile loop: a chain's fill before its last
-    // core's first tile, a cross-core combine after the last.
+    // Double-buffered, a staged tile that overlaps the tile before it (a
+    // stencil's rows) copies the overlap from the other copy on the SFU
+    // (target/tile_overlap_reuse.h): the kernel then does not read
+    // overlap_read_bytes of read_bytes, and a tile's compute gains
+    // overlap_copy_cycles_per_tile. Single-buffered, every tile loads whole.
+    double overlap_read_bytes = 0;
+    double overlap_copy_cycles_per_tile = 0;
+    // Once per kernel, outside the tile loop: an exposed load before the first
+    // tile, a cross-core combine after the last.
     double fixed_cycles = 0;
+    // Cycles of a chain's fill (chain_fill_cycles()): its last core starts its first tile
+    // that much after the first. It delays that core's compute; its DMA
+    // stream only shifts while the other cores keep the DRAM busy, so a
+    // DRAM-bound kernel hides it.
+    double chain_fill = 0;
     // Double-buffered, the pipeline's end is exposed: the kernel's traffic is
     // its loads (a reduction: nothing streams out while the last tile
     // computes), so the unit that is not the bottleneck adds one tile of its

@@ -211,11 +211,11 @@ public:
                 }
             }
         }
-        // first_carried_use[u1][u2]: the first item of the next iteration that needs a token u1
-        // signals in this one (n: none).
-        int first_carried_use[U][U];
-        for (auto &r : first_carried_use)
-            for (int &v : r) v = n;
+        // carried_source[j][u1][u2]: the latest item of this iteration whose token (u1 to u2)
+        // the next iteration's item j needs (-1: none).
+        std::vector<std::array<std::array<int, U>, U>> carried_source(n);
+        for (auto &m : carried_source)
+            for (auto &r : m) r.fill(-1);
         if (is_loop_body) {
             // Loop-carried: the next iteration's item j against this iteration's items after `observed`.
             for (int j = 0; j < n; j++) {
@@ -226,7 +226,7 @@ public:
                         int i = find_source(n, u1, u2, sum[j].acc[u2], observed[u2][u1]);
                         if (i < 0) continue;
                         marks[i][u1][u2] = true;
-                        first_carried_use[u1][u2] = std::min(first_carried_use[u1][u2], j);
+                        carried_source[j][u1][u2] = i;
                     }
                 }
             }
@@ -259,30 +259,41 @@ public:
         }
         if (is_loop_body) {
             // The tokens left at the end of an iteration are the previous iteration's when the
-            // next one takes them: tokens are taken in order per channel, so they are waited for
-            // before the first item that waits on their channel for any reason (its own
-            // iteration's tokens, an inner loop's), and at the latest before the first item
-            // that needs one of them.
+            // next one takes them. Tokens are taken in order per channel, so each item takes
+            // the leftover tokens up to the last one it needs, and all of them before any wait
+            // of its own on their channel (for its own iteration's tokens, an inner loop's);
+            // the rest are taken at the end of the body.
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
                     if (u1 == u2) continue;
                     const int rest = marks_up_to(u1, u2, n - 1) - consumed[u2][u1];
                     (*carried)[u1][u2] = std::max(rest, 0);
                     if (rest <= 0) continue;
+                    // The leftover tokens' items, in signalling order: the last `rest` marked ones.
+                    std::vector<int> leftover;
+                    for (int i = n - 1; i >= 0 && (int)leftover.size() < rest; i--) {
+                        if (marks[i][u1][u2]) leftover.insert(leftover.begin(), i);
+                    }
                     const int64_t ch = channel_of(u1, u2);
-                    int at = first_carried_use[u1][u2];
-                    for (int j = 0; j < at; j++) {
+                    int taken = 0;
+                    for (int j = 0; j < n && taken < rest; j++) {
                         const auto &s = item_out[j][u2];
-                        if (std::any_of(s.begin(), s.end(), [&](const isa::Instruction &in) {
-                                return in.op == isa::Opcode::Wait && in.f[fld::Wait::channel].base == ch;
-                            })) {
-                            at = j;
-                            break;
+                        const bool waits_itself = std::any_of(s.begin(), s.end(), [&](const isa::Instruction &in) {
+                            return in.op == isa::Opcode::Wait && in.f[fld::Wait::channel].base == ch;
+                        });
+                        int target = taken;
+                        if (waits_itself) {
+                            target = rest;
+                        } else if (carried_source[j][u1][u2] >= 0) {
+                            while (target < rest && leftover[target] <= carried_source[j][u1][u2]) target++;
+                        }
+                        if (target > taken) {
+                            auto &d = item_out[j][u2];
+                            d.insert(d.begin(), target - taken, make(isa::Opcode::Wait, ch));
+                            taken = target;
                         }
                     }
-                    if (at >= n) at = n - 1;  // rest > 0 means some item uses them; kept safe regardless
-                    auto &s = item_out[at][u2];
-                    s.insert(s.begin(), rest, make(isa::Opcode::Wait, ch));
+                    for (; taken < rest; taken++) item_out[n - 1][u2].push_back(make(isa::Opcode::Wait, ch));
                 }
             }
         }

@@ -5,9 +5,15 @@
 // writing), in program order and across loop iterations, and orders them with
 // a token: the earlier unit signals after its instruction (or after the loop
 // that contains it), the later unit waits before its instruction (or loop).
-// Each directed unit pair has its own token channel; signals and waits of a
-// loop body balance within every iteration (remaining tokens are drained at
-// the end of the body), so counts never drift across iterations. Tokens are
+// Each directed unit pair has its own token channel. A loop body signals and
+// waits as many tokens per channel in every iteration, so counts never drift
+// across iterations: the tokens of an iteration that only the next iteration
+// needs (loop-carried dependences) are waited for there, before the first
+// item that needs one of them or that waits on their channel at all; the
+// channel is signalled that many times before the loop (the first iteration
+// has no predecessor) and they are waited for once more after it (the last
+// iteration's). So a tile's compute in iteration i + 1 waits for the store of
+// iteration i only where it overwrites what that store reads. Tokens are
 // taken in order per channel, so a token still pending when a loop starts is
 // drained before the loop if the loop waits on its channel. Instructions
 // on the same unit need nothing: a unit runs its stream in order.

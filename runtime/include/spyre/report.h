@@ -18,6 +18,13 @@ struct PerformanceFigures {
     // argument_output_bytes written; the same compute bound). Unlike roofline_bound_us it does not
     // reward a schedule for moving more bytes: the bound of the algorithm rather than of the program.
     double argument_bound_us = 0;
+    // The calibrated floor: the least time the calibrated model allows the kernel's work, its MACs
+    // at the sustained PT rate (pt_sustained_macs_per_ns) on every core and each argument read and
+    // written once at the calibrated DRAM rate and turnaround (MachineDescription::dram_cycles, every
+    // core). The bounds above use the datasheet PT peak and the smallest turnaround any hardware
+    // row shows, which the calibrated model (like the card on its best kernels) does not reach; the
+    // gap to this floor is the schedule's (and the PT passes' fill, which the floor leaves out).
+    double calibrated_floor_us = 0;
     double pt_utilization = 0;      // MACs / (cycles x datasheet peak MAC per cycle x cores)
     double pt_sustained_utilization = 0;  // MACs / (cycles x calibrated sustained MAC per cycle x cores)
     double achieved_dram_gbps = 0;
