@@ -256,8 +256,11 @@ def explain_decode(out, results):
 
 CONV_SHAPE = "ci=256 co=256 width=58 height=58 batch=4 dtype=float16"
 CONV_STEPS = [
-    ("single-buffered: every tile loads its three input rows", "double_buffer=false"),
-    ("double-buffered: a tile copies two rows from the other copy, loads one (the default)", ""),
+    ("single-buffered, one output row per tile: every tile loads its three input rows",
+     "tile_co=128 tile_y=1 double_buffer=false"),
+    ("single-buffered, the planner's tiles (14 rows: fewer rows loaded twice)", "double_buffer=false"),
+    ("double-buffered, one output row per tile: a tile copies two rows from the other copy and loads one "
+     "(the default)", ""),
 ]
 
 
