@@ -273,7 +273,8 @@ def explain_convolutions(out, results, build, tmp):
     out("## Convolutions")
     out("")
     out("`gen_conv2d` (`schedules/conv2d_schedule.h`): a tile is a stick of output channels by one output "
-        "row; every tap is a PT matmul on the staged input rows, whose neighbouring tiles share two rows "
+        "row; every filter row is a PT matmul (its taps folded into k = kw x ci) on the staged input rows, "
+        "whose neighbouring tiles share two rows "
         "(`target/tile_overlap_reuse.h`); the weights of a channel tile are loaded once per chain of cores "
         "and passed along the ring. Against the three yardsticks:")
     out("")

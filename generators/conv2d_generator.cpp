@@ -16,8 +16,9 @@
 //
 // For Spyre builds ci is padded to whole sticks identically in the input and
 // the weights, and the reduction runs over the padded ci (the padding holds
-// zeros); every tap is one PT matmul (n = co, m = output pixels, k = ci) on
-// the staged input rows, see schedules/conv2d_schedule.h.
+// zeros); every filter row is one PT matmul (n = co, m = output pixels, k =
+// kw x ci: its taps folded) on the staged input rows, every tap with pad > 0,
+// see schedules/conv2d_schedule.h.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -104,19 +105,33 @@ public:
         const Type t = shape_.dtype;
 
         // Reduce over the padded ci (== ci for host builds) and the taps.
-        r_ = RDom(0, spyre::padded_extent(shape_.ci, spyre::stick_lanes(t)), 0, shape_.kw, 0, shape_.kh, "r");
+        const int cip = spyre::padded_extent(shape_.ci, spyre::stick_lanes(t));
         bias_f_(co_) = cast<float>((*bias)(co_));
         acc_(co_, x_, y_, b_) = bias_f_(co_);
         const int P = pad;
-        Expr tap;
         if (P > 0) {
+            r_ = RDom(0, cip, 0, shape_.kw, 0, shape_.kh, "r");
             image_ = BoundaryConditions::constant_exterior(*input, Internal::make_zero(t),
                                                            {Range(), Range(0, (int)width), Range(0, (int)height), Range()});
-            tap = image_(r_.x, x_ + r_.y - P, y_ + r_.z - P, b_);
+            const Expr tap = image_(r_.x, x_ + r_.y - P, y_ + r_.z - P, b_);
+            acc_(co_, x_, y_, b_) += cast<float>(tap) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
+        } else if (spyre::is_spyre()) {
+            // The kw taps of a filter row fold into the PT's k (k = kx x cip + ci, r.y of extent 1):
+            // channels-last, the kw pixels' channels of an input row are one contiguous run and a
+            // filter row's weights are (kx, ci)-major rows of co, so one matmul per output row and
+            // filter row pays one pass fill per kw x cip instead of per cip. The weights' ci is
+            // written as k - kx x cip (promised in [0, cip)): a second `k % cip` would be shared
+            // through a let, which the PT recognizer does not read.
+            r_ = RDom(0, cip * shape_.kw, 0, 1, 0, shape_.kh, "r");
+            const Expr kx = r_.x / cip;
+            const Expr tap = (*input)(r_.x % cip, x_ + kx, y_ + r_.z, b_);
+            const Expr ci = unsafe_promise_clamped(r_.x - kx * cip, 0, cip - 1);
+            acc_(co_, x_, y_, b_) += cast<float>(tap) * cast<float>((*weights)(co_, ci, kx, r_.z));
         } else {
-            tap = (*input)(r_.x, x_ + r_.y, y_ + r_.z, b_);
+            r_ = RDom(0, cip, 0, shape_.kw, 0, shape_.kh, "r");
+            const Expr tap = (*input)(r_.x, x_ + r_.y, y_ + r_.z, b_);
+            acc_(co_, x_, y_, b_) += cast<float>(tap) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
         }
-        acc_(co_, x_, y_, b_) += cast<float>(tap) * cast<float>((*weights)(co_, r_.x, r_.y, r_.z));
         const Expr v = acc_(co_, x_, y_, b_);
         result_(co_, x_, y_, b_) = cast(t, shape_.activation == Activation::Relu ? max(v, 0.0f) : v);
         (*output)(co_, x_, y_, b_) = result_(co_, x_, y_, b_);

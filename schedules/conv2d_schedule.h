@@ -5,19 +5,23 @@
 // open item), act in {none, relu}; kept apart from the algorithm.
 //
 // The PT mapping: C[m][n] += A[m][k] B[k][n] with n = co (the stick
-// dimension), m = the output pixels of one output row of a tile, k = ci. Each
-// tap (kx, ky) is one more accumulation whose A rows are the staged input
-// rows shifted by kx pixels and ky rows: an affine offset into the staged
-// tile, so every tap is a plain pt.matmul.
+// dimension), m = the output pixels of one output row of a tile, k = kw x ci:
+// the kw taps of a filter row ky are one accumulation, since channels-last the
+// kw pixels' channels an output pixel reads are one contiguous run of the
+// staged input row ky (A's rows overlap: lda = ci) and the filter row's
+// weights are (kx, ci)-major rows of co. With pad > 0 each tap (kx, ky) is
+// its own accumulation (k = ci) at an affine offset of kx pixels and ky rows
+// (the generator's algorithm says which: Conv2dFuncs::r).
 //
 // schedule_conv2d_host: a CPU schedule for the host reference build.
 // schedule_conv2d_spyre: one constant-extent parallel loop over the cores
 //   (batch, co tiles, output row tiles), per core
 //     for bs, no: stage the bias and the weight tile (tn x ci x kw x kh; DMA)
 //       for yo, xo: stage the input rows y..y+ty+kh-2 of the tile (DMA, once for all taps),
-//         acc = bias (SFU), for each output row and tap: acc += A_tap * B_tap (PT),
+//         acc = bias (SFU), for each output row and filter row: acc += A_ky * B_ky (PT),
 //         activation and cast (SFU), store the tile (DMA).
-//   The input tile is double-buffered when it fits and its loop has an even trip count.
+//   The input tile is double-buffered when it fits and its loop has an even trip count
+//   (then a tile of whole rows copies the rows it shares with the previous tile).
 //   The cores of one row range (split along co) share input tiles over the ring, the
 //   cores of one co range (split along rows and batch, ring neighbours) weight tiles.
 #pragma once
@@ -36,7 +40,8 @@ struct Conv2dFuncs {
     Halide::Func result;  // result = cast(dtype, act(acc))
     Halide::Func acc;     // fp32 accumulator: acc = bias_f(co); acc += in(ci, x + kx, y + ky, b) * w(co, ci, kx, ky)
     Halide::Func bias_f;  // bias widened to fp32
-    Halide::RDom r;       // r.x: ci (padded to whole sticks for Spyre), r.y: kx, r.z: ky
+    Halide::RDom r;       // r.x: ci (padded to whole sticks for Spyre), r.y: kx, r.z: ky; Spyre with
+                          // pad = 0: r.x = kx x padded ci + ci (the taps folded), r.y of extent 1
     Halide::Var co, x, y, b;
 };
 

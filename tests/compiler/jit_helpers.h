@@ -156,6 +156,20 @@ inline bool identical(const Halide::Buffer<> &a, const Halide::Buffer<> &b) {
     return a.size_in_bytes() == b.size_in_bytes() && std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;
 }
 
+// Expects two 2-D realizations equal element by element, and the second not constant (equal
+// constants could compare equal by accident).
+inline void expect_equal_and_varied(const Halide::Buffer<float> &a, const Halide::Buffer<float> &b) {
+    ASSERT_EQ(a.width(), b.width());
+    ASSERT_EQ(a.height(), b.height());
+    int distinct = 0;
+    for (int j = 0; j < b.height(); j++)
+        for (int i = 0; i < b.width(); i++) {
+            ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
+            if (b(i, j) != b(0, 0)) distinct++;
+        }
+    EXPECT_GT(distinct, 0) << "constant output: the comparison could pass by accident";
+}
+
 inline void set_sync_mode(const char *mode, uint64_t seed) {
     setenv("SPYRE_SYNC", mode, 1);
     setenv("SPYRE_SEED", std::to_string(seed).c_str(), 1);
