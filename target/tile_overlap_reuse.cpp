@@ -25,9 +25,14 @@ SymOperand constant(int64_t v) {
     return o;
 }
 
-// One contiguous run: a single row and plane, every byte valid.
+// One contiguous run: a single row and plane, every byte valid, the same in every iteration.
 bool is_single_run(const SymInstruction &in) {
-    return in.op == isa::Opcode::DmaLoad && in.f[L::rows].base == 1 && in.f[L::planes].base == 1 &&
+    if (in.op != isa::Opcode::DmaLoad) return false;
+    for (int f : {(int)L::row_bytes, (int)L::valid_bytes, (int)L::rows, (int)L::valid_rows, (int)L::planes,
+                  (int)L::valid_planes}) {
+        if (in.f[f].depends_on_loops()) return false;
+    }
+    return in.f[L::rows].base == 1 && in.f[L::planes].base == 1 &&
            in.f[L::valid_rows].base == 1 && in.f[L::valid_planes].base == 1 &&
            in.f[L::valid_bytes].base == in.f[L::row_bytes].base && in.ring.role == RingShare::Role::None;
 }
