@@ -179,7 +179,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         // first tiles a chain fill after the head.
                         t.fixed_cycles = machine.dram_cycles(w_read, 0, cores);
                         t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy, true, machine) : 0.0) +
-                                              (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
+                                       (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
                         // Few tiles per core: every core loads its first input tile at once, behind
                         // the weights, before any compute, and the last tile's compute and store
                         // follow the last load with no other core's traffic left to hide them.
