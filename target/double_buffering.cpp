@@ -23,13 +23,6 @@ struct Context {
     std::set<int64_t> written_args;
 };
 
-void collect_written_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) {
-    for (const ProgramNode &n : nodes) {
-        if (n.kind == ProgramNode::Kind::Loop) collect_written_args(n.body, out);
-        else if (n.inst.op == isa::Opcode::DmaStore) out.insert(n.inst.f[isa::field::DmaStore::arg].base);
-    }
-}
-
 FuncRequests &requests() {
     static FuncRequests r;
     return r;
@@ -399,7 +392,7 @@ void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<Pi
     Context ctx;
     ctx.stick_bytes = stick_bytes;
     ctx.max_sfu_lanes = max_sfu_lanes;
-    collect_written_args(tree, ctx.written_args);
+    collect_stored_args(tree, ctx.written_args);
     std::vector<int64_t> trips;
     transform(tree, 0, trips, buffers, ctx);
 }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,14 @@ struct ProgramNode {
         return n;
     }
 };
+
+// Adds to `out` the arguments the DMA stores of `nodes` (and of their loops) write.
+inline void collect_stored_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) {
+    for (const ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) collect_stored_args(n.body, out);
+        else if (n.inst.op == isa::Opcode::DmaStore) out.insert(n.inst.f[isa::field::DmaStore::arg].base);
+    }
+}
 
 }  // namespace compiler
 }  // namespace spyre

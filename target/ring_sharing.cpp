@@ -96,14 +96,6 @@ void skeleton(const std::vector<ProgramNode> &nodes, std::string &out) {
     }
 }
 
-// The arguments the program stores to.
-void stored_args(const std::vector<ProgramNode> &nodes, std::set<int64_t> &out) {
-    for (const ProgramNode &n : nodes) {
-        if (n.kind == ProgramNode::Kind::Loop) stored_args(n.body, out);
-        else if (n.inst.op == isa::Opcode::DmaStore) out.insert(n.inst.f[isa::field::DmaStore::arg].base);
-    }
-}
-
 }  // namespace
 
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
@@ -114,7 +106,7 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
     std::set<int64_t> stored;
     for (int c = 0; c < cores; c++) {
         skeleton(*trees[c], shapes[c]);
-        stored_args(*trees[c], stored);
+        collect_stored_args(*trees[c], stored);
     }
     int index = 0;
     for (const std::string &func : funcs) {
