@@ -95,9 +95,9 @@ public:
         if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
             const spyre::Conv2dSpyrePlan &p = plan_;
             std::fprintf(stderr,
-                         "conv2d plan: tiles %d co x %d px x %d rows, cores %d x %d x %d (batch x co x rows), padded co %d "
+                         "conv2d plan: tiles %d co x %d px x %d rows, cores %d x %d x %d x %d (batch x co x rows x pixels), padded co %d "
                          "x %d x %d, %s-buffered input%s%s, %lld scratchpad bytes per core, estimate %.1f us\n",
-                         p.tn, p.tx, p.ty, p.cb, p.cn, p.cy, p.cop, p.xp, p.yp, p.double_buffer ? "double" : "single",
+                         p.tn, p.tx, p.ty, p.cb, p.cn, p.cy, p.cx, p.cop, p.xp, p.yp, p.double_buffer ? "double" : "single",
                          p.input_shared ? ", input shared over the ring" : "",
                          p.weights_shared ? ", weights shared over the ring" : "", (long long)p.footprint_bytes,
                          p.estimated_us);

@@ -51,10 +51,10 @@ void check_conv2d_shape(const Conv2dShape &s) {
 
 // The candidate space: output tiles of tn channels (whole sticks up to 512) x tx pixels
 // (the output row cut into nearly equal pieces of whole PT passes) x ty rows (up to
-// 32); per tile and core count cy along the rows (the rows padded to ty x cy, no core
-// of padding rows only), the even split of the batch and the co tiles over the
-// other cores (the framework's), and the input and weight tiles shared over the
-// ring where a split allows it. Legality, double buffering, cost and choice are
+// 32); per tile, core counts cx along the pixels (divisors of the row's tiles) and cy
+// along the rows (the rows padded to ty x cy, no core of padding rows only), the even
+// split of the batch and the co tiles over the other cores (the framework's), and the
+// input and weight tiles shared over the ring where a split allows it. Legality, double buffering, cost and choice are
 // the framework's (planner.h).
 Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOptions &options) {
     check_conv2d_shape(shape);
@@ -98,17 +98,19 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
         const int n_tiles = round_up(shape.co, tn) / tn;
         for (int tx : txs) {
             const int xp = round_up(xo_extent, tx);
+            for (int cx = 1; cx <= std::min(max_cores, xp / tx); cx++) {
+            if ((xp / tx) % cx != 0) continue;
             for (int ty : tys) {
                 const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
                 const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;  // and the bias
                 const int64_t out_tile = (int64_t)tn * tx * ty;
-                for (int cy = 1; cy <= max_cores; cy++) {
+                for (int cy = 1; cy * cx <= max_cores; cy++) {
                     const int yp = round_up(yo_extent, ty * cy);
                     if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
-                    const std::vector<int> rest = planning::even_core_split({shape.batch, n_tiles}, max_cores / cy);
+                    const std::vector<int> rest = planning::even_core_split({shape.batch, n_tiles}, max_cores / (cy * cx));
                     if (rest.empty()) continue;
                     const int cb = rest[0], cn = rest[1];
-                    const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / tx;
+                    const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / (tx * cx);
                     if (shape.pad > 0 && (yt > 1 || xt > 1)) {  // an edge inside a core's tile loop
                         refused_for_pad = true;
                         continue;
@@ -117,7 +119,8 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         // The cn cores of one row range share each input tile, the cb * cy cores of one
                         // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
                         const bool share_in = sharing & 1, share_w = sharing & 2;
-                        if ((share_in && (!options.share_input || cn < 2)) || (share_w && (!options.share_weights || cb * cy < 2)))
+                        if ((share_in && (!options.share_input || cn < 2)) ||
+                            (share_w && (!options.share_weights || cb * cy * cx < 2)))
                             continue;
                         Conv2dSpyrePlan p;
                         p.tn = tn;
@@ -132,6 +135,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         p.cb = cb;
                         p.cn = cn;
                         p.cy = cy;
+                        p.cx = cx;
                         p.in_lanes = lanes;
                         p.input_shared = share_in;
                         p.weights_shared = share_w;
@@ -146,7 +150,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         t.inner_loops = ty > 1 ? 1 : 0;  // the rows of a tile around the PT taps
                         const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
                         const int cores = p.cores();
-                        const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy : 1);
+                        const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy * cx : 1);
                         // The weights load before a co tile's first tile computes (fixed_cycles below),
                         // not in the pipelined stream of input tiles and results.
                         t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1);
@@ -178,7 +182,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         // before its first tile computes, and the last core of a chain holds its
                         // first tiles a chain fill after the head.
                         t.fixed_cycles = machine.dram_cycles(w_read, 0, cores);
-                        t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy, true, machine) : 0.0) +
+                        t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy * cx, true, machine) : 0.0) +
                                        (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
                         // Few tiles per core: every core loads its first input tile at once, behind
                         // the weights, before any compute, and the last tile's compute and store
@@ -192,6 +196,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                         search.offer(p, v);
                     }
                 }
+            }
             }
         }
     }
@@ -228,19 +233,22 @@ void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, c
                            const Conv2dSpyrePlan &p) {
     Var co = f.co, x = f.x, y = f.y, b = f.b;
     Var no("no"), ni("ni"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
-    _halide_user_assert(p.cop % (p.cn * p.tn) == 0 && p.yp % (p.cy * p.ty) == 0 && p.xp % p.tx == 0 &&
+    _halide_user_assert(p.cop % (p.cn * p.tn) == 0 && p.yp % (p.cy * p.ty) == 0 && p.xp % (p.cx * p.tx) == 0 &&
                         p.tn % p.in_lanes == 0 && shape.batch % p.cb == 0)
         << "conv2d Spyre schedule: tiles do not divide the padded extents (co " << p.cop << ", x " << p.xp << ", y "
         << p.yp << ")";
 
-    // Cores over (batch, co tiles, row tiles); per core for bs, no, yo, xo { one tn x tx x ty tile }.
-    // Core index: row ranges fastest, so the cores that share weights are ring neighbours.
-    f.out.reorder(y, co, x, b);
-    const CoreSplit cores =
-        split_across_cores(f.out, {{b, shape.batch, 1, p.cb}, {co, p.cop, p.tn, p.cn}, {y, p.yp, p.ty, p.cy}});
-    const Var bs = cores.serial_of(b), cs = cores.serial_of(co), ys = cores.serial_of(y);
+    // Cores over (batch, co tiles, row tiles, pixel strips); per core for bs, no, yo, xo { one
+    // tn x tx x ty tile }. Core index: co ranges fastest, so the cores that share an input tile
+    // are ring neighbours (its forwarding, per tile, is the ring's larger stream; the weights'
+    // chains then interleave: ci = co = 256 at 56 x 56, batch 4, 257.7 us with rows fastest,
+    // 255.4 us so).
+    f.out.reorder(co, y, x, b);
+    const CoreSplit cores = split_across_cores(
+        f.out, {{b, shape.batch, 1, p.cb}, {co, p.cop, p.tn, p.cn}, {y, p.yp, p.ty, p.cy}, {x, p.xp, p.tx, p.cx}});
+    const Var bs = cores.serial_of(b), cs = cores.serial_of(co), ys = cores.serial_of(y), xs = cores.serial_of(x);
     f.out.split(cs, no, ni, p.tn, TailStrategy::RoundUp)
-        .split(x, xo, xi, p.tx, TailStrategy::RoundUp)
+        .split(xs, xo, xi, p.tx, TailStrategy::RoundUp)
         .split(ys, yo, yi, p.ty, TailStrategy::RoundUp)
         .reorder(ni, xi, yi, xo, yo, no, bs);
     stick_vectorize(f.out, ni);

@@ -15,15 +15,17 @@
 //
 // schedule_conv2d_host: a CPU schedule for the host reference build.
 // schedule_conv2d_spyre: one constant-extent parallel loop over the cores
-//   (batch, co tiles, output row tiles), per core
+//   (batch, co tiles, output row tiles, strips of output pixels), per core
 //     for bs, no: stage the bias and the weight tile (tn x ci x kw x kh; DMA)
 //       for yo, xo: stage the input rows y..y+ty+kh-2 of the tile (DMA, once for all taps),
 //         acc = bias (SFU), for each output row and filter row: acc += A_ky * B_ky (PT),
 //         activation and cast (SFU), store the tile (DMA).
 //   The input tile is double-buffered when it fits and its loop has an even trip count
 //   (then a tile of whole rows copies the rows it shares with the previous tile).
-//   The cores of one row range (split along co) share input tiles over the ring, the
-//   cores of one co range (split along rows and batch, ring neighbours) weight tiles.
+//   The cores of one row range and strip (split along co, ring neighbours) share input
+//   tiles over the ring, the cores of one co range (split along rows, strips and batch)
+//   weight tiles. Strips of pixels cut the rows' halo each core reads twice: a core of
+//   8 pixels x 14 rows reads 10 x 16 input pixels, one of 56 x 2 rows 58 x 4.
 #pragma once
 
 #include <string>
@@ -62,22 +64,23 @@ struct Conv2dShape {
 struct Conv2dSpyrePlan {
     int tn = 0, tx = 0, ty = 0;  // output tile: co x pixels of a row x rows
     int cip = 0;                 // ci padded to whole sticks
-    int cop = 0, xp = 0, yp = 0; // padded output extents (multiples of cn * tn, tx, cy * ty)
+    int cop = 0, xp = 0, yp = 0; // padded output extents (multiples of cn * tn, cx * tx, cy * ty)
     int in_xp = 0, in_yp = 0;    // padded input extents: xp + kw - 1, yp + kh - 1
     int cb = 1, cn = 1, cy = 1;  // cores along batch, co and output rows
+    int cx = 1;                  // cores along the output pixels of a row (strips of whole tiles)
     int in_lanes = 0;            // stick lanes of the dtype
     int64_t footprint_bytes = 0; // estimated scratchpad bytes per core
     int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
     double estimated_us = 0;     // the planner's estimate
     bool double_buffer = false;  // the staged input tile in two copies
     bool input_shared = false;   // the cn cores of one row range pass input tiles along the ring (cn > 1)
-    bool weights_shared = false; // the cb * cy cores of one co range pass weight tiles along the ring
+    bool weights_shared = false; // the cb * cy * cx cores of one co range pass weight tiles along the ring
 
-    int cores() const { return cb * cn * cy; }
+    int cores() const { return cb * cn * cy * cx; }
     int batch_per_core(int batch) const { return batch / cb; }
     int co_tiles_per_core() const { return cop / (cn * tn); }
     int row_tiles_per_core() const { return yp / (cy * ty); }
-    int x_tiles() const { return xp / tx; }
+    int x_tiles() const { return xp / (cx * tx); }  // per core
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_conv2d).
@@ -89,7 +92,7 @@ struct Conv2dSpyrePlan {
     X(int, tile_x, 0, "output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
     X(int, tile_y, 0, "output rows per tile (0: automatic)", spyre::knob_from_shape) \
     X(bool, share_input, true, "cores along co share input tiles over the ring (share_over_ring)", spyre::knob_bools) \
-    X(bool, share_weights, true, "cores along batch and rows share weight tiles over the ring", spyre::knob_bools)
+    X(bool, share_weights, true, "cores along batch, rows and pixels share weight tiles over the ring", spyre::knob_bools)
 
 struct Conv2dSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_CONV2D_KNOBS)

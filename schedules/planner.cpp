@@ -37,7 +37,7 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
         v.reason = std::to_string(depth) + " hardware loop levels exceed the machine's max_loop_depth " + std::to_string(m.max_loop_depth);
         return v;
     }
-    v.double_buffer = double_buffer_asked && p.staging_trip >= 2 && p.staging_trip % 2 == 0 &&
+    v.double_buffer = double_buffer_asked && p.staging_trip >= 2 &&
                       2 * p.buffered_bytes + p.fixed_bytes <= budget;
     v.footprint_bytes = (v.double_buffer ? 2 : 1) * p.buffered_bytes + p.fixed_bytes;
     if (v.footprint_bytes > budget) {

@@ -206,10 +206,15 @@ void reuse_tile_overlaps(const std::vector<ProgramNode> &loads0, std::vector<Pro
 }
 
 // The software pipeline of an unrolled pair (copies 0 and 1 of the body, each
-// split into its staging loads and the rest):
+// split into its staging loads and the rest), for an even trip count 2h:
 //   before the loop:  loads0(0)
-//   loop p < half-1:  loads1(p), rest0(p), loads0(p+1), rest1(p)
-//   after the loop:   loads1(half-1), rest0(half-1), rest1(half-1)
+//   loop p < h-1:     loads1(p), rest0(p), loads0(p+1), rest1(p)
+//   after the loop:   loads1(h-1), rest0(h-1), rest1(h-1)
+// and for an odd trip count 2h + 1 (the last iteration on copy 0, whose tile
+// the loop's last loads0(p+1) brings):
+//   before the loop:  loads0(0)
+//   loop p < h:       loads1(p), rest0(p), loads0(p+1), rest1(p)
+//   after the loop:   rest0(h)
 // so each copy's next tile is loaded while the other copy is computed, and
 // the DMA never waits for both computes of a pair (the plain unrolled body
 // loads0, loads1, rest0, rest1 would, through its loop-carried tokens).
@@ -227,7 +232,9 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     std::vector<ProgramNode> loads0, rest0, loads1, rest1;
     // A load may move ahead of an item only if they touch no common scratchpad or DRAM bytes
     // (one writing): the new order is the program order synchronization preserves.
-    trips.push_back(loop.trip / 2);
+    const bool odd = loop.trip % 2 != 0;
+    // The pair loop's index p covers the pairs, and with an odd trip count the last iteration too.
+    trips.push_back((loop.trip + 1) / 2);
     auto independent = [&](const ProgramNode &load, const ProgramNode &item) {
         return !accesses_conflict(node_accesses(load, trips), node_accesses(item, trips)) &&
                !dram_conflict(load, item, trips);
@@ -271,17 +278,20 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         c.prologue_load = true;
         replacement.push_back(std::move(c));
     }
-    if (half > 1) {
+    const int64_t pipelined_pairs = odd ? half : half - 1;
+    if (pipelined_pairs > 0) {
         ProgramNode body = loop;
-        body.trip = half - 1;
+        body.trip = pipelined_pairs;
         body.pipelined = true;
         body.body.clear();
         for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
         replacement.push_back(std::move(body));
     }
-    for (auto *part : {&loads1, &rest0, &rest1}) {
+    const std::vector<std::vector<ProgramNode> *> epilogue =
+        odd ? std::vector<std::vector<ProgramNode> *>{&rest0} : std::vector<std::vector<ProgramNode> *>{&loads1, &rest0, &rest1};
+    for (auto *part : epilogue) {
         for (ProgramNode c : *part) {
-            substitute_level(c, (size_t)depth, half - 1);
+            substitute_level(c, (size_t)depth, half - (odd ? 0 : 1));
             replacement.push_back(std::move(c));
         }
     }
@@ -355,7 +365,7 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
             // by other buffers of a sibling loop, which must not be renamed.
             if (b.level == depth && b.loop_id == n.loop_id && references(n, b)) mine.push_back(&b);
         }
-        if (!mine.empty() && n.trip >= 2 && n.trip % 2 == 0) {
+        if (!mine.empty() && n.trip >= 2) {
             std::vector<ProgramNode> first = n.body, second = n.body;
             for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
             for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
@@ -364,6 +374,12 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
                 i += nodes.size() - before;  // skip the prologue, loop and epilogue just built
                 continue;
             }
+        }
+        if (!mine.empty() && n.trip >= 2 && n.trip % 2 == 0) {
+            // The fallback: the unrolled pair in one loop body, the second copy's loads hoisted.
+            std::vector<ProgramNode> first = n.body, second = n.body;
+            for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
+            for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
             n.trip /= 2;
             n.body = std::move(first);
             const size_t half = n.body.size();

@@ -1,7 +1,8 @@
 // spyre::double_buffer: a staged input in two scratchpad copies, the staging
 // loop unrolled by two and the next tile's DMA issued before this tile's
 // compute. Same results as single buffering, in every synchronization mode,
-// and faster when DMA and compute can overlap.
+// and faster when DMA and compute can overlap, for even and odd numbers of
+// tiles per core (an odd count ends with one tile on the first copy).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,14 +18,16 @@ namespace {
 using namespace Halide;
 
 // out(x, y) = tanh(in(x, y)) * 0.5 + in(x, y): rows of 512 f32, one row per
-// tile, 8 tiles per core on 32 cores.
+// tile, `tiles_per_core` tiles per core on 32 cores.
 struct Pipeline {
     ImageParam in;
     Func staged, compute{"db_compute"}, out{"db_out"};
     Var x{"x"}, y{"y"}, core{"core"}, yr{"yr"}, yo{"yo"}, yi{"yi"};
-    static constexpr int W = 512, H = 256;
+    static constexpr int W = 512;
+    const int H;
 
-    Pipeline(const std::string &name, bool double_buffered) : in(Float(32), 2, name) {
+    Pipeline(const std::string &name, bool double_buffered, int tiles_per_core = 8)
+        : in(Float(32), 2, name), H(32 * tiles_per_core) {
         set_compiling_for_spyre(true);
         compute(x, y) = tanh(in(x, y)) * 0.5f + in(x, y);
         out(x, y) = compute(x, y);
@@ -58,34 +61,49 @@ struct Pipeline {
     }
 };
 
-TEST(DoubleBuffer, SameResultsAndFasterThanSingleBuffering) {
+// Same results as single buffering and at least 5% faster, with `tiles` tiles per core.
+void expect_same_and_faster(int tiles) {
     double single_us = 0, double_us = 0;
-    Pipeline single("db_in_single", false);
-    Buffer<float> a = single.run("db_single", &single_us);
-    Pipeline twice("db_in_double", true);
-    Buffer<float> b = twice.run("db_double", &double_us);
+    const std::string n = std::to_string(tiles);
+    Pipeline single("db_in_single" + n, false, tiles);
+    Buffer<float> a = single.run("db_single" + n, &single_us);
+    Pipeline twice("db_in_double" + n, true, tiles);
+    Buffer<float> b = twice.run("db_double" + n, &double_us);
     int distinct = 0;
-    for (int j = 0; j < Pipeline::H; j++)
+    for (int j = 0; j < twice.H; j++)
         for (int i = 0; i < Pipeline::W; i++) {
             ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
             if (b(i, j) != b(0, 0)) distinct++;
         }
     EXPECT_GT(distinct, 0);
-    EXPECT_LT(double_us, single_us * 0.95) << "double buffering did not overlap DMA and compute: " << double_us
-                                           << " us vs " << single_us << " us";
+    EXPECT_LT(double_us, single_us * 0.95) << tiles << " tiles per core: double buffering did not overlap DMA and compute: "
+                                           << double_us << " us vs " << single_us << " us";
+}
+
+TEST(DoubleBuffer, SameResultsAndFasterThanSingleBuffering) { expect_same_and_faster(8); }
+
+// An odd trip count: the pairs pipelined, the last tile on copy 0 after the loop
+// (7 tiles: three pairs; 3 tiles: one pair, so its loop runs once).
+TEST(DoubleBuffer, AnOddNumberOfTilesIsDoubleBufferedToo) {
+    expect_same_and_faster(7);
+    expect_same_and_faster(3);
 }
 
 TEST(DoubleBuffer, ResultsDoNotDependOnSynchronizationTiming) {
-    double us = 0;
-    Pipeline ref("db_in_ref", true);
-    Buffer<float> expected = ref.run("db_ref", &us);
-    for (const char *mode : {"serial", "random"}) {
-        setenv("SPYRE_SYNC", mode, 1);
-        Pipeline p(std::string("db_in_") + mode, true);
-        Buffer<float> got = p.run(std::string("db_") + mode, &us);
-        unsetenv("SPYRE_SYNC");
-        for (int j = 0; j < Pipeline::H; j++)
-            for (int i = 0; i < Pipeline::W; i++) ASSERT_EQ(got(i, j), expected(i, j)) << mode << " " << i << "," << j;
+    for (int tiles : {8, 7}) {
+        double us = 0;
+        const std::string n = std::to_string(tiles);
+        Pipeline ref("db_in_ref" + n, true, tiles);
+        Buffer<float> expected = ref.run("db_ref" + n, &us);
+        for (const char *mode : {"serial", "random"}) {
+            setenv("SPYRE_SYNC", mode, 1);
+            Pipeline p(std::string("db_in_") + mode + n, true, tiles);
+            Buffer<float> got = p.run(std::string("db_") + mode + n, &us);
+            unsetenv("SPYRE_SYNC");
+            for (int j = 0; j < p.H; j++)
+                for (int i = 0; i < Pipeline::W; i++)
+                    ASSERT_EQ(got(i, j), expected(i, j)) << tiles << " tiles, " << mode << " " << i << "," << j;
+        }
     }
 }
 
