@@ -20,7 +20,7 @@
 //       for yo, xo: stage the input rows y..y+ty+kh-2 of the tile (DMA, once for all taps),
 //         acc = bias (SFU), for each output row and filter row: acc += A_ky * B_ky (PT),
 //         activation and cast (SFU), store the tile (DMA).
-//   The input tile is double-buffered when it fits and its loop has an even trip count
+//   The input tile is double-buffered when it fits and its loop has two trips or more
 //   (then a tile of whole rows copies the rows it shares with the previous tile).
 //   The cores of one row range and strip (split along co, ring neighbours) share input
 //   tiles over the ring, the cores of one co range (split along rows, strips and batch)

@@ -118,8 +118,8 @@ struct Verdict {
 };
 
 // The one double-buffer rule: two copies of the buffered bytes when asked, the
-// staging loop is even (the backend double-buffers only such loops) and both
-// copies fit the budget; else one copy. Legal if that fits the budget and the
+// staging loop has at least two trips (the backend pipelines even and odd trip
+// counts) and both copies fit the budget; else one copy. Legal if that fits the budget and the
 // loops fit the hardware (depth: the per-core loops of more than one trip plus
 // inner_loops <= max_loop_depth; every trip <= max_loop_trip_count).
 Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDescription &m = default_machine());

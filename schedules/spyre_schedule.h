@@ -153,7 +153,8 @@ PtMatmul matmul_on_pt(Halide::Func acc, Halide::RVar k, Halide::Var n, Halide::V
 // backend unrolls the loop `at` by two, alternates the copies and issues the
 // DMA of tile i+1 before the compute of tile i, so they overlap (Halide's own
 // async()/fold_storage is not used: the backend rejects async()). A loop with
-// an odd trip count stays single-buffered. Costs twice f's scratchpad.
+// an odd trip count ends with its last tile on the first copy. Costs twice f's
+// scratchpad.
 void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
 
 // double_buffer(f, consumer, at) when `double_buffered`, else stage_in_scratchpad: for

@@ -279,7 +279,16 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         replacement.push_back(std::move(c));
     }
     const int64_t pipelined_pairs = odd ? half : half - 1;
-    if (pipelined_pairs > 0) {
+    if (pipelined_pairs == 1) {
+        // One pair: inline, so synchronization sees each item (a loop of one trip would hand
+        // its last tokens to the epilogue only after the whole loop).
+        for (auto *part : {&loads1, &rest0, &next0, &rest1}) {
+            for (ProgramNode c : *part) {
+                substitute_level(c, (size_t)depth, 0);
+                replacement.push_back(std::move(c));
+            }
+        }
+    } else if (pipelined_pairs > 1) {
         ProgramNode body = loop;
         body.trip = pipelined_pairs;
         body.pipelined = true;

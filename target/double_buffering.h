@@ -12,8 +12,10 @@
 // apply (staging loads inside nested loops, nested double-buffered loops, a
 // scratchpad or DRAM conflict with what a load would move across) the pass falls back to
 // hoisting the second iteration's loads above the first iteration's compute,
-// never across a conflicting DMA store. A loop with an odd trip count is left
-// single-buffered (its iterations keep using the first copy).
+// never across a conflicting DMA store. A loop with an odd trip count is
+// pipelined the same way, its last iteration on the first copy after the loop;
+// where the pipeline does not apply, it is left single-buffered (its iterations
+// keep using the first copy).
 //
 // Expects a folded program tree; guarantees the same results (the pass only
 // reorders independent work and renames private buffers).
