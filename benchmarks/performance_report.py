@@ -273,8 +273,9 @@ def explain_convolutions(out, results, build, tmp):
     out("## Convolutions")
     out("")
     out("`gen_conv2d` (`schedules/conv2d_schedule.h`): a tile is a stick of output channels by one output "
-        "row; every filter row is a PT matmul (its taps folded into k = kw x ci) on the staged input rows, "
-        "whose neighbouring tiles share two rows "
+        "row, or a strip of it (the cores then split the pixels too, which halves the halo rows each core "
+        "reads twice); every filter row is a PT matmul (its taps folded into k = kw x ci) on the staged input "
+        "rows, whose neighbouring tiles share two rows "
         "(`target/tile_overlap_reuse.h`); the weights of a channel tile are loaded once per chain of cores "
         "and passed along the ring. Against the three yardsticks:")
     out("")
@@ -301,11 +302,14 @@ def explain_convolutions(out, results, build, tmp):
         "sustained rate the card reaches on its best matmuls is %.0f%% of it, so 80%% of the roofline bound is "
         "out of reach on the card as well; the calibrated floor counts the sustained rate."
         % (100 * value("pt_sustained_macs_per_ns") / (value("pt_peak_macs_per_cycle_fp16") * value("clock_ghz"))))
-    out("- At batch 1 a core has 2 to 8 output rows: before its first tap can run, it needs its whole weight "
-        "tile (all taps of its channels) and its first input rows, and the card's DRAM delivers the kernel's "
-        "weights once at the start of every core at once. That start, and the last tile's store, are what "
-        "keeps the batch-1 layers below the target; streaming the weights tap by tap into the first tile "
-        "would hide part of it and is not done yet.")
+    out("- At batch 1 a core has few output rows (7 for the 256-channel layer): before its first tap can "
+        "run, it needs its whole weight tile (all taps of its channels) and its first input rows, and the "
+        "card's DRAM delivers all the kernel's weights (1.2 MB for 256 channels) at the start, to every core "
+        "at once: the first matmul starts about 20 us in. That start is what keeps the 256-channel batch-1 "
+        "layer below the target; streaming the weights tap by tap into the first tile would hide part of it "
+        "and is not done yet. The 64-channel batch-1 layer is DRAM-bound: it moves 1.2x the minimum bytes "
+        "(each core's strip reads its halo) and the last core of the weights' chain starts about 1.3 us "
+        "after the first.")
     out("")
     step_table(out, build, tmp, "conv2d", CONV_SHAPE, CONV_STEPS, "%.1f")
 
