@@ -99,104 +99,104 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
         for (int tx : txs) {
             const int xp = round_up(xo_extent, tx);
             for (int cx = 1; cx <= std::min(max_cores, xp / tx); cx++) {
-            if ((xp / tx) % cx != 0) continue;
-            for (int ty : tys) {
-                const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
-                const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;  // and the bias
-                const int64_t out_tile = (int64_t)tn * tx * ty;
-                for (int cy = 1; cy * cx <= max_cores; cy++) {
-                    const int yp = round_up(yo_extent, ty * cy);
-                    if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
-                    const std::vector<int> rest = planning::even_core_split({shape.batch, n_tiles}, max_cores / (cy * cx));
-                    if (rest.empty()) continue;
-                    const int cb = rest[0], cn = rest[1];
-                    const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / (tx * cx);
-                    if (shape.pad > 0 && (yt > 1 || xt > 1)) {  // an edge inside a core's tile loop
-                        refused_for_pad = true;
-                        continue;
-                    }
-                    for (int sharing = 0; sharing < 4; sharing++) {
-                        // The cn cores of one row range share each input tile, the cb * cy cores of one
-                        // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
-                        const bool share_in = sharing & 1, share_w = sharing & 2;
-                        if ((share_in && (!options.share_input || cn < 2)) ||
-                            (share_w && (!options.share_weights || cb * cy * cx < 2)))
+                if ((xp / tx) % cx != 0) continue;
+                for (int ty : tys) {
+                    const int64_t in_tile = (int64_t)cip * (tx + shape.kw - 1) * (ty + shape.kh - 1) * bytes;
+                    const int64_t w_tile = (int64_t)tn * cip * taps * bytes + (int64_t)tn * bytes;  // and the bias
+                    const int64_t out_tile = (int64_t)tn * tx * ty;
+                    for (int cy = 1; cy * cx <= max_cores; cy++) {
+                        const int yp = round_up(yo_extent, ty * cy);
+                        if (cy > 1 && yp - yo_extent >= yp / cy) continue;  // a core of padding rows only
+                        const std::vector<int> rest = planning::even_core_split({shape.batch, n_tiles}, max_cores / (cy * cx));
+                        if (rest.empty()) continue;
+                        const int cb = rest[0], cn = rest[1];
+                        const int bs = shape.batch / cb, nt = n_tiles / cn, yt = yp / (ty * cy), xt = xp / (tx * cx);
+                        if (shape.pad > 0 && (yt > 1 || xt > 1)) {  // an edge inside a core's tile loop
+                            refused_for_pad = true;
                             continue;
-                        Conv2dSpyrePlan p;
-                        p.tn = tn;
-                        p.tx = tx;
-                        p.ty = ty;
-                        p.cip = cip;
-                        p.cop = n_tiles * tn;
-                        p.xp = xp;
-                        p.yp = yp;
-                        p.in_xp = xp + shape.kw - 1;
-                        p.in_yp = yp + shape.kh - 1;
-                        p.cb = cb;
-                        p.cn = cn;
-                        p.cy = cy;
-                        p.cx = cx;
-                        p.in_lanes = lanes;
-                        p.input_shared = share_in;
-                        p.weights_shared = share_w;
-                        planning::TiledPlan t;
-                        t.reserve = planning::ScratchpadReserve::TilesCounted;
-                        // The input tile moves with the innermost tile loop that iterates; the
-                        // weights, the bias, the accumulator and the result stay per co tile.
-                        t.buffered_bytes = in_tile;
-                        t.fixed_bytes = w_tile + out_tile * (4 + bytes) + (int64_t)tn * 4 + 4LL * tn * 4;
-                        t.staging_trip = planning::staging_trip({xt, yt});
-                        t.per_core_trips = {xt, yt, nt, bs};
-                        t.inner_loops = ty > 1 ? 1 : 0;  // the rows of a tile around the PT taps
-                        const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
-                        const int cores = p.cores();
-                        const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy * cx : 1);
-                        // The weights load before a co tile's first tile computes (fixed_cycles below),
-                        // not in the pipelined stream of input tiles and results.
-                        t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1);
-                        t.write_bytes = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
-                        t.cores = cores;
-                        t.tiles_per_core = (double)tiles;
-                        // Per tile: a PT matmul per filter row and output row (m = the row's pixels,
-                        // n = co, k = kw x ci: the taps folded; per tap, k = ci, with pad), and
-                        // the SFU stages per row of the tile.
-                        const int matmuls = shape.pad > 0 ? taps : shape.kh;
-                        const int k = shape.pad > 0 ? cip : shape.kw * cip;
-                        t.compute_cycles_per_tile =
-                            (double)matmuls * ty * machine.pt_matmul_cycles(tx, tn, k, type_factor) +
-                            (double)sfu_stages * ty *
-                                machine.sfu_instruction_cycles(tn, tx, 4, MachineDescription::SfuCost::Simple);
-                        t.ring_bytes_per_core = (share_in ? (double)tiles * in_tile : 0.0) + (share_w ? (double)bs * nt * w_tile : 0.0);
-                        // Tiles of whole rows, double-buffered, share kh - 1 input rows with the tile
-                        // before them (target/tile_overlap_reuse.h): all but the first of a core's
-                        // row tiles per co tile copy those rows on the SFU instead of reading them.
-                        if (xt == 1 && yt >= 2 && shape.kh > 1 && shape.pad == 0) {
-                            const double overlap = (double)cip * (tx + shape.kw - 1) * (shape.kh - 1) * bytes;
-                            const double reused_tiles = (double)bs * nt * (yt - 1);
-                            t.overlap_read_bytes = (double)cores * reused_tiles * overlap / (share_in ? cn : 1);
-                            t.overlap_copy_cycles_per_tile =
-                                (yt - 1.0) / yt *
-                                machine.sfu_instruction_cycles(overlap / 4, 1, 4, MachineDescription::SfuCost::Simple);
                         }
-                        // Exposed, outside the tile pipeline: the weights of each co tile load
-                        // before its first tile computes, and the last core of a chain holds its
-                        // first tiles a chain fill after the head.
-                        t.fixed_cycles = machine.dram_cycles(w_read, 0, cores);
-                        t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy * cx, true, machine) : 0.0) +
-                                       (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
-                        // Few tiles per core: every core loads its first input tile at once, behind
-                        // the weights, before any compute, and the last tile's compute and store
-                        // follow the last load with no other core's traffic left to hide them.
-                        t.pipeline_end_exposed = true;
-                        const planning::Verdict v = planning::judge(t, options.double_buffer);
-                        p.double_buffer = v.double_buffer;
-                        p.footprint_bytes = v.footprint_bytes;
-                        p.dram_bytes = (int64_t)(t.read_bytes - (v.double_buffer ? t.overlap_read_bytes : 0.0) + w_read +
-                                                 t.write_bytes);
-                        search.offer(p, v);
+                        for (int sharing = 0; sharing < 4; sharing++) {
+                            // The cn cores of one row range share each input tile, the cb * cy cores of one
+                            // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
+                            const bool share_in = sharing & 1, share_w = sharing & 2;
+                            if ((share_in && (!options.share_input || cn < 2)) ||
+                                (share_w && (!options.share_weights || cb * cy * cx < 2)))
+                                continue;
+                            Conv2dSpyrePlan p;
+                            p.tn = tn;
+                            p.tx = tx;
+                            p.ty = ty;
+                            p.cip = cip;
+                            p.cop = n_tiles * tn;
+                            p.xp = xp;
+                            p.yp = yp;
+                            p.in_xp = xp + shape.kw - 1;
+                            p.in_yp = yp + shape.kh - 1;
+                            p.cb = cb;
+                            p.cn = cn;
+                            p.cy = cy;
+                            p.cx = cx;
+                            p.in_lanes = lanes;
+                            p.input_shared = share_in;
+                            p.weights_shared = share_w;
+                            planning::TiledPlan t;
+                            t.reserve = planning::ScratchpadReserve::TilesCounted;
+                            // The input tile moves with the innermost tile loop that iterates; the
+                            // weights, the bias, the accumulator and the result stay per co tile.
+                            t.buffered_bytes = in_tile;
+                            t.fixed_bytes = w_tile + out_tile * (4 + bytes) + (int64_t)tn * 4 + 4LL * tn * 4;
+                            t.staging_trip = planning::staging_trip({xt, yt});
+                            t.per_core_trips = {xt, yt, nt, bs};
+                            t.inner_loops = ty > 1 ? 1 : 0;  // the rows of a tile around the PT taps
+                            const int64_t tiles = (int64_t)bs * nt * yt * xt;  // per core
+                            const int cores = p.cores();
+                            const double w_read = (double)cores * bs * nt * w_tile / (share_w ? cb * cy * cx : 1);
+                            // The weights load before a co tile's first tile computes (fixed_cycles below),
+                            // not in the pipelined stream of input tiles and results.
+                            t.read_bytes = (double)cores * tiles * in_tile / (share_in ? cn : 1);
+                            t.write_bytes = (double)shape.batch * n_tiles * tn * xp * yp * bytes;
+                            t.cores = cores;
+                            t.tiles_per_core = (double)tiles;
+                            // Per tile: a PT matmul per filter row and output row (m = the row's pixels,
+                            // n = co, k = kw x ci: the taps folded; per tap, k = ci, with pad), and
+                            // the SFU stages per row of the tile.
+                            const int matmuls = shape.pad > 0 ? taps : shape.kh;
+                            const int k = shape.pad > 0 ? cip : shape.kw * cip;
+                            t.compute_cycles_per_tile =
+                                (double)matmuls * ty * machine.pt_matmul_cycles(tx, tn, k, type_factor) +
+                                (double)sfu_stages * ty *
+                                    machine.sfu_instruction_cycles(tn, tx, 4, MachineDescription::SfuCost::Simple);
+                            t.ring_bytes_per_core = (share_in ? (double)tiles * in_tile : 0.0) + (share_w ? (double)bs * nt * w_tile : 0.0);
+                            // Tiles of whole rows, double-buffered, share kh - 1 input rows with the tile
+                            // before them (target/tile_overlap_reuse.h): all but the first of a core's
+                            // row tiles per co tile copy those rows on the SFU instead of reading them.
+                            if (xt == 1 && yt >= 2 && shape.kh > 1 && shape.pad == 0) {
+                                const double overlap = (double)cip * (tx + shape.kw - 1) * (shape.kh - 1) * bytes;
+                                const double reused_tiles = (double)bs * nt * (yt - 1);
+                                t.overlap_read_bytes = (double)cores * reused_tiles * overlap / (share_in ? cn : 1);
+                                t.overlap_copy_cycles_per_tile =
+                                    (yt - 1.0) / yt *
+                                    machine.sfu_instruction_cycles(overlap / 4, 1, 4, MachineDescription::SfuCost::Simple);
+                            }
+                            // Exposed, outside the tile pipeline: the weights of each co tile load
+                            // before its first tile computes, and the last core of a chain holds its
+                            // first tiles a chain fill after the head.
+                            t.fixed_cycles = machine.dram_cycles(w_read, 0, cores);
+                            t.chain_fill = (share_w ? planning::chain_fill_cycles(w_tile, cb * cy * cx, true, machine) : 0.0) +
+                                           (share_in ? planning::chain_fill_cycles(in_tile, cn, true, machine) : 0.0);
+                            // Few tiles per core: every core loads its first input tile at once, behind
+                            // the weights, before any compute, and the last tile's compute and store
+                            // follow the last load with no other core's traffic left to hide them.
+                            t.pipeline_end_exposed = true;
+                            const planning::Verdict v = planning::judge(t, options.double_buffer);
+                            p.double_buffer = v.double_buffer;
+                            p.footprint_bytes = v.footprint_bytes;
+                            p.dram_bytes = (int64_t)(t.read_bytes - (v.double_buffer ? t.overlap_read_bytes : 0.0) + w_read +
+                                                     t.write_bytes);
+                            search.offer(p, v);
+                        }
                     }
                 }
-            }
             }
         }
     }
