@@ -165,27 +165,47 @@ public:
     explicit StreamEmitter(const MachineDescription &m) : m_(m) {}
 
     using Streams = std::array<std::vector<isa::Instruction>, U>;
-    // carried[u1][u2]: per iteration of a loop body, the tokens unit u1 signals that unit u2
-    // waits for only in the next iteration (loop-carried dependences).
-    using Carried = std::array<std::array<int, U>, U>;
+    template <typename T>
+    using PerPair = std::array<std::array<T, U>, U>;
 
-    // Emits `items` into `out`. For a loop body (`carried` given), the loop-carried tokens
+    // What a loop leaves to the items after it: per unit pair (u1 to u2), the tokens its
+    // last iteration signalled for the next one (loop-carried), in signalling order, each
+    // named by the body item that signalled it; and the body items' accesses (over all
+    // iterations), so that an item after the loop can take the first of those tokens that
+    // follows the last body item it conflicts with, instead of a signal after the loop.
+    struct LoopExit {
+        PerPair<std::vector<int>> leftover;  // body item of each leftover token, in order
+        std::vector<ItemSummary> body;
+        int carried(int u1, int u2) const { return (int)leftover[u1][u2].size(); }
+    };
+
+    // Emits `items` into `out`. For a loop body (`exit` given), the loop-carried tokens
     // are waited for where the next iteration first needs them, not at the end of the
     // body: the emitter of the loop signals them once before the loop (the first
-    // iteration has no predecessor) and waits for the last iteration's after it.
+    // iteration has no predecessor), and the items after the loop take the last
+    // iteration's as they need them (`exit`); a body that is not a loop's takes the
+    // ones nothing took at its end.
     void emit_body(const std::vector<ProgramNode> &items, std::vector<int64_t> &trips, Streams &out,
-                   Carried *carried = nullptr) {
-        const bool is_loop_body = carried != nullptr;
+                   LoopExit *exit = nullptr) {
+        const bool is_loop_body = exit != nullptr;
         const int n = (int)items.size();
         std::vector<ItemSummary> sum(n);
         for (int i = 0; i < n; i++) summarize(items[i], trips, sum[i]);
+        // The loops first: what each leaves to the items after it decides their waits.
+        std::vector<Streams> loop_out(n);
+        std::vector<LoopExit> exits(n);
+        for (int i = 0; i < n; i++) {
+            if (items[i].kind == ProgramNode::Kind::Loop) emit_loop(items[i], trips, loop_out[i], exits[i]);
+        }
 
-        // marks[i][u1][u2]: item i's unit u1 signals u2 afterwards. waits[j]: (u2, u1, source item).
-        std::vector<std::array<std::array<bool, U>, U>> marks(n);
+        // marks[i][u1][u2]: item i's unit u1 signals u2 afterwards. waits[j]: (u2, u1, source
+        // item, and for a loop source the index of its leftover token the wait takes, or -1
+        // for its signal after the loop).
+        std::vector<PerPair<bool>> marks(n);
         for (auto &m : marks)
             for (auto &r : m) r.fill(false);
         struct Wait {
-            int to, from, source;
+            int to, from, source, leftover;
         };
         std::vector<std::vector<Wait>> waits(n);
         int observed[U][U];
@@ -198,6 +218,21 @@ public:
             }
             return -1;
         };
+        // The first leftover token of loop item i (u1 to u2) that follows the last body item
+        // on u1 conflicting with `sink`, or -1 (the signal after the loop is needed).
+        auto leftover_token = [&](int i, int u1, int u2, const std::vector<ScratchpadAccess> &sink) {
+            if (items[i].kind != ProgramNode::Kind::Loop) return -1;
+            const LoopExit &e = exits[i];
+            int last = -1;
+            for (int b = (int)e.body.size() - 1; b >= 0 && last < 0; b--) {
+                if (e.body[b].uses[u1] && conflict(e.body[b].acc[u1], sink)) last = b;
+            }
+            const std::vector<int> &l = e.leftover[u1][u2];
+            for (int t = 0; t < (int)l.size(); t++) {
+                if (last >= 0 && l[t] >= last) return t;
+            }
+            return -1;
+        };
         for (int j = 0; j < n; j++) {
             for (int u2 = 0; u2 < U; u2++) {
                 if (!sum[j].uses[u2]) continue;
@@ -205,15 +240,22 @@ public:
                     if (u1 == u2) continue;
                     int i = find_source(j, u1, u2, sum[j].acc[u2], observed[u2][u1]);
                     if (i < 0) continue;
-                    marks[i][u1][u2] = true;
-                    waits[j].push_back({u2, u1, i});
-                    observed[u2][u1] = i;
+                    const int t = leftover_token(i, u1, u2, sum[j].acc[u2]);
+                    waits[j].push_back({u2, u1, i, t});
+                    if (t >= 0) {
+                        // Synchronized with everything before the loop, and with the loop only
+                        // up to that token: a later item may still need more of it.
+                        observed[u2][u1] = i - 1;
+                    } else {
+                        marks[i][u1][u2] = true;
+                        observed[u2][u1] = i;
+                    }
                 }
             }
         }
         // carried_source[j][u1][u2]: the latest item of this iteration whose token (u1 to u2)
         // the next iteration's item j needs (-1: none).
-        std::vector<std::array<std::array<int, U>, U>> carried_source(n);
+        std::vector<PerPair<int>> carried_source(n);
         for (auto &m : carried_source)
             for (auto &r : m) r.fill(-1);
         if (is_loop_body) {
@@ -232,22 +274,28 @@ public:
             }
         }
 
-        // Emission with token counting per channel.
+        // Emission with token counting per channel. The tokens of a channel, in order: per
+        // item, a loop's leftover tokens (signalled inside it), then the item's own signal.
         int consumed[U][U] = {};
-        auto marks_up_to = [&](int u1, int u2, int i) {
+        auto tokens_up_to = [&](int u1, int u2, int i) {
             int c = 0;
-            for (int k = 0; k <= i; k++) c += marks[k][u1][u2];
+            for (int k = 0; k <= i; k++) c += exits[k].carried(u1, u2) + marks[k][u1][u2];
             return c;
+        };
+        auto take = [&](int u1, int u2, int through, std::vector<isa::Instruction> &s) {
+            const int need = through - consumed[u2][u1];
+            for (int k = 0; k < need; k++) s.push_back(make(isa::Opcode::Wait, channel_of(u1, u2)));
+            consumed[u2][u1] += std::max(need, 0);
         };
         std::vector<Streams> item_out(n);  // each item's instructions with its own waits and signals
         for (int j = 0; j < n; j++) {
             for (const Wait &w : waits[j]) {
-                const int need = marks_up_to(w.from, w.to, w.source) - consumed[w.to][w.from];
-                for (int k = 0; k < need; k++) item_out[j][w.to].push_back(make(isa::Opcode::Wait, channel_of(w.from, w.to)));
-                consumed[w.to][w.from] += std::max(need, 0);
+                const int through = w.leftover >= 0 ? tokens_up_to(w.from, w.to, w.source - 1) + w.leftover + 1
+                                                    : tokens_up_to(w.from, w.to, w.source);
+                take(w.from, w.to, through, item_out[j][w.to]);
             }
             if (items[j].kind == ProgramNode::Kind::Loop) {
-                drain_before_loop(j, marks_up_to, consumed, items[j], trips, item_out[j]);
+                drain_before_loop(j, tokens_up_to, consumed, loop_out[j], item_out[j]);
             } else {
                 emit_item(items[j], trips, item_out[j]);
             }
@@ -258,6 +306,7 @@ public:
             }
         }
         if (is_loop_body) {
+            exit->body = sum;
             // The tokens left at the end of an iteration are the previous iteration's when the
             // next one takes them. Tokens are taken in order per channel, so each item takes
             // the leftover tokens up to the last one it needs, and all of them before any wait
@@ -266,14 +315,15 @@ public:
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
                     if (u1 == u2) continue;
-                    const int rest = marks_up_to(u1, u2, n - 1) - consumed[u2][u1];
-                    (*carried)[u1][u2] = std::max(rest, 0);
+                    const int rest = tokens_up_to(u1, u2, n - 1) - consumed[u2][u1];
                     if (rest <= 0) continue;
-                    // The leftover tokens' items, in signalling order: the last `rest` marked ones.
-                    std::vector<int> leftover;
-                    for (int i = n - 1; i >= 0 && (int)leftover.size() < rest; i--) {
-                        if (marks[i][u1][u2]) leftover.insert(leftover.begin(), i);
+                    // The leftover tokens' items, in signalling order: the last `rest` tokens.
+                    std::vector<int> all;
+                    for (int i = 0; i < n; i++) {
+                        all.insert(all.end(), (size_t)(exits[i].carried(u1, u2) + marks[i][u1][u2]), i);
                     }
+                    const std::vector<int> leftover(all.end() - rest, all.end());
+                    exit->leftover[u1][u2] = leftover;
                     const int64_t ch = channel_of(u1, u2);
                     int taken = 0;
                     for (int j = 0; j < n && taken < rest; j++) {
@@ -296,6 +346,13 @@ public:
                     for (; taken < rest; taken++) item_out[n - 1][u2].push_back(make(isa::Opcode::Wait, ch));
                 }
             }
+        } else if (n > 0) {
+            // Not a loop's body: whatever a loop left and nothing took is taken at the end.
+            for (int u1 = 0; u1 < U; u1++) {
+                for (int u2 = 0; u2 < U; u2++) {
+                    if (u1 != u2) take(u1, u2, tokens_up_to(u1, u2, n - 1), item_out[n - 1][u2]);
+                }
+            }
         }
         for (int j = 0; j < n; j++) {
             for (int u = 0; u < U; u++) out[u].insert(out[u].end(), item_out[j][u].begin(), item_out[j][u].end());
@@ -311,20 +368,18 @@ private:
         return isa::make_instruction(op, {channel});
     }
 
-    // Emits loop item j. Tokens are consumed in order per channel, so a token signalled
-    // before the loop and still unconsumed would be taken by the first wait on its channel
-    // inside the loop, and every wait after it would pair with the token before its own:
-    // the consumer drains such tokens before the loop (they were due before some later
-    // item anyway, so this only moves waits earlier).
-    template <typename MarksUpTo>
-    void drain_before_loop(int j, const MarksUpTo &marks_up_to, int (&consumed)[U][U], const ProgramNode &loop,
-                           std::vector<int64_t> &trips, Streams &out) {
-        Streams body;
-        emit_item(loop, trips, body);
+    // Emits loop item j (its streams `body`, from emit_loop). Tokens are consumed in order
+    // per channel, so a token signalled before the loop and still unconsumed would be taken
+    // by the first wait on its channel inside the loop, and every wait after it would pair
+    // with the token before its own: the consumer drains such tokens before the loop (they
+    // were due before some later item anyway, so this only moves waits earlier).
+    template <typename TokensUpTo>
+    void drain_before_loop(int j, const TokensUpTo &tokens_up_to, int (&consumed)[U][U], const Streams &body,
+                           Streams &out) {
         for (int u1 = 0; u1 < U; u1++) {
             for (int u2 = 0; u2 < U; u2++) {
                 if (u1 == u2) continue;
-                const int pending = j > 0 ? marks_up_to(u1, u2, j - 1) - consumed[u2][u1] : 0;
+                const int pending = j > 0 ? tokens_up_to(u1, u2, j - 1) - consumed[u2][u1] : 0;
                 if (pending <= 0) continue;
                 const int64_t ch = channel_of(u1, u2);
                 bool waits_inside = false;
@@ -386,6 +441,13 @@ private:
             }
             return;
         }
+        throw CompileError("Spyre: internal error: a loop reached emit_item (loops go through emit_loop)");
+    }
+
+    // A loop: its body's streams between loop and endloop, and the loop-carried tokens
+    // signalled once before it for the first iteration's waits. The last iteration's are
+    // left in `exit` for the items after the loop (emit_body).
+    void emit_loop(const ProgramNode &node, std::vector<int64_t> &trips, Streams &out, LoopExit &exit) {
         if ((int64_t)trips.size() >= m_.max_loop_depth) {
             throw CompileError("Spyre: loop '" + node.loop_name + "' would be hardware loop level " +
                                std::to_string(trips.size() + 1) + ", the machine has " +
@@ -393,16 +455,12 @@ private:
                                " levels; fuse outer loops into the core split or make tiles larger");
         }
         Streams inner;
-        Carried carried{};
         trips.push_back(node.trip);
-        emit_body(node.body, trips, inner, &carried);
+        emit_body(node.body, trips, inner, &exit);
         trips.pop_back();
-        // The loop-carried tokens: signalled once before the loop for the first iteration's
-        // waits, and the last iteration's waited for after it, so each channel balances
-        // around the loop as a whole.
         for (int u1 = 0; u1 < U; u1++) {
             for (int u2 = 0; u2 < U; u2++) {
-                for (int k = 0; k < carried[u1][u2]; k++) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
+                for (int k = 0; k < exit.carried(u1, u2); k++) out[u1].push_back(make(isa::Opcode::Signal, channel_of(u1, u2)));
             }
         }
         for (int u = 0; u < U; u++) {
@@ -410,11 +468,6 @@ private:
             out[u].push_back(make(isa::Opcode::Loop, node.trip));
             out[u].insert(out[u].end(), inner[u].begin(), inner[u].end());
             out[u].push_back(isa::make_instruction(isa::Opcode::EndLoop, {}));
-        }
-        for (int u1 = 0; u1 < U; u1++) {
-            for (int u2 = 0; u2 < U; u2++) {
-                for (int k = 0; k < carried[u1][u2]; k++) out[u2].push_back(make(isa::Opcode::Wait, channel_of(u1, u2)));
-            }
         }
     }
 

@@ -132,5 +132,32 @@ TEST(Synchronization, ALoopCarriedWaitSitsBeforeTheFirstItemThatNeedsIt) {
     EXPECT_EQ(std::count(sfu.begin(), sfu.end(), dma_to_sfu), std::count(dma.begin(), dma.end(), dma_signals_sfu));
 }
 
+// After a loop, an item takes the loop's leftover tokens (those its last iteration signalled for
+// the next) as far as the first one that follows what it conflicts with, instead of the loop's
+// end and a signal after it. Here the leftover DMA-to-SFU token is the store's, which follows
+// the load of A that the copy after the loop reads: the DMA signals nothing after its loop,
+// and the SFU takes that one token before the copy.
+TEST(Synchronization, AnItemAfterALoopTakesTheLoopsLeftoverTokenItNeeds) {
+    ProgramNode body = ProgramNode::loop(4, "tiles");
+    // Per tile: load A, copy A into R, store R (the next tile's copy into R waits for this store).
+    body.body = {load(4096, 512), sfu_copy(8192, 4096, 128), store(8192, 512)};
+    const std::vector<ProgramNode> tree = {body, sfu_copy(20480, 4096, 128)};  // reads A after the loop
+    const CoreStreams s = emit_core_streams(tree, default_machine());
+    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
+    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
+    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+
+    const size_t dma_end = std::find(dma.begin(), dma.end(), "end") - dma.begin();
+    ASSERT_LT(dma_end, dma.size());
+    EXPECT_EQ(std::count(dma.begin() + dma_end, dma.end(), dma_signals_sfu), 0)
+        << "no signal after the loop: the last iteration's store token covers the load of A";
+    const size_t sfu_end = std::find(sfu.begin(), sfu.end(), "end") - sfu.begin();
+    ASSERT_EQ(sfu.size(), sfu_end + 3);
+    EXPECT_EQ(sfu[sfu_end + 1], dma_to_sfu);
+    EXPECT_EQ(sfu[sfu_end + 2], "sfu.copy");
+    EXPECT_EQ(std::count(sfu.begin(), sfu.end(), dma_to_sfu), std::count(dma.begin(), dma.end(), dma_signals_sfu));
+}
+
 }  // namespace
 }  // namespace spyre::compiler
