@@ -141,10 +141,11 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                             p.weights_shared = share_w;
                             planning::TiledPlan t;
                             t.reserve = planning::ScratchpadReserve::TilesCounted;
-                            // The input tile moves with the innermost tile loop that iterates; the
-                            // weights, the bias, the accumulator and the result stay per co tile.
-                            t.buffered_bytes = in_tile;
-                            t.fixed_bytes = w_tile + out_tile * (4 + bytes) + (int64_t)tn * 4 + 4LL * tn * 4;
+                            // The input tile moves with the innermost tile loop that iterates, and the
+                            // result tile is stored once per tile (both double-buffered together); the
+                            // weights, the bias and the accumulator stay per co tile.
+                            t.buffered_bytes = in_tile + out_tile * bytes;
+                            t.fixed_bytes = w_tile + out_tile * 4 + (int64_t)tn * 4 + 4LL * tn * 4;
                             t.staging_trip = planning::staging_trip({xt, yt});
                             t.per_core_trips = {xt, yt, nt, bs};
                             t.inner_loops = ty > 1 ? 1 : 0;  // the rows of a tile around the PT taps
@@ -277,6 +278,9 @@ void schedule_conv2d_spyre(Conv2dFuncs f, Func in_in, Func w_in, Func bias_in, c
 
     // Activation and cast on the SFU at the tile (vectors of the whole tile width); out stores the tile.
     f.result.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(co, p.tn, TailStrategy::RoundUp);
+    // With the input tile, the result tile: a tile's cast need not wait for the previous tile's
+    // store (64 -> 64 channels at 56 x 56, batch 1: 9.895 -> 9.876 us).
+    if (p.double_buffer) double_buffer_result(f.result);
 }
 
 }  // namespace spyre

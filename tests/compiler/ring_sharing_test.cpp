@@ -13,6 +13,7 @@
 #include "spyre/spyre_runtime.h"
 #include "spyre_lowering.h"
 #include "spyre_schedule.h"
+#include "ring_sharing.h"
 
 namespace spyre::testing {
 namespace {
@@ -85,11 +86,12 @@ TEST(RingSharing, SharedWeightGivesTheSameResultsWithFewerDramReads) {
     EXPECT_EQ(own.dram_read_bytes - shared.dram_read_bytes, 31u * 8u * weight_tile);
 }
 
-// In pieces (RingForwarding::Pieces) a 16 KiB weight tile travels as four 4 KiB
-// pieces: the same results and DRAM reads as whole tiles, and four 4 KiB puts in
-// the program for each whole-tile put (the shorter chain fill is measured on
-// gen_conv2d in docs/scheduling.md, not asserted here).
-TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInFourPutsPerTile) {
+// In pieces (RingForwarding::Pieces) a 16 KiB weight tile travels as pieces of
+// kRingPieceSticks sticks: the same results and DRAM reads as whole tiles, and
+// 16 KiB / piece puts of a piece's bytes in the program for each whole-tile put
+// (the shorter chain fill is measured on gen_conv2d in docs/scheduling.md, not
+// asserted here).
+TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInAPutPerPiece) {
     spyre_kernel_stats own{}, whole{}, pieces{};
     const std::string dir = ::testing::TempDir();
     Pipeline a("ring_own16", Pipeline::Share::None, true, 16);
@@ -102,7 +104,10 @@ TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInFourPutsPerTile) {
     expect_equal_and_varied(ra, rc);
     EXPECT_EQ(pieces.dram_read_bytes, whole.dram_read_bytes);
     EXPECT_LT(pieces.dram_read_bytes, own.dram_read_bytes);
-    // The data puts in the programs: 16 KiB each whole, four of 4 KiB in pieces; the credits (0 bytes) alike.
+    // The data puts in the programs: 16 KiB each whole, one per piece in pieces; the credits (0 bytes) alike.
+    const int64_t piece = compiler::kRingPieceSticks * default_machine().stick_bytes;
+    ASSERT_EQ(16384 % piece, 0);
+    ASSERT_LT(piece, 16384);
     auto puts = [&](const std::string &kernel, const std::string &bytes) {
         std::ifstream f(dir + kernel + ".spyre.txt");
         int n = 0;
@@ -113,8 +118,8 @@ TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInFourPutsPerTile) {
     };
     const int whole_puts = puts("ring_whole16", "16384");
     EXPECT_GT(whole_puts, 0);
-    EXPECT_EQ(puts("ring_whole16", "4096"), 0);
-    EXPECT_EQ(puts("ring_pieces16", "4096"), 4 * whole_puts);
+    EXPECT_EQ(puts("ring_whole16", std::to_string(piece)), 0);
+    EXPECT_EQ(puts("ring_pieces16", std::to_string(piece)), (16384 / piece) * whole_puts);
     EXPECT_EQ(puts("ring_pieces16", "16384"), 0);
     EXPECT_EQ(puts("ring_pieces16", "0"), puts("ring_whole16", "0"));
 }
