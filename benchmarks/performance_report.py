@@ -307,9 +307,9 @@ def explain_convolutions(out, results, build, tmp):
         "card's DRAM delivers all the kernel's weights (1.2 MB for 256 channels) at the start, to every core "
         "at once: the first matmul starts about 20 us in. That start is what keeps the 256-channel batch-1 "
         "layer below the target; streaming the weights tap by tap into the first tile would hide part of it "
-        "and is not done yet. The 64-channel batch-1 layer is DRAM-bound: it moves 1.2x the minimum bytes "
-        "(each core's strip reads its halo) and the last core of the weights' chain starts about 1.3 us "
-        "after the first.")
+        "and is not done yet. The 64-channel batch-1 layer is DRAM-bound: it moves 1.16x the minimum bytes "
+        "(each core's strip reads its halo), and the last core of the weights' 28-core chain starts about "
+        "0.8 us after the first.")
     out("")
     step_table(out, build, tmp, "conv2d", CONV_SHAPE, CONV_STEPS, "%.1f")
 
