@@ -11,9 +11,14 @@
 // needs (loop-carried dependences) are waited for there, before the first
 // item that needs one of them or that waits on their channel at all; the
 // channel is signalled that many times before the loop (the first iteration
-// has no predecessor) and they are waited for once more after it (the last
-// iteration's). So a tile's compute in iteration i + 1 waits for the store of
-// iteration i only where it overwrites what that store reads. Tokens are
+// has no predecessor), and the last iteration's are taken by the items after
+// the loop: an item that depends on the loop takes them as far as the first
+// that follows the last body item it conflicts with (instead of the loop's
+// end and a signal after it), and whatever nothing takes is taken at the end
+// of the enclosing body. So a tile's compute in iteration i + 1 waits for the
+// store of iteration i only where it overwrites what that store reads, and
+// the epilogue of a software pipeline, after its loop, waits for the loop's
+// last load without waiting for its last store. Tokens are
 // taken in order per channel, so a token still pending when a loop starts is
 // drained before the loop if the loop waits on its channel. Instructions
 // on the same unit need nothing: a unit runs its stream in order.
