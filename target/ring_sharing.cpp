@@ -3,6 +3,7 @@
 
 #include "func_requests.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -33,6 +34,36 @@ FuncRequests &piece_requests() {
 struct SharedLoad {
     ProgramNode *node;
     std::string key;  // the loops around it and every operand: equal keys load the same bytes to the same place
+    double bytes = 0;  // the bytes it moves over the whole program (a tile per iteration of its loops)
+};
+
+// The bytes each ring link carries per direction (a link is named by the core it leaves), as
+// ring.put routes them: the shorter way round (the simulator's ring model).
+struct RingLoad {
+    std::vector<double> clockwise, counter;
+    explicit RingLoad(int cores) : clockwise(cores, 0.0), counter(cores, 0.0) {}
+
+    // Calls f(link load) for every link of the hops along `chain`.
+    template <typename F>
+    void for_each_link(const std::vector<int> &chain, F f) {
+        const int n = (int)clockwise.size();
+        for (size_t p = 0; p + 1 < chain.size(); p++) {
+            const int forward = ((chain[p + 1] - chain[p]) % n + n) % n;
+            const bool cw = forward <= n - forward;
+            for (int step = 0; step < (cw ? forward : n - forward); step++) {
+                const int from = cw ? (chain[p] + step) % n : ((chain[p] - step) % n + n) % n;
+                f(cw ? clockwise[from] : counter[from]);
+            }
+        }
+    }
+    double busiest(const std::vector<int> &chain, double bytes) {
+        double most = 0;
+        for_each_link(chain, [&](double &l) { most = std::max(most, l + bytes); });
+        return most;
+    }
+    void add(const std::vector<int> &chain, double bytes) {
+        for_each_link(chain, [&](double &l) { l += bytes; });
+    }
 };
 
 void describe_operand(std::ostringstream &os, const SymOperand &o) {
@@ -60,12 +91,16 @@ void collect(std::vector<ProgramNode> &nodes, const std::string &func, std::vect
         }
         std::ostringstream os;
         os << "loops";
-        for (int64_t t : trips) os << ' ' << t;
+        double bytes = (double)n.inst.f[L::row_bytes].base * n.inst.f[L::rows].base * n.inst.f[L::planes].base;
+        for (int64_t t : trips) {
+            os << ' ' << t;
+            bytes *= (double)t;
+        }
         for (int i = 0; i < isa::opcode_spec(n.inst.op).num_fields; i++) {
             os << (i ? ',' : ':');
             describe_operand(os, n.inst.f[i]);
         }
-        out.push_back({&n, os.str()});
+        out.push_back({&n, os.str(), bytes});
     }
 }
 
@@ -145,6 +180,7 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
             for (const SharedLoad &l : loads[c]) key += l.key + ";";
             chains[key].push_back(c);
         }
+        RingLoad ring(m.cores);
         size_t longest = 0;
         for (const auto &kv : chains) longest = std::max(longest, kv.second.size());
         if (longest < 2) {
@@ -152,9 +188,18 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
                        "nothing to share; share a Func whose tile is the same on several cores, such as the A "
                        "tile of a matmul whose cores are split along N only");
         }
-        for (const auto &kv : chains) {
-            const std::vector<int> &chain = kv.second;
+        for (auto &kv : chains) {
+            std::vector<int> &chain = kv.second;
             if (chain.size() < 2) continue;
+            // Each chain runs the way round (core order or its reverse) whose busiest link carries
+            // the least so far of this Func's chains, whose tiles travel at the same time: chains
+            // that interleave on the ring (the weights of a conv whose cores split the channels
+            // fastest) then share the two directions, not one.
+            double bytes = 0;
+            for (const SharedLoad &l : loads[chain.front()]) bytes += l.bytes;
+            std::vector<int> reversed(chain.rbegin(), chain.rend());
+            if (ring.busiest(reversed, bytes) < ring.busiest(chain, bytes)) chain = reversed;
+            ring.add(chain, bytes);
             for (size_t p = 0; p < chain.size(); p++) {
                 const int c = chain[p];
                 for (SharedLoad &l : loads[c]) {

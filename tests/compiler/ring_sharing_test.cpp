@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include <cstdlib>
 
@@ -170,6 +171,39 @@ TEST(RingSharing, AFuncThatIsNotStagedIsRefusedByTheDirective) {
         EXPECT_NE(msg.find("not staged in the scratchpad"), std::string::npos) << msg;
     }
     set_compiling_for_spyre(false);
+}
+
+// Two chains that interleave on the ring (the share_loads_over_ring pass on its own): the even
+// cores load one weight tile, the odd cores another, so each chain goes two cores a hop. Run the
+// same way round, both would load every clockwise link twice; the pass runs the second one the
+// other way (31, 29, ..., 1), so each direction carries one chain.
+TEST(RingSharing, InterleavedChainsRunOppositeWaysRound) {
+    namespace L = isa::field::DmaLoad;
+    constexpr int kCores = 32;
+    std::vector<std::vector<compiler::ProgramNode>> programs(kCores);
+    std::vector<std::vector<compiler::ProgramNode> *> trees;
+    for (int c = 0; c < kCores; c++) {
+        compiler::SymInstruction in;
+        in.op = isa::Opcode::DmaLoad;
+        in.func = "w_tile";
+        in.f[L::dram].base = (c % 2) * 4096;  // the even cores' tile, the odd cores' tile
+        in.f[L::sp].base = 0;
+        in.f[L::row_bytes].base = in.f[L::valid_bytes].base = 4096;
+        in.f[L::rows].base = in.f[L::valid_rows].base = 1;
+        in.f[L::planes].base = in.f[L::valid_planes].base = 1;
+        programs[c].push_back(compiler::ProgramNode::instruction(in));
+    }
+    for (auto &p : programs) trees.push_back(&p);
+    compiler::share_loads_over_ring(trees, {"w_tile"}, {}, default_machine());
+    using Role = compiler::RingShare::Role;
+    auto ring = [&](int c) { return programs[c][0].inst.ring; };
+    EXPECT_EQ(ring(0).role, Role::First);
+    EXPECT_EQ(ring(0).downstream, 2);
+    EXPECT_EQ(ring(30).role, Role::Last);
+    EXPECT_EQ(ring(31).role, Role::First) << "the odd chain starts at the other end";
+    EXPECT_EQ(ring(31).downstream, 29);
+    EXPECT_EQ(ring(1).role, Role::Last);
+    EXPECT_EQ(ring(1).upstream, 3);
 }
 
 }  // namespace
