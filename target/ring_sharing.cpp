@@ -191,14 +191,18 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
         for (auto &kv : chains) {
             std::vector<int> &chain = kv.second;
             if (chain.size() < 2) continue;
-            // Each chain runs the way round (core order or its reverse) whose busiest link carries
-            // the least so far of this Func's chains, whose tiles travel at the same time: chains
-            // that interleave on the ring (the weights of a conv whose cores split the channels
-            // fastest) then share the two directions, not one.
+            // A chain of a Func forwarded in pieces, whose cost is the chains' fill, runs the way
+            // round (core order or its reverse) whose busiest link carries the least so far of
+            // this Func's chains, which fill at the same time: chains that interleave on the ring
+            // (the weights of a conv whose cores split the channels fastest) then share the two
+            // directions, not one. Whole tiles keep core order: a matmul's A (along N) and B
+            // (along M) cross the core grid as one wavefront, which a reversed chain would turn
+            // into a longer path (gen_matmul m = n = k = 512: 16.5 us in core order, 17.3 us with
+            // half the B chains reversed; 2048: 378 and 865 us).
             double bytes = 0;
             for (const SharedLoad &l : loads[chain.front()]) bytes += l.bytes;
             std::vector<int> reversed(chain.rbegin(), chain.rend());
-            if (ring.busiest(reversed, bytes) < ring.busiest(chain, bytes)) chain = reversed;
+            if (in_pieces.count(func) && ring.busiest(reversed, bytes) < ring.busiest(chain, bytes)) chain = reversed;
             ring.add(chain, bytes);
             for (size_t p = 0; p < chain.size(); p++) {
                 const int c = chain[p];

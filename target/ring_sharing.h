@@ -7,8 +7,9 @@
 // DMA loads of a shared Func: cores whose loads of it are identical (same
 // DRAM bytes, same scratchpad placement, same loops around them) and whose
 // programs have the same shape (the same loops and instructions in the same
-// order, so tiles and tokens pair up) form a chain in core order, or in the
-// reverse order where that loads the busiest ring link less (a ring.put takes
+// order, so tiles and tokens pair up) form a chain in core order, or, for a
+// Func forwarded in pieces, in the reverse order where that loads the
+// busiest ring link less (a ring.put takes
 // the shorter way round, and a Func's chains travel at the same time: chains
 // that interleave, like a conv's weight chains when its cores split the
 // channels fastest, then use both directions; 256 -> 256 channels at 56 x 56,

@@ -175,8 +175,9 @@ TEST(RingSharing, AFuncThatIsNotStagedIsRefusedByTheDirective) {
 
 // Two chains that interleave on the ring (the share_loads_over_ring pass on its own): the even
 // cores load one weight tile, the odd cores another, so each chain goes two cores a hop. Run the
-// same way round, both would load every clockwise link twice; the pass runs the second one the
-// other way (31, 29, ..., 1), so each direction carries one chain.
+// same way round, both would load every clockwise link twice; forwarded in pieces, the pass runs
+// the second one the other way (31, 29, ..., 1), so each direction carries one chain. Forwarded
+// whole, both keep core order.
 TEST(RingSharing, InterleavedChainsRunOppositeWaysRound) {
     namespace L = isa::field::DmaLoad;
     constexpr int kCores = 32;
@@ -193,8 +194,9 @@ TEST(RingSharing, InterleavedChainsRunOppositeWaysRound) {
         in.f[L::planes].base = in.f[L::valid_planes].base = 1;
         programs[c].push_back(compiler::ProgramNode::instruction(in));
     }
+    const std::vector<std::vector<compiler::ProgramNode>> unshared = programs;
     for (auto &p : programs) trees.push_back(&p);
-    compiler::share_loads_over_ring(trees, {"w_tile"}, {}, default_machine());
+    compiler::share_loads_over_ring(trees, {"w_tile"}, {"w_tile"}, default_machine());
     using Role = compiler::RingShare::Role;
     auto ring = [&](int c) { return programs[c][0].inst.ring; };
     EXPECT_EQ(ring(0).role, Role::First);
@@ -204,6 +206,11 @@ TEST(RingSharing, InterleavedChainsRunOppositeWaysRound) {
     EXPECT_EQ(ring(31).downstream, 29);
     EXPECT_EQ(ring(1).role, Role::Last);
     EXPECT_EQ(ring(1).upstream, 3);
+
+    for (int c = 0; c < kCores; c++) programs[c] = unshared[c];  // the same vectors trees points to
+    compiler::share_loads_over_ring(trees, {"w_tile"}, {}, default_machine());
+    EXPECT_EQ(ring(1).role, Role::First);
+    EXPECT_EQ(ring(31).role, Role::Last);
 }
 
 }  // namespace
