@@ -305,7 +305,7 @@ def explain_convolutions(out, results, build, tmp):
     out("- At batch 1 a core has few output rows (7 for the 256-channel layer): before its first tap can "
         "run, it needs its whole weight tile (all taps of its channels) and its first input rows, and the "
         "card's DRAM delivers all the kernel's weights (1.2 MB for 256 channels) at the start, to every core "
-        "at once: the first matmul starts about 20 us in. That start is what keeps the 256-channel batch-1 "
+        "at once: the first matmul starts about 18 us in. That start is what keeps the 256-channel batch-1 "
         "layer below the target; streaming the weights tap by tap into the first tile would hide part of it "
         "and is not done yet. The 64-channel batch-1 layer is DRAM-bound: it moves 1.16x the minimum bytes "
         "(each core's strip reads its halo), and the last core of the weights' 28-core chain starts about "
