@@ -204,8 +204,9 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     _halide_user_assert(search.found() || !refused_for_pad)
         << "conv2d Spyre schedule: with pad=" << shape.pad << " every core must compute its output rows and pixels "
         << "as one tile (the backend resolves the padded edges per core, not per iteration of a core's loop), so "
-        << "tile_x must cover the output width (" << xo_extent << ", at most 512 pixels) and tile_y times the cores "
-        << "along the rows the output height (" << yo_extent << ", tile_y at most 32)"
+        << "tile_x times the cores along the pixels must cover the output width (" << xo_extent
+        << ", tile_x at most 512 pixels) and tile_y times the cores along the rows the output height (" << yo_extent
+        << ", tile_y at most 32)"
         << (options.tile_x > 0 || options.tile_y > 0 ? "; leave tile_x and tile_y at 0, or make them that large"
                                                      : "; pad the input on the host and use pad=0 for this shape");
     _halide_user_assert(search.found())

@@ -175,6 +175,9 @@ public:
     // follows the last body item it conflicts with, instead of a signal after the loop.
     struct LoopExit {
         PerPair<std::vector<int>> leftover;  // body item of each leftover token, in order
+        // Per leftover token: signalled after its whole item (the item's own signal), not by an
+        // inner loop of the item partway through it (that loop's own leftover tokens).
+        PerPair<std::vector<bool>> after_item;
         std::vector<ItemSummary> body;
         int carried(int u1, int u2) const { return (int)leftover[u1][u2].size(); }
     };
@@ -218,8 +221,10 @@ public:
             }
             return -1;
         };
-        // The first leftover token of loop item i (u1 to u2) that follows the last body item
-        // on u1 conflicting with `sink`, or -1 (the signal after the loop is needed).
+        // The first leftover token of loop item i (u1 to u2) signalled after the whole last
+        // body item on u1 conflicting with `sink` (by a later item, or by that item itself
+        // once it has finished, not by a loop inside it partway through), or -1 (the signal
+        // after the loop is needed).
         auto leftover_token = [&](int i, int u1, int u2, const std::vector<ScratchpadAccess> &sink) {
             if (items[i].kind != ProgramNode::Kind::Loop) return -1;
             const LoopExit &e = exits[i];
@@ -227,9 +232,11 @@ public:
             for (int b = (int)e.body.size() - 1; b >= 0 && last < 0; b--) {
                 if (e.body[b].uses[u1] && conflict(e.body[b].acc[u1], sink)) last = b;
             }
+            if (last < 0) return -1;
             const std::vector<int> &l = e.leftover[u1][u2];
+            const std::vector<bool> &whole = e.after_item[u1][u2];
             for (int t = 0; t < (int)l.size(); t++) {
-                if (last >= 0 && l[t] >= last) return t;
+                if (l[t] > last || (l[t] == last && whole[t])) return t;
             }
             return -1;
         };
@@ -317,13 +324,21 @@ public:
                     if (u1 == u2) continue;
                     const int rest = tokens_up_to(u1, u2, n - 1) - consumed[u2][u1];
                     if (rest <= 0) continue;
-                    // The leftover tokens' items, in signalling order: the last `rest` tokens.
+                    // The leftover tokens' items, in signalling order: the last `rest` tokens. Per
+                    // item: an inner loop's leftover tokens, then the item's own signal.
                     std::vector<int> all;
+                    std::vector<bool> whole;
                     for (int i = 0; i < n; i++) {
-                        all.insert(all.end(), (size_t)(exits[i].carried(u1, u2) + marks[i][u1][u2]), i);
+                        all.insert(all.end(), (size_t)exits[i].carried(u1, u2), i);
+                        whole.insert(whole.end(), (size_t)exits[i].carried(u1, u2), false);
+                        if (marks[i][u1][u2]) {
+                            all.push_back(i);
+                            whole.push_back(true);
+                        }
                     }
                     const std::vector<int> leftover(all.end() - rest, all.end());
                     exit->leftover[u1][u2] = leftover;
+                    exit->after_item[u1][u2] = std::vector<bool>(whole.end() - rest, whole.end());
                     const int64_t ch = channel_of(u1, u2);
                     int taken = 0;
                     for (int j = 0; j < n && taken < rest; j++) {

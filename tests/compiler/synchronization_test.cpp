@@ -159,5 +159,30 @@ TEST(Synchronization, AnItemAfterALoopTakesTheLoopsLeftoverTokenItNeeds) {
     EXPECT_EQ(std::count(sfu.begin(), sfu.end(), dma_to_sfu), std::count(dma.begin(), dma.end(), dma_signals_sfu));
 }
 
+// The same across two loop levels: an outer loop whose body is an inner loop leaves the inner
+// loop's carried token (signalled after the load of P, partway through the inner loop's last
+// iteration) and then the inner loop's own token (after all of it). The copy after the outer
+// loop reads R, which the inner loop's last item loads, so it must take both tokens, not stop at
+// the first: nothing is then left for the end of the program to take after the copy.
+TEST(Synchronization, AfterNestedLoopsAnItemWaitsForTheWholeInnerLoopItConflictsWith) {
+    ProgramNode inner = ProgramNode::loop(3, "inner");
+    // Per inner iteration: the SFU reads P (loaded by the previous iteration), load P, load R.
+    inner.body = {sfu_copy(16384, 4096, 128), load(4096, 512), load(8192, 512)};
+    ProgramNode outer = ProgramNode::loop(2, "outer");
+    outer.body = {inner};
+    const std::vector<ProgramNode> tree = {outer, sfu_copy(20480, 8192, 128)};  // reads R after both loops
+    const CoreStreams s = emit_core_streams(tree, default_machine());
+    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
+    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
+    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+    ASSERT_FALSE(sfu.empty());
+    EXPECT_EQ(sfu.back(), "sfu.copy") << "the copy of R took every token through the one after the load of R";
+    const size_t dma_last_load = dma.rend() - std::find(dma.rbegin(), dma.rend(), "dma.load") - 1;
+    EXPECT_NE(std::find(dma.begin() + dma_last_load, dma.end(), dma_signals_sfu), dma.end())
+        << "a DMA -> SFU token follows the last load of R";
+    EXPECT_EQ(std::count(sfu.begin(), sfu.end(), dma_to_sfu), std::count(dma.begin(), dma.end(), dma_signals_sfu));
+}
+
 }  // namespace
 }  // namespace spyre::compiler
