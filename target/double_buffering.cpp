@@ -278,16 +278,20 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         c.prologue_load = true;
         replacement.push_back(std::move(c));
     }
+    // The parts' items at pair p of the loop, each in its place.
+    auto append_at = [&](std::initializer_list<std::vector<ProgramNode> *> parts, int64_t p) {
+        for (auto *part : parts) {
+            for (ProgramNode c : *part) {
+                substitute_level(c, (size_t)depth, p);
+                replacement.push_back(std::move(c));
+            }
+        }
+    };
     const int64_t pipelined_pairs = odd ? half : half - 1;
     if (pipelined_pairs == 1) {
         // One pair: inline, so synchronization sees each item (a loop of one trip would hand
         // its last tokens to the epilogue only after the whole loop).
-        for (auto *part : {&loads1, &rest0, &next0, &rest1}) {
-            for (ProgramNode c : *part) {
-                substitute_level(c, (size_t)depth, 0);
-                replacement.push_back(std::move(c));
-            }
-        }
+        append_at({&loads1, &rest0, &next0, &rest1}, 0);
     } else if (pipelined_pairs > 1) {
         ProgramNode body = loop;
         body.trip = pipelined_pairs;
@@ -296,13 +300,10 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
         replacement.push_back(std::move(body));
     }
-    const std::vector<std::vector<ProgramNode> *> epilogue =
-        odd ? std::vector<std::vector<ProgramNode> *>{&rest0} : std::vector<std::vector<ProgramNode> *>{&loads1, &rest0, &rest1};
-    for (auto *part : epilogue) {
-        for (ProgramNode c : *part) {
-            substitute_level(c, (size_t)depth, half - (odd ? 0 : 1));
-            replacement.push_back(std::move(c));
-        }
+    if (odd) {
+        append_at({&rest0}, half);
+    } else {
+        append_at({&loads1, &rest0, &rest1}, half - 1);
     }
     nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
@@ -383,19 +384,16 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
                 i += nodes.size() - before;  // skip the prologue, loop and epilogue just built
                 continue;
             }
-        }
-        if (!mine.empty() && n.trip >= 2 && n.trip % 2 == 0) {
-            // The fallback: the unrolled pair in one loop body, the second copy's loads hoisted.
-            std::vector<ProgramNode> first = n.body, second = n.body;
-            for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
-            for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
-            n.trip /= 2;
-            n.body = std::move(first);
-            const size_t half = n.body.size();
-            n.body.insert(n.body.end(), second.begin(), second.end());
-            trips.push_back(n.trip);
-            hoist_loads(n.body, half, trips);
-            trips.pop_back();
+            if (n.trip % 2 == 0) {
+                // The fallback: the unrolled pair in one loop body, the second copy's loads hoisted.
+                n.trip /= 2;
+                n.body = std::move(first);
+                const size_t half = n.body.size();
+                n.body.insert(n.body.end(), second.begin(), second.end());
+                trips.push_back(n.trip);
+                hoist_loads(n.body, half, trips);
+                trips.pop_back();
+            }
         }
         trips.push_back(n.trip);
         transform(n.body, depth + 1, trips, buffers, ctx);

@@ -61,6 +61,18 @@ std::vector<std::string> listing(const std::vector<isa::Instruction> &stream) {
     return out;
 }
 
+// The DMA and SFU streams of `tree` as listings, and the DMA -> SFU channel's wait and signal lines.
+struct DmaSfuListing {
+    std::vector<std::string> sfu, dma;
+    std::string dma_to_sfu, dma_signals_sfu;  // "wait N", "signal N"
+};
+DmaSfuListing dma_sfu_listing(const std::vector<ProgramNode> &tree) {
+    const CoreStreams s = emit_core_streams(tree, default_machine());
+    const std::string channel = std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+    return {listing(s.unit[(int)isa::Unit::Sfu]), listing(s.unit[(int)isa::Unit::Dma]), "wait " + channel,
+            "signal " + channel};
+}
+
 // A load before a loop whose SFU reader comes only after the loop, while the loop itself
 // has DMA -> SFU pairs on the same channel: the token of the first load must not be taken
 // by the loop's first wait (which would let every iteration's copy run one load early).
@@ -68,10 +80,7 @@ TEST(Synchronization, ATokenFromBeforeALoopIsNotTakenByAWaitInsideIt) {
     ProgramNode body = ProgramNode::loop(3, "tiles");
     body.body = {load(4096, 512), sfu_copy(8192, 4096, 128)};  // each tile: load it, then read it
     const std::vector<ProgramNode> tree = {load(0, 512), body, sfu_copy(16384, 0, 128)};
-    const CoreStreams s = emit_core_streams(tree, default_machine());
-    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
-    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
-    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
+    const auto [sfu, dma, dma_to_sfu, dma_signals_sfu] = dma_sfu_listing(tree);
 
     // The DMA signals once after the first load and once per iteration; the SFU waits once before
     // the loop (the first load's token), once per iteration before its copy, and never after the loop.
@@ -83,7 +92,7 @@ TEST(Synchronization, ATokenFromBeforeALoopIsNotTakenByAWaitInsideIt) {
     EXPECT_EQ(sfu[loop + 2], "sfu.copy");  // then its signal back to the DMA (the next load overwrites the tile)
     int waits = 0, signals = 0;
     for (const auto &l : sfu) waits += l == dma_to_sfu;
-    for (const auto &l : dma) signals += l == "signal " + dma_to_sfu.substr(5);
+    for (const auto &l : dma) signals += l == dma_signals_sfu;
     EXPECT_EQ(waits, 2) << "one before the loop, one in its body";
     EXPECT_EQ(signals, 2) << "one after the first load, one in the loop body";
 }
@@ -108,11 +117,7 @@ TEST(Synchronization, ALoopCarriedWaitSitsBeforeTheFirstItemThatNeedsIt) {
     // Per tile: an independent SFU copy, load A, copy A into R, store R.
     body.body = {sfu_copy(20480, 24576, 128), load(4096, 512), sfu_copy(8192, 4096, 128), store(8192, 512)};
     const std::vector<ProgramNode> tree = {body};
-    const CoreStreams s = emit_core_streams(tree, default_machine());
-    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
-    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
-    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
-    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+    const auto [sfu, dma, dma_to_sfu, dma_signals_sfu] = dma_sfu_listing(tree);
 
     const size_t loop = std::find(sfu.begin(), sfu.end(), "loop") - sfu.begin();
     const size_t end = std::find(sfu.begin(), sfu.end(), "end") - sfu.begin();
@@ -142,11 +147,7 @@ TEST(Synchronization, AnItemAfterALoopTakesTheLoopsLeftoverTokenItNeeds) {
     // Per tile: load A, copy A into R, store R (the next tile's copy into R waits for this store).
     body.body = {load(4096, 512), sfu_copy(8192, 4096, 128), store(8192, 512)};
     const std::vector<ProgramNode> tree = {body, sfu_copy(20480, 4096, 128)};  // reads A after the loop
-    const CoreStreams s = emit_core_streams(tree, default_machine());
-    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
-    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
-    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
-    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+    const auto [sfu, dma, dma_to_sfu, dma_signals_sfu] = dma_sfu_listing(tree);
 
     const size_t dma_end = std::find(dma.begin(), dma.end(), "end") - dma.begin();
     ASSERT_LT(dma_end, dma.size());
@@ -171,11 +172,7 @@ TEST(Synchronization, AfterNestedLoopsAnItemWaitsForTheWholeInnerLoopItConflicts
     ProgramNode outer = ProgramNode::loop(2, "outer");
     outer.body = {inner};
     const std::vector<ProgramNode> tree = {outer, sfu_copy(20480, 8192, 128)};  // reads R after both loops
-    const CoreStreams s = emit_core_streams(tree, default_machine());
-    const std::vector<std::string> sfu = listing(s.unit[(int)isa::Unit::Sfu]);
-    const std::vector<std::string> dma = listing(s.unit[(int)isa::Unit::Dma]);
-    const std::string dma_to_sfu = "wait " + std::to_string((int)isa::Unit::Dma * isa::kNumUnits + (int)isa::Unit::Sfu);
-    const std::string dma_signals_sfu = "signal " + dma_to_sfu.substr(5);
+    const auto [sfu, dma, dma_to_sfu, dma_signals_sfu] = dma_sfu_listing(tree);
     ASSERT_FALSE(sfu.empty());
     EXPECT_EQ(sfu.back(), "sfu.copy") << "the copy of R took every token through the one after the load of R";
     const size_t dma_last_load = dma.rend() - std::find(dma.rbegin(), dma.rend(), "dma.load") - 1;
