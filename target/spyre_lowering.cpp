@@ -22,6 +22,8 @@
 //   write <kernel>.spyre and <kernel>.spyre.txt
 //   make_runtime_call              embed the program, replace the region by the runtime call
 //   strip_spyre_argument_checks    Halide's argument checks the runtime replaces
+// Before any of it, when the pass is attached: use_true_tensor_shapes, the algorithm's reads of
+// a tensor's shape become the host build's values (the padding is the layout's business).
 // Its inputs are one struct, LoweringInputs, taken when the pass is attached: the options, and
 // what the schedule asked for (tensor constraints, double buffering, ring sharing).
 // SPYRE_DEBUG=1 prints a summary per kernel; 2 also the IR before, core 0's program tree after
@@ -54,6 +56,7 @@
 #include "spyre_types.h"
 #include "synchronization.h"
 #include "tensor_constraints.h"
+#include "true_tensor_shapes.h"
 
 namespace spyre {
 
@@ -379,11 +382,25 @@ SpyreLoweringOptions lowering_options_from_driver(const std::string &default_ker
     return o;
 }
 
+// The algorithm sees the host build's shapes, not the padded ones (true_tensor_shapes.h); this
+// runs before Halide lowers anything, so bounds inference already works with the true values.
+static void use_host_shapes_in_algorithm(const std::vector<Func> &outputs) {
+    std::vector<Function> functions;
+    for (const Func &f : outputs) functions.push_back(f.function());
+    const int replaced = compiler::use_true_tensor_shapes(functions, snapshot_tensor_registry());
+    if (debug_level() >= 1 && replaced > 0) {
+        std::cerr << "spyre: " << replaced << " read(s) of a tensor's extent, min or stride in the algorithm use the "
+                  << "true shape (the host build's), not the padded one\n";
+    }
+}
+
 void attach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
+    use_host_shapes_in_algorithm(p.outputs());
     p.add_custom_lowering_pass(new SpyreLoweringPass(options));
 }
 
 void attach_spyre_lowering(Func &output, const SpyreLoweringOptions &options) {
+    use_host_shapes_in_algorithm({output});
     output.add_custom_lowering_pass(new SpyreLoweringPass(options));
 }
 

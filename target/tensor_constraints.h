@@ -34,6 +34,9 @@ struct SpyreTensorInfo {
     // and the stick dimension (the dimension kernels vectorize when they move the tensor).
     std::vector<int> order;
     int stick_dim = 0;
+    // What the algorithm's shape reads call the buffer: `<shape_name>.extent.<d>` and so on
+    // (the tensor's name, except for a JIT input bound to a Buffer, whose dims Halide names apart).
+    std::string shape_name;
 };
 
 void register_tensor(const SpyreTensorInfo &info);
@@ -70,6 +73,14 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
     }
     info.type = buf.type();
     info.extents = extents;
+    info.shape_name = info.name;
+    if (!extents.empty()) {
+        const Halide::Expr e = buf.dim(0).extent();
+        if (const auto *v = e.template as<Halide::Internal::Variable>()) {
+            const size_t at = v->name.rfind(".extent.");
+            if (at != std::string::npos) info.shape_name = v->name.substr(0, at);
+        }
+    }
     int stride = 1;
     for (size_t d = 0; d < extents.size(); d++) {
         int mult = std::max(1, multiples[d]);
