@@ -96,15 +96,21 @@ double simulate_program_file_us(const std::string &program_path) {
     return simulate_program(p, m, args, params, o).simulated_us;
 }
 
+std::string make_candidate_directory(const std::string &work_dir, int index, std::string *error) {
+    const std::string dir = work_dir + "/" + std::to_string(index);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        *error = "cannot create the scratch directory '" + dir + "': " + std::strerror(errno);
+        return "";
+    }
+    return dir;
+}
+
 CandidateResult evaluate_candidate(const CandidateCompiler &c, const KnobValues &knobs, int index) {
     const auto start = Clock::now();
     CandidateResult r;
     r.knobs = knobs;
-    const std::string dir = c.work_dir + "/" + std::to_string(index);
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-        r.error = "cannot create the scratch directory '" + dir + "': " + std::strerror(errno);
-        return r;
-    }
+    const std::string dir = make_candidate_directory(c.work_dir, index, &r.error);
+    if (dir.empty()) return r;
     std::vector<std::string> argv = {c.generator_exe, "-g", c.generator, "-o", dir, "-e", "stmt", "target=spyre"};
     for (const auto &kv : c.fixed) argv.push_back(kv.first + "=" + kv.second);
     for (const auto &kv : knobs) argv.push_back(kv.first + "=" + kv.second);

@@ -31,6 +31,9 @@ struct CandidateCompiler {
 // failure is a result with an error and an infinite time.
 CandidateResult evaluate_candidate(const CandidateCompiler &compiler, const KnobValues &knobs, int index);
 
+// <work_dir>/<index>, created if missing; "" with `error` set when it cannot be.
+std::string make_candidate_directory(const std::string &work_dir, int index, std::string *error);
+
 // The simulated time of a program file, timing only (throws spyre::Error).
 double simulate_program_file_us(const std::string &program_path);
 

@@ -8,7 +8,8 @@
 // (schedules/schedule_template.h), searches the template's knobs (tiles,
 // core counts, staging levels, layouts, double buffering) with the timing
 // model as the cost (autoscheduler/knob_search.h: every candidate compiled
-// in a child process and simulated timing only), applies the best, and
+// in this process, in a schedule context of its own, and simulated timing
+// only: in_process_candidates.h), applies the best, and
 // returns code a person can paste (`-e schedule` writes it to
 // <name>.schedule.h). Progress goes to stderr.
 //
@@ -17,8 +18,10 @@
 //
 // Environment: SPYRE_AUTOSCHEDULE_BUDGET_S (default 50, so the generator run
 // with its final compile stays within a minute) bounds the search;
-// SPYRE_AUTOSCHEDULE_WORKERS (default 2) candidates compile at once;
-// SPYRE_AUTOSCHEDULE_QUIET=1 prints only the summary.
+// SPYRE_AUTOSCHEDULE_WORKERS (default 2) candidates compile at once (threads);
+// SPYRE_AUTOSCHEDULE_QUIET=1 prints only the summary; SPYRE_AUTOSCHEDULE_ISOLATION=process
+// compiles each candidate in a child process instead (candidate_evaluation.h), which a compile
+// can be killed in at any point, not only at a pass boundary of the Spyre lowering.
 //
 // Assumes it runs inside a generator driver of this project, linked with
 // spyre_schedules: the template registry is libspyre_schedule_templates.so,
@@ -35,6 +38,8 @@
 
 #include "Halide.h"
 #include "candidate_evaluation.h"
+#include "in_process_candidates.h"
+#include "schedule_context.h"
 #include "knob_search.h"
 #include "schedule_template.h"
 #include "template_lookup.h"
@@ -115,19 +120,35 @@ void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Targ
     options.workers = std::max(1, (int)env_double("SPYRE_AUTOSCHEDULE_WORKERS", 2));
     const bool quiet = std::getenv("SPYRE_AUTOSCHEDULE_QUIET") && std::string(std::getenv("SPYRE_AUTOSCHEDULE_QUIET")) == "1";
 
+    const char *isolation_env = std::getenv("SPYRE_AUTOSCHEDULE_ISOLATION");
+    const std::string isolation = isolation_env && *isolation_env ? isolation_env : "thread";
+    if (isolation != "thread" && isolation != "process") {
+        throw Halide::CompileError("Spyre autoscheduler: SPYRE_AUTOSCHEDULE_ISOLATION='" + isolation +
+                                   "' is neither thread (candidates compiled in this process) nor process");
+    }
+
     const ScratchDirectory scratch;
-    CandidateCompiler compiler;
-    compiler.generator_exe = self_executable();
+    // A compile still running 5 s after the budget is stopped: the budget bounds the search.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                 std::chrono::duration<double>(options.budget_seconds + 5));
+    CandidateCompiler compiler;  // SPYRE_AUTOSCHEDULE_ISOLATION=process
+    compiler.generator_exe = isolation == "process" ? self_executable() : "";
     compiler.generator = tpl->generator;
     compiler.fixed = tpl->fixed;
     compiler.work_dir = scratch.path;
-    // A compile still running 5 s after the budget is stopped: the budget bounds the search.
-    compiler.deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(options.budget_seconds + 5));
+    compiler.deadline = deadline;
+    InProcessCompiler in_process;  // the default: the generator's own machine, from its schedule context
+    in_process.generator = tpl->generator;
+    in_process.fixed = tpl->fixed;
+    in_process.work_dir = scratch.path;
+    in_process.machine = ScheduleContext::active().machine();
+    in_process.deadline = deadline;
 
     std::atomic<int> slot{0};
-    auto evaluate = [&](const KnobValues &knobs) { return evaluate_candidate(compiler, knobs, slot++); };
+    auto evaluate = [&](const KnobValues &knobs) {
+        return isolation == "process" ? evaluate_candidate(compiler, knobs, slot++)
+                                      : evaluate_candidate_in_process(in_process, knobs, slot++);
+    };
     const auto started = std::chrono::steady_clock::now();
     options.on_result = [&](const CandidateResult &r, const CandidateResult &best, int n) {
         if (quiet) return;

@@ -303,7 +303,7 @@ public:
             if (keeps_algorithm(c, t_in)) tiles.push_back(c);
         }
         t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}});
-        t.apply = [this, pipeline = get_pipeline(), options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
+        t.apply = [this, options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
             const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, options_of(v));
             // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
             // change them (the query tile may change).
@@ -319,8 +319,6 @@ public:
             f_.v_in = V->in(f_.vx);
             if (KM) f_.key_mask_in = KM->in();
             spyre::schedule_attention_spyre(f_, plan_, has_mask_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("attention"));
         };
         t.source = [options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
             const spyre::AttentionSpyreOptions o = options_of(v);

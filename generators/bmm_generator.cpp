@@ -94,12 +94,10 @@ public:
         }
         t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_k", k_chunks}});
         auto options_of = spyre::options_of<spyre::BmmSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_bmm_spyre(shape_, options_of(v));
             constrain_tensors();
             spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("bmm"));
         };
         t.source = [this, options_of](const spyre::KnobValues &v) {
             const spyre::BmmSpyreOptions o = options_of(v);

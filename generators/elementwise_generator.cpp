@@ -163,14 +163,12 @@ public:
                    {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
         t.knobs = spyre::schedule_knobs(knob_options());
         auto options_of = spyre::options_of<spyre::ElementwiseSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
             const spyre::ElementwiseSpyreOptions o = options_of(v);
             plan_ = spyre::plan_elementwise_spyre(shape_, o);
             device_order_ = o.device_order;
             constrain_tensors();
             spyre::schedule_elementwise_spyre(funcs, a->in(), b ? b->in() : Func(), shape_, plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("elementwise"));
         };
         t.source = [this, options_of](const spyre::KnobValues &v) {
             const spyre::ElementwiseSpyreOptions o = options_of(v);

@@ -180,12 +180,10 @@ public:
         }
         t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_m", tms}, {"tile_n", tns}});
         auto options_of = spyre::options_of<spyre::MatmulSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_matmul_spyre(shape_, options_of(v));
             constrain_tensors();
             spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("matmul"));
         };
         t.source = [this, options_of](const spyre::KnobValues &v) {
             const spyre::MatmulSpyreOptions o = options_of(v);

@@ -146,12 +146,10 @@ public:
         }
         t.knobs = schedule_knobs(knob_options(), {{"tile_rows", tiles}});
         auto options_of = spyre::options_of<NormSpyreOptions>;
-        t.apply = [this, pipeline = this->get_pipeline(), funcs, options_of, t_in](const KnobValues &v) {
+        t.apply = [this, funcs, options_of, t_in](const KnobValues &v) {
             plan_ = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
             constrain_tensors();
             schedule_norm_spyre(funcs, in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), t_in, plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            reattach_spyre_lowering(pipeline, lowering_options_from_driver(kernel_name));
         };
         t.source = [this, options_of, t_in](const KnobValues &v) {
             const NormSpyreOptions o = options_of(v);

@@ -123,12 +123,10 @@ public:
         }
         t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}, {"chunk", chunks}});
         auto options_of = spyre::options_of<spyre::ReduceSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
             plan_ = spyre::plan_reduce_spyre(shape_, options_of(v));
             constrain_tensors();
             spyre::schedule_reduce_spyre(funcs, staged_input(), shape_, plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("reduce"));
         };
         t.source = [this, options_of](const spyre::KnobValues &v) {
             const spyre::ReduceSpyreOptions o = options_of(v);

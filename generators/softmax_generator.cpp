@@ -81,12 +81,10 @@ public:
                    {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
         t.knobs = spyre::schedule_knobs(knob_options());
         auto options_of = spyre::options_of<spyre::SoftmaxSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of, t_in](const spyre::KnobValues &v) {
             plan_ = spyre::plan_softmax_spyre(cols, rows, t_in, options_of(v));
             constrain_tensors();
             spyre::schedule_softmax_spyre(funcs, in->in(), plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("softmax"));
         };
         t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
             const spyre::SoftmaxSpyreOptions o = options_of(v);

@@ -100,12 +100,10 @@ public:
         const int lanes = spyre::stick_lanes(t_in);
         t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", {0, lanes, 2 * lanes, 4 * lanes}}});
         auto options_of = spyre::options_of<spyre::TransposeSpyreOptions>;
-        t.apply = [this, pipeline = get_pipeline(), funcs, options_of, t_in](const spyre::KnobValues &v) {
+        t.apply = [this, funcs, options_of, t_in](const spyre::KnobValues &v) {
             plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
             constrain_tensors();
             spyre::schedule_transpose_spyre(funcs, in->in(), plan_);
-            // The pass attached in schedule() copied the tensors before these knobs re-planned them.
-            spyre::reattach_spyre_lowering(pipeline, spyre::lowering_options_from_driver("transpose"));
         };
         t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
             const spyre::TransposeSpyreOptions o = options_of(v);

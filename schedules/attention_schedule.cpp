@@ -33,7 +33,7 @@ int64_t attention_footprint(int Q, int K, int dp, int nx, int mask_len, int byte
 }  // namespace
 
 AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Type &t, const AttentionSpyreOptions &options) {
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     AttentionSpyrePlan p;
     p.d = d;
     p.s = s;

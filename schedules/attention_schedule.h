@@ -70,7 +70,7 @@ struct AttentionSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_attention).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_ATTENTION_KNOBS(X)                                                                                   \
-    X(int, max_cores, 0, "use at most this many cores, ch * cq (0: the machine's, default_machine().cores)",      \
+    X(int, max_cores, 0, "use at most this many cores, ch * cq (0: all the machine's cores)",      \
       spyre::knob_core_counts)                                                                                     \
     X(bool, double_buffer, true, "Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT", \
       spyre::knob_bools)                                                                                           \

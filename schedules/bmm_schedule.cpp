@@ -37,7 +37,7 @@ struct BmmLoops {
 // The candidate for one tile, K chunk, residency, sharing and core split.
 BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool resident, bool share,
                            const std::vector<int> &split /* cb, cn, cm */) {
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     const int64_t bytes = shape.dtype.bytes();
     BmmCandidate c;
     BmmSpyrePlan &p = c.plan;
@@ -109,10 +109,10 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     }
     std::vector<int> tms, tns;
     if (options.tile_m > 0) {
-        tms.push_back(round_up(options.tile_m, default_machine().pt_pass_rows));
+        tms.push_back(round_up(options.tile_m, scheduling_machine().pt_pass_rows));
     } else {
         for (int t = 64; t <= 1024; t *= 2) {
-            if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, default_machine().pt_pass_rows)));
+            if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, scheduling_machine().pt_pass_rows)));
         }
     }
     if (options.tile_n > 0) {
@@ -127,7 +127,7 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     // estimated alike).
     std::reverse(tms.begin(), tms.end());
     std::reverse(tns.begin(), tns.end());
-    const int64_t budget = planning::scratchpad_budget(default_machine(), planning::ScratchpadReserve::TilesCounted);
+    const int64_t budget = planning::scratchpad_budget(scheduling_machine(), planning::ScratchpadReserve::TilesCounted);
     const int max_cores = usable_cores(options.max_cores);
     planning::PlanSearch<BmmSpyrePlan> search;
     for (int tm : tms) {

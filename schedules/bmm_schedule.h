@@ -52,7 +52,7 @@ struct BmmSpyrePlan {
 // the schedule ladder in docs/performance.md. The defaults are the hand schedule.
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_BMM_KNOBS(X) \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)", spyre::knob_core_counts) \
     X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to 8, the PT pass)", {0, 64, 128, 256}) \
     X(int, tile_n, 0, "columns per output tile (0: automatic; rounded up to whole sticks)", {0, 64, 128, 256, 512}) \
     X(int, tile_k, 0, "K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)", spyre::knob_from_shape) \

@@ -58,7 +58,7 @@ void check_conv2d_shape(const Conv2dShape &s) {
 // the framework's (planner.h).
 Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOptions &options) {
     check_conv2d_shape(shape);
-    const MachineDescription &machine = default_machine();
+    const MachineDescription &machine = scheduling_machine();
     const int bytes = shape.dtype.bytes();
     const int lanes = stick_lanes(shape.dtype);
     const int cip = round_up(shape.ci, lanes);

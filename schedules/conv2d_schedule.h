@@ -87,7 +87,7 @@ struct Conv2dSpyrePlan {
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_CONV2D_KNOBS(X) \
     X(bool, double_buffer, true, "the staged input tile in two copies when it fits", spyre::knob_bools) \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)", spyre::knob_core_counts) \
     X(int, tile_co, 0, "output channels per tile (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape) \
     X(int, tile_x, 0, "output pixels per tile row (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
     X(int, tile_y, 0, "output rows per tile (0: automatic)", spyre::knob_from_shape) \

@@ -60,7 +60,7 @@ int sfu_temporaries(const ElementwiseShape &s) {
 // framework's (planner.h).
 ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const ElementwiseSpyreOptions &options) {
     using MD = MachineDescription;
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     const int eb = s.dtype.bytes();
     ElementwiseSpyrePlan base;
     base.lanes = stick_lanes(s.dtype);

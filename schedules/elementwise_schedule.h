@@ -69,7 +69,7 @@ struct ElementwiseSpyrePlan {
 #define SPYRE_ELEMENTWISE_KNOBS(X)                                                                                     \
     X(bool, double_buffer, true, "tiles in two copies when they fit and a core has an even number of them",          \
       spyre::knob_bools)                                                                                               \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)",                   \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)",                   \
       spyre::knob_core_counts)                                                                                         \
     X(int, tile_rows, 0, "rows of y per tile (0: chosen by the planner)", {0, 1, 2, 4, 8, 16, 32, 64})                \
     X(std::string, device_order, "zyx",                                                                                \

@@ -293,7 +293,7 @@ int epilogue_stages(Activation a) {
 }
 
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
-    const MachineDescription &machine = default_machine();
+    const MachineDescription &machine = scheduling_machine();
     const int bytes = shape.dtype.bytes(), out_bytes = matmul_output_type(shape).bytes();
     const int stages = epilogue_stages(shape.activation);
     const int lanes = stick_lanes(shape.dtype);

@@ -72,7 +72,7 @@ struct MatmulSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_MATMUL_KNOBS(X) \
-    X(int, max_cores, 0, "use at most this many cores, cm * cn (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores, cm * cn (0: all the machine's cores)", spyre::knob_core_counts) \
     X(bool, double_buffer, true, "staged tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
     X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
     X(int, tile_n, 0, "columns per output tile (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape) \

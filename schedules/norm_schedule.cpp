@@ -31,7 +31,7 @@ constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 // framework's (planner.h).
 NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options) {
     using MD = MachineDescription;
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     NormSpyrePlan base;
     base.cols = cols;
     base.rows = rows;

@@ -47,7 +47,7 @@ struct NormSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_NORM_KNOBS(X) \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)", spyre::knob_core_counts) \
     X(bool, double_buffer, true, "input and result tiles in two copies when they fit: DMA overlaps the SFU", spyre::knob_bools) \
     X(int, tile_rows, 0, "rows per scratchpad tile (0: automatic); rows are padded to whole tiles", spyre::knob_from_shape)
 

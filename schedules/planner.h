@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule_context.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -52,7 +53,7 @@ namespace planning {
 // scratchpad, so a reserve that was too small is a compile error, never a
 // failure at run time.
 enum class ScratchpadReserve { SfuRowWork, TilesCounted };
-int64_t scratchpad_budget(const MachineDescription &m = default_machine(),
+int64_t scratchpad_budget(const MachineDescription &m = scheduling_machine(),
                           ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork);
 
 // The trip count of the loop the backend double-buffers around a stage: the
@@ -122,7 +123,7 @@ struct Verdict {
 // counts) and both copies fit the budget; else one copy. Legal if that fits the budget and the
 // loops fit the hardware (depth: the per-core loops of more than one trip plus
 // inner_loops <= max_loop_depth; every trip <= max_loop_trip_count).
-Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDescription &m = default_machine());
+Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDescription &m = scheduling_machine());
 
 // The cost of a candidate, in cycles. Per core, the DMA unit streams the
 // kernel's bytes at the DRAM rate of `cores` concurrent cores
@@ -136,7 +137,7 @@ Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDesc
 // where the staging loop sits inside an outer per-core loop (staging_starts
 // > 1), the pipeline refills at each outer iteration, exposing that shorter
 // step and the waited latencies again.
-double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = default_machine());
+double estimate_cycles(const TiledPlan &plan, bool double_buffered, const MachineDescription &m = scheduling_machine());
 
 // The one core-split search: one core count per dimension, each dividing that
 // dimension's tile count, their product at most max_cores and accepted by
@@ -157,7 +158,7 @@ std::vector<std::vector<int>> even_core_splits(const std::vector<int> &tiles, in
 // (compiler::ring_forward_pieces), each core forwarding a piece as soon as it
 // has arrived, so the first piece crosses chain_cores - 1 links (each its ring
 // time and the hop latency) and the rest follow it on the last link.
-double chain_fill_cycles(double tile_bytes, int chain_cores, bool in_pieces, const MachineDescription &m = default_machine());
+double chain_fill_cycles(double tile_bytes, int chain_cores, bool in_pieces, const MachineDescription &m = scheduling_machine());
 
 // The longest SFU vector, in lanes, of whole sticks of `lanes` that divides
 // `padded` and has at most sfu_max_vector_lanes() lanes (schedule_arithmetic.h).
@@ -166,7 +167,7 @@ int row_vector_lanes(int padded, int lanes);
 // SFU cycles of one instruction per row vector over a row of `padded` lanes of
 // `element_bytes` bytes (the timing model's cost of that many instructions).
 double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDescription::SfuCost cost,
-                      const MachineDescription &m = default_machine());
+                      const MachineDescription &m = scheduling_machine());
 
 // Chooses among the legal candidates offered: the cheapest, except that
 // candidates within kTieTolerance of the cheapest are ties (the estimate is no
@@ -225,7 +226,7 @@ private:
 
 // The chosen plan with its estimate in microseconds (plans have estimated_us).
 template <typename Plan>
-Plan with_estimate(const PlanSearch<Plan> &search, const MachineDescription &m = default_machine()) {
+Plan with_estimate(const PlanSearch<Plan> &search, const MachineDescription &m = scheduling_machine()) {
     Plan p = search.best();
     p.estimated_us = search.verdict().cycles / m.clock_ghz / 1000.0;
     return p;

@@ -42,7 +42,7 @@ void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes, bool do
 // max over its rows (fp16 widened by one cast of the chunk).
 struct ReduceCandidates {
     using SfuCost = MachineDescription::SfuCost;
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     ReduceShape s;
     ReduceSpyreOptions options;
     int eb = 2, lanes = 64, n = 1, du = 1, dv = 1, d0p = 1, max_cores = 1;

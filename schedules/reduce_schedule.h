@@ -67,7 +67,7 @@ struct ReduceSpyrePlan {
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_REDUCE_KNOBS(X) \
     X(bool, double_buffer, true, "staged input and result in two copies when they fit: DMA overlaps the SFU", spyre::knob_bools) \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)", spyre::knob_core_counts) \
     X(int, tile, 0, "lanes of the output's dim 0 per tile, whole sticks (0: chosen by the planner)", spyre::knob_from_shape) \
     X(int, chunk, 0, "rows per staged chunk (0: chosen): axis 0 rows of y, dividing the tile; axes 1, 2 rows of the reduced axis, dividing it", spyre::knob_from_shape) \
     X(int, reduce_cores, 0, "axes 1, 2: cores along the reduced axis (0: chosen, 1: none; must divide it)", {0, 1})

@@ -33,7 +33,7 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
     // (two products and a sum, fp32), plus the casts of fp16.
     const int casts = t.bits() == 16 ? 3 : 0;
     const double per_token_head =
-        2 * (3 + casts) * default_machine().sfu_instruction_cycles(d / 2, 1, 4, MD::SfuCost::Simple);
+        2 * (3 + casts) * scheduling_machine().sfu_instruction_cycles(d / 2, 1, 4, MD::SfuCost::Simple);
     planning::PlanSearch<RopeSpyrePlan> search;
     planning::Verdict last;
     const int most = std::max(1, (tokens + max_cores - 1) / max_cores);

@@ -1,13 +1,14 @@
 // Small integer helpers every Spyre schedule planner uses (tile rounding, even
 // divisors for static core splits, the core limit of a max_cores knob, the
 // candidate core counts of the autoscheduler, the planners' SFU vector limit).
-// Machine numbers come from default_machine(), never from here.
+// Machine numbers come from scheduling_machine() (the active schedule context's machine), never from here.
 // Header-only; no Halide dependency.
 #pragma once
 
 #include <algorithm>
 #include <vector>
 
+#include "schedule_context.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -27,7 +28,7 @@ inline std::vector<int> divisors(int x) {
 // The cores a plan may use: the max_cores knob, clamped to 1..the machine's cores;
 // max_cores = 0 (every family's default) is the machine's core count.
 inline int usable_cores(int max_cores) {
-    const int cores = (int)default_machine().cores;
+    const int cores = (int)scheduling_machine().cores;
     return max_cores == 0 ? cores : std::max(1, std::min(max_cores, cores));
 }
 
@@ -49,6 +50,6 @@ inline std::vector<int> core_count_candidates() {
 // the instruction overhead (sfu_instruction_overhead_cycles) over more lanes but
 // need longer fp32 row temporaries in the scratchpad and wider vectors in the
 // Halide IR; a row longer than this is cut into vectors that divide it (or loops).
-inline int sfu_max_vector_lanes() { return (int)default_machine().sfu_max_vector_lanes; }
+inline int sfu_max_vector_lanes() { return (int)scheduling_machine().sfu_max_vector_lanes; }
 
 }  // namespace spyre

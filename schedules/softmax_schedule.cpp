@@ -21,7 +21,7 @@ using namespace Halide;
 // framework's (planner.h).
 SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const SoftmaxSpyreOptions &options) {
     using MD = MachineDescription;
-    const MachineDescription &m = default_machine();
+    const MachineDescription &m = scheduling_machine();
     SoftmaxSpyrePlan base;
     base.cols = cols;
     base.rows = rows;

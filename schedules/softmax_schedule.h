@@ -34,7 +34,7 @@ struct SoftmaxSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_softmax); defaults are the hand schedule.
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_SOFTMAX_KNOBS(X) \
-    X(int, max_cores, 0, "use at most this many cores (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores (0: all the machine's cores)", spyre::knob_core_counts) \
     X(int, tile_rows, 0, "rows per scratchpad tile (0: automatic)", {0, 1, 2, 4, 8, 16, 32, 64}) \
     X(bool, row_vectors, true, "SFU vectors of a whole row (false: one stick per instruction)", spyre::knob_bools) \
     X(bool, double_buffer, true, "input and result tiles in two copies: DMA overlaps the SFU", spyre::knob_bools)

@@ -1,8 +1,6 @@
 // The Spyre scheduling vocabulary (see spyre_schedule.h and docs/scheduling.md).
 #include "spyre_schedule.h"
 
-#include "double_buffering.h"
-#include "ring_sharing.h"
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <sstream>
 
 #include "spyre/machine.h"
+#include "schedule_context.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
@@ -60,7 +59,7 @@ int lanes_of(const std::string &what, const Func &f) {
     }
     if (!has_sticks(t)) {
         std::ostringstream os;
-        os << "the type " << t << " has no stick layout on Spyre (sticks are " << default_machine().stick_bytes
+        os << "the type " << t << " has no stick layout on Spyre (sticks are " << scheduling_machine().stick_bytes
            << " bytes of float32, float16, int32 or int8)";
         fail(what, os.str());
     }
@@ -123,11 +122,6 @@ std::string fresh(const std::vector<std::string> &taken, const std::string &want
     std::string n = want;
     while (contains(taken, n)) n += "_";
     return n;
-}
-
-std::map<std::string, StickLayout> &layout_registry() {
-    static std::map<std::string, StickLayout> layouts;
-    return layouts;
 }
 
 std::string layout_string(const StickLayout &l) {
@@ -278,7 +272,7 @@ const Var &CoreSplit::serial_of(const Var &v) const {
 std::vector<int> plan_core_split(const std::string &func_name, const std::vector<CoreSplitDim> &dims,
                                  const CoreSplitOptions &options) {
     const std::string what = "split_across_cores(Func '" + func_name + "')";
-    const int machine_cores = (int)default_machine().cores;
+    const int machine_cores = (int)scheduling_machine().cores;
     const int max_cores = options.max_cores > 0 ? options.max_cores : machine_cores;
     if (max_cores > machine_cores) {
         fail(what, "max_cores " + std::to_string(max_cores) + " is more than the machine's " +
@@ -438,7 +432,7 @@ StickLayout default_stick_layout(int rank) {
 
 void set_device_layout(const std::string &tensor_name, const StickLayout &layout) {
     const std::string what = "set_device_layout(tensor '" + tensor_name + "')";
-    const SpyreTensorInfo *info = find_tensor(tensor_name);
+    const std::optional<SpyreTensorInfo> info = ScheduleContext::active().tensor(tensor_name);
     if (!info) fail(what, "the tensor has no static shape yet; declare it with spyre::constrain_tensor first");
     const int rank = (int)info->extents.size();
     StickLayout l = layout;
@@ -461,13 +455,13 @@ void set_device_layout(const std::string &tensor_name, const StickLayout &layout
                        " (which decides its padding); pass stick_dim=" + std::to_string(l.stick_dim) +
                        " to spyre::constrain_tensor");
     }
-    layout_registry()[tensor_name] = l;
-    set_tensor_order(tensor_name, l.order);
+    ScheduleContext::active().set_tensor_order(tensor_name, l.order);
 }
 
-const StickLayout *recorded_device_layout(const std::string &tensor_name) {
-    auto it = layout_registry().find(tensor_name);
-    return it == layout_registry().end() ? nullptr : &it->second;
+std::optional<StickLayout> recorded_device_layout(const std::string &tensor_name) {
+    const std::optional<SpyreTensorInfo> info = ScheduleContext::active().tensor(tensor_name);
+    if (!info || info->order.empty()) return std::nullopt;
+    return StickLayout{info->stick_dim, info->order};
 }
 
 // ---- PT -----------------------------------------------------------------
@@ -629,7 +623,7 @@ PtMatmul matmul_on_pt(Func acc, RVar k, Var n, Var m, int k_chunk) {
 
 void double_buffer(Func f, Func consumer, const VarOrRVar &at) {
     stage_in_scratchpad(f, consumer, at);
-    compiler::request_double_buffering(f.name());
+    ScheduleContext::active().request_double_buffering(f.name());
 }
 
 void double_buffer_result(Func f) {
@@ -637,7 +631,7 @@ void double_buffer_result(Func f) {
     if (f.function().schedule().memory_type() != MemoryType::VTCM) {
         fail(what, "it is not in the scratchpad; schedule it with store_in(MemoryType::VTCM) and compute_at first");
     }
-    compiler::request_double_buffering(f.name());
+    ScheduleContext::active().request_double_buffering(f.name());
 }
 
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered) {
@@ -658,7 +652,7 @@ void share_over_ring(Func f, RingForwarding forwarding) {
     if (f.has_update_definition()) {
         fail(what, "it has update definitions (an accumulator); only a staged copy of an input can be shared");
     }
-    compiler::request_ring_sharing(f.name(), forwarding == RingForwarding::Pieces);
+    ScheduleContext::active().request_ring_sharing(f.name(), forwarding == RingForwarding::Pieces);
 }
 
 }  // namespace spyre

@@ -13,6 +13,7 @@
 // yet" error instead of compiling something else.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -127,8 +128,8 @@ void set_device_layout(T &buf, const StickLayout &layout) {
     }
 }
 
-// The layout recorded for `tensor_name`, or nullptr.
-const StickLayout *recorded_device_layout(const std::string &tensor_name);
+// The layout set_device_layout recorded for `tensor_name` in the active schedule context, if any.
+std::optional<StickLayout> recorded_device_layout(const std::string &tensor_name);
 
 // ---- PT -----------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "schedule_context.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -39,7 +40,7 @@ void legalize_parallel_and_vectors(const StockScheduleDecisions &d, const std::s
         }
     }
     changed->push_back("parallel loops [" + parallel + "] -> one static split of the tiles over at most the machine's " +
-                       std::to_string(default_machine().cores) + " cores");
+                       std::to_string(scheduling_machine().cores) + " cores");
     if (width != lanes) {
         const std::string stock = width > 0 ? "vectors of " + std::to_string(width) + " lanes"
                                   : width < 0 ? std::string("vectors of a whole loop") : std::string("no vectors");

@@ -54,7 +54,7 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         tp.read_bytes = tp.write_bytes = (double)p.batch * p.xp * p.yp * t.bytes();
         tp.cores = p.cores();
         tp.tiles_per_core = (double)bt * yt * xt;
-        tp.compute_cycles_per_tile = default_machine().sfu_instruction_cycles((double)edge * edge, 1, t.bytes(),
+        tp.compute_cycles_per_tile = scheduling_machine().sfu_instruction_cycles((double)edge * edge, 1, t.bytes(),
                                                                               MachineDescription::SfuCost::Simple);
         last = planning::judge(tp, options.double_buffer);
         p.double_buffer = last.double_buffer;

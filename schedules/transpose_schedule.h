@@ -39,7 +39,7 @@ struct TransposeSpyrePlan {
 // Knobs of the Spyre schedule (GeneratorParams of gen_transpose).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_TRANSPOSE_KNOBS(X) \
-    X(int, max_cores, 0, "use at most this many cores, cb * cy * cx (0: the machine's, default_machine().cores)", spyre::knob_core_counts) \
+    X(int, max_cores, 0, "use at most this many cores, cb * cy * cx (0: all the machine's cores)", spyre::knob_core_counts) \
     X(bool, double_buffer, true, "tiles in two copies: the next tile's load and this tile's store overlap the gathers", spyre::knob_bools) \
     X(int, tile, 0, "tile edge T (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape)
 

@@ -1,7 +1,6 @@
 // Double buffering by unroll-by-two, renaming and load hoisting (see double_buffering.h).
 #include "double_buffering.h"
 
-#include "func_requests.h"
 
 #include <algorithm>
 
@@ -22,11 +21,6 @@ struct Context {
     int64_t max_sfu_lanes = 0;
     std::set<int64_t> written_args;
 };
-
-FuncRequests &requests() {
-    static FuncRequests r;
-    return r;
-}
 
 bool is_scratchpad_address(isa::Opcode op, int field) {
     return isa::opcode_spec(op).fields[field].kind == isa::FieldKind::SpAddr;
@@ -419,10 +413,6 @@ void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<Pi
     std::vector<int64_t> trips;
     transform(tree, 0, trips, buffers, ctx);
 }
-
-void request_double_buffering(const std::string &func_name) { requests().add(func_name); }
-
-std::set<std::string> double_buffering_requests() { return requests().snapshot(); }
 
 }  // namespace compiler
 }  // namespace spyre

@@ -45,9 +45,5 @@ struct PingPongBuffer {
 void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
                             int64_t stick_bytes, int64_t max_sfu_lanes);
 
-// The process-wide set of Funcs the schedule asked to double-buffer (Halide Func names).
-void request_double_buffering(const std::string &func_name);
-std::set<std::string> double_buffering_requests();
-
 }  // namespace compiler
 }  // namespace spyre

@@ -8,11 +8,12 @@
 //     `x86-64-linux-spyre-no_runtime`, ...) loses the token; a bare `spyre` or
 //     `host-spyre` becomes the fixed baseline `x86-64-linux` (never `host`, so
 //     the host-side stub does not depend on the build machine's ISA) with the
-//     other features kept. spyre::is_spyre() is then true for the schedules.
+//     other features kept. The run schedules into one ScheduleContext, for
+//     Spyre or the host and the machine of SPYRE_MACHINE / SPYRE_MACHINE_SET.
 //   - one process compiles a pipeline for one kind of target: mixing spyre
 //     and non-spyre entries is an error, except when only a runtime is
 //     generated (-r without -g), which CMake's shared runtimes do.
-// -o, -f and -g are recorded in spyre::driver_options() for the lowering
+// -o, -f and -g are recorded in the context (spyre::driver_options()) for the lowering
 // pass; every argument is then handed unchanged to
 // Halide::Internal::generate_filter_main. A failing generator (a bad
 // parameter, a schedule the backend refuses) prints one line
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_context.h"
 #include "spyre_target.h"
 
 namespace {
@@ -111,7 +113,7 @@ int main(int argc, char **argv) {
     args.push_back(argv[0]);
     spyre::DriverOptions options;
     std::string target_value;
-    bool has_target = false, has_generator = false;
+    bool has_target = false, has_generator = false, for_spyre = false;
 
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -155,7 +157,7 @@ int main(int argc, char **argv) {
                       << " mixes spyre and non-spyre targets; one generator run compiles for one kind of target\n";
             return 1;
         }
-        if (spyre_entries > 0 && host_entries == 0) spyre::set_compiling_for_spyre(true);
+        for_spyre = spyre_entries > 0 && host_entries == 0;
         args.push_back("target=" + join(entries, ','));
     }
 
@@ -165,6 +167,15 @@ int main(int argc, char **argv) {
                   << "' does not exist (create it first)\n";
         return 1;
     }
+    // This run's schedule context: the target kind and the machine (SPYRE_MACHINE, SPYRE_MACHINE_SET).
+    std::shared_ptr<spyre::ScheduleContext> context;
+    try {
+        context = spyre::ScheduleContext::make(for_spyre, spyre::default_machine());
+    } catch (const std::exception &e) {
+        std::cerr << argv[0] << ": error: " << one_line(e.what()) << "\n";
+        return 1;
+    }
+    spyre::ScheduleContext::Use use_context(context);
     spyre::set_driver_options(options);
 
     std::vector<char *> cargs;

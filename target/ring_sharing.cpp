@@ -1,7 +1,6 @@
 // Ring sharing of staged tiles (see ring_sharing.h).
 #include "ring_sharing.h"
 
-#include "func_requests.h"
 
 #include <algorithm>
 #include <map>
@@ -16,16 +15,6 @@ namespace compiler {
 namespace {
 
 namespace L = isa::field::DmaLoad;
-
-FuncRequests &requests() {
-    static FuncRequests r;
-    return r;
-}
-
-FuncRequests &piece_requests() {
-    static FuncRequests r;
-    return r;
-}
 
 [[noreturn]] void fail(const std::string &func, const std::string &rule) {
     throw CompileError("Spyre: share_over_ring(Func '" + func + "'): " + rule);
@@ -157,7 +146,7 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
         }
         bool any = false;
         for (const auto &l : loads) any = any || !l.empty();
-        if (!any) continue;  // not part of this kernel (requests are process-wide)
+        if (!any) continue;  // a Func of another pipeline scheduled into the same context
         const int data_channel = kUnitPairChannels + 2 * index, credit_channel = data_channel + 1;
         if (index >= kMaxSharedFuncs || credit_channel >= m.token_channels_per_core) {
             fail(func, "too many Funcs shared over the ring in one kernel: at most " + std::to_string(kMaxSharedFuncs) +
@@ -230,15 +219,6 @@ std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const Ma
     if (pieces.empty()) pieces.push_back(bytes);
     return pieces;
 }
-
-void request_ring_sharing(const std::string &func_name, bool in_pieces) {
-    requests().add(func_name);
-    if (in_pieces) piece_requests().add(func_name);
-}
-
-std::set<std::string> ring_sharing_requests() { return requests().snapshot(); }
-
-std::set<std::string> ring_piece_requests() { return piece_requests().snapshot(); }
 
 }  // namespace compiler
 }  // namespace spyre

@@ -69,11 +69,5 @@ std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const Ma
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
                            const std::set<std::string> &in_pieces, const MachineDescription &m);
 
-// The process-wide sets of Funcs the schedule asked to share over the ring, and
-// of those to forward in pieces (Halide Func names).
-void request_ring_sharing(const std::string &func_name, bool in_pieces = false);
-std::set<std::string> ring_sharing_requests();
-std::set<std::string> ring_piece_requests();
-
 }  // namespace compiler
 }  // namespace spyre

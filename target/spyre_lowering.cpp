@@ -24,8 +24,9 @@
 //   strip_spyre_argument_checks    Halide's argument checks the runtime replaces
 // Before any of it, when the pass is attached: use_true_tensor_shapes, the algorithm's reads of
 // a tensor's shape become the host build's values (the padding is the layout's business).
-// Its inputs are one struct, LoweringInputs, taken when the pass is attached: the options, and
-// what the schedule asked for (tensor constraints, double buffering, ring sharing).
+// It is handed the pipeline's ScheduleContext when it is attached and reads nothing else: when
+// it runs it takes the context's tensors, requests and machine (one struct, LoweringInputs), so a
+// schedule re-applied after attaching (the Spyre autoscheduler's candidates) is what compiles.
 // SPYRE_DEBUG=1 prints a summary per kernel; 2 also the IR before, core 0's program tree after
 // each per-core pass (program_tree_printer.h; SPYRE_DEBUG_CORE=N for core N) and the program.
 #include "spyre_lowering.h"
@@ -76,9 +77,10 @@ int debug_core() {
     return d ? std::atoi(d) : 0;
 }
 
-// Everything the lowering reads besides the IR, taken once when the pass is attached.
+// Everything the lowering reads besides the IR, taken from the schedule context when it runs.
 struct LoweringInputs {
     SpyreLoweringOptions options;
+    MachineDescription machine;
     std::map<std::string, SpyreTensorInfo> tensors;  // spyre::constrain_tensor and set_device_layout
     std::set<std::string> double_buffered;           // spyre::double_buffer
     std::set<std::string> ring_shared;               // spyre::share_over_ring
@@ -139,15 +141,16 @@ private:
 
 class SpyreLoweringPass : public IRMutator {
 public:
-    explicit SpyreLoweringPass(SpyreLoweringOptions o) {
-        in_.options = std::move(o);
-        in_.tensors = snapshot_tensor_registry();
-        in_.double_buffered = compiler::double_buffering_requests();
-        in_.ring_shared = compiler::ring_sharing_requests();
-        in_.ring_pieces = compiler::ring_piece_requests();
-    }
+    SpyreLoweringPass(SpyreLoweringOptions o, std::shared_ptr<const ScheduleContext> context)
+        : options_(std::move(o)), context_(std::move(context)) {}
 
     Stmt mutate(const Stmt &s) override {
+        in_.options = options_;
+        in_.machine = context_->machine();
+        in_.tensors = context_->tensors();
+        in_.double_buffered = context_->double_buffered();
+        in_.ring_shared = context_->ring_shared();
+        in_.ring_pieces = context_->ring_pieces();
         try {
             return lower(s);
         } catch (const CompileError &e) {
@@ -160,7 +163,7 @@ public:
 private:
     // The passes, in order (see the top of this file).
     Stmt lower(const Stmt &s) {
-        const MachineDescription &m = default_machine();
+        const MachineDescription &m = in_.machine;
         if (dbg_ >= 2) std::cerr << "spyre: IR before Spyre lowering of " << kernel() << ":\n" << s << "\n";
 
         std::vector<std::string> output_names;
@@ -187,6 +190,7 @@ private:
         for (auto &cp : cores) trees.push_back(&cp.tree);
         compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m);
         dump_tree("share_loads_over_ring", cores);
+        stop_at_deadline("share_loads_over_ring");
 
         Program program;
         program.kernel_name = kernel();
@@ -209,6 +213,7 @@ private:
             placements.push_back(cp.placements);
             emitted_trees.push_back(&cp.tree);
         }
+        stop_at_deadline("validate_program");
         compiler::dry_run_program(program, m, placements, emitted_trees);
         std::vector<uint8_t> bytes = encode_program(program);
         if (dbg_ >= 1) {
@@ -241,6 +246,15 @@ private:
     void per_core_pass(const char *name, std::vector<compiler::CoreProgram> &cores, Pass pass) {
         for (compiler::CoreProgram &cp : cores) pass(cp);
         dump_tree(name, cores);
+        stop_at_deadline(name);
+    }
+
+    // A compile whose schedule context has a deadline (the Spyre autoscheduler's candidates) stops
+    // with a CompileError at the first pass boundary past it.
+    void stop_at_deadline(const char *after) const {
+        if (context_->past_deadline()) {
+            throw CompileError("Spyre: the compile of " + kernel() + " was stopped at its deadline (after " + after + ")");
+        }
     }
     void dump_tree(const char *after, const std::vector<compiler::CoreProgram> &cores) const {
         if (dbg_ < 2) return;
@@ -272,7 +286,7 @@ private:
                                    "' has no static shape; declare it with spyre::constrain_tensor(...)");
             }
             ProgramArgument a;
-            a.name = n;
+            a.name = info->argument_name.empty() ? n : info->argument_name;
             a.kind = uses.stored.count(n) ? ArgKind::Output : ArgKind::Input;
             if (!compiler::spyre_dtype(info->type, &a.shape.dtype)) {
                 throw CompileError("Spyre: the kernel argument '" + n + "' has a type Spyre does not support");
@@ -300,6 +314,7 @@ private:
                                                                    const MachineDescription &m) const {
         std::vector<compiler::CoreProgram> cores(region.cores);
         for (int c = 0; c < region.cores; c++) {
+            stop_at_deadline(c == 0 ? "find_device_region" : "select_core_instructions");
             cores[c] = compiler::select_core_instructions(region.body, region.core_var, c, m, iface, region.distributed,
                                                           region.cores);
             if (cores[c].scratchpad_peak > m.scratchpad_bytes) {
@@ -368,6 +383,8 @@ private:
         }
     }
 
+    const SpyreLoweringOptions options_;
+    const std::shared_ptr<const ScheduleContext> context_;
     LoweringInputs in_;
     const int dbg_ = debug_level();
 };
@@ -376,7 +393,7 @@ private:
 
 SpyreLoweringOptions lowering_options_from_driver(const std::string &default_kernel_name) {
     SpyreLoweringOptions o;
-    const DriverOptions &d = driver_options();
+    const DriverOptions d = driver_options();
     o.kernel_name = d.function_name.empty() ? default_kernel_name : d.function_name;
     o.output_dir = d.output_dir;
     return o;
@@ -384,29 +401,32 @@ SpyreLoweringOptions lowering_options_from_driver(const std::string &default_ker
 
 // The algorithm sees the host build's shapes, not the padded ones (true_tensor_shapes.h); this
 // runs before Halide lowers anything, so bounds inference already works with the true values.
-static void use_host_shapes_in_algorithm(const std::vector<Func> &outputs) {
+static void use_host_shapes_in_algorithm(const std::vector<Func> &outputs, const ScheduleContext &context) {
     std::vector<Function> functions;
     for (const Func &f : outputs) functions.push_back(f.function());
-    const int replaced = compiler::use_true_tensor_shapes(functions, snapshot_tensor_registry());
+    const int replaced = compiler::use_true_tensor_shapes(functions, context.tensors());
     if (debug_level() >= 1 && replaced > 0) {
         std::cerr << "spyre: " << replaced << " read(s) of a tensor's extent, min or stride in the algorithm use the "
                   << "true shape (the host build's), not the padded one\n";
     }
 }
 
+void attach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options, std::shared_ptr<const ScheduleContext> context) {
+    use_host_shapes_in_algorithm(p.outputs(), *context);
+    p.add_custom_lowering_pass(new SpyreLoweringPass(options, std::move(context)));
+}
+
+void attach_spyre_lowering(Func &output, const SpyreLoweringOptions &options, std::shared_ptr<const ScheduleContext> context) {
+    use_host_shapes_in_algorithm({output}, *context);
+    output.add_custom_lowering_pass(new SpyreLoweringPass(options, std::move(context)));
+}
+
 void attach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
-    use_host_shapes_in_algorithm(p.outputs());
-    p.add_custom_lowering_pass(new SpyreLoweringPass(options));
+    attach_spyre_lowering(p, options, ScheduleContext::active_shared());
 }
 
 void attach_spyre_lowering(Func &output, const SpyreLoweringOptions &options) {
-    use_host_shapes_in_algorithm({output});
-    output.add_custom_lowering_pass(new SpyreLoweringPass(options));
-}
-
-void reattach_spyre_lowering(Pipeline p, const SpyreLoweringOptions &options) {
-    p.clear_custom_lowering_passes();
-    attach_spyre_lowering(p, options);
+    attach_spyre_lowering(output, options, ScheduleContext::active_shared());
 }
 
 }  // namespace spyre

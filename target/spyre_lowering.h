@@ -4,9 +4,11 @@
 // The passes it runs, in order, are listed in spyre_lowering.cpp.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "Halide.h"
+#include "schedule_context.h"
 
 namespace spyre {
 
@@ -19,17 +21,18 @@ struct SpyreLoweringOptions {
 // Options from the generator driver (kernel = -f name, dir = -o).
 SpyreLoweringOptions lowering_options_from_driver(const std::string &default_kernel_name);
 
-// Adds the Spyre lowering pass to `p` (call from a generator's schedule() when is_spyre()).
+// Adds the Spyre lowering pass to `p` (call from a generator's schedule() when is_spyre()). The
+// pass compiles `p` with `context` (the schedule context the pipeline was scheduled into; by
+// default the one active on this thread), whatever context is active when `p` is compiled, and
+// reads the context when it runs: a schedule changed after attaching (the Spyre autoscheduler's
+// ScheduleTemplate::apply re-plans the padding and the staging) needs no new pass.
 void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
+void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options,
+                           std::shared_ptr<const ScheduleContext> context);
 // The same for a JIT pipeline whose output is `output`.
 void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options);
-
-// Replaces the Spyre pass attached to `p` with a fresh one. The pass takes its
-// copy of the tensor registry and the double-buffering requests when it is
-// attached; a schedule applied after that (the Spyre autoscheduler's
-// ScheduleTemplate::apply re-plans the padding and the staging) must re-attach it.
-// It clears every custom lowering pass of `p`: the suite's pipelines have only the Spyre one.
-void reattach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &options);
+void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options,
+                           std::shared_ptr<const ScheduleContext> context);
 
 // Compile errors of the Spyre backend: they name the Func, the loop and the rule.
 class CompileError : public std::runtime_error {

@@ -1,34 +1,24 @@
-// The process-wide "compiling for Spyre" flag and driver options (see spyre_target.h).
+// Whether the active schedule context compiles for Spyre, and the driver options (see spyre_target.h).
 #include "spyre_target.h"
 
+#include "schedule_context.h"
+
 namespace spyre {
-namespace {
-
-// One generator process compiles for one kind of target, so plain globals
-// suffice; they are set by the driver (or a JIT test) before any schedule runs.
-bool g_compiling_for_spyre = false;
-
-DriverOptions &mutable_driver_options() {
-    static DriverOptions options;
-    return options;
-}
-
-}  // namespace
 
 bool is_spyre() {
-    return g_compiling_for_spyre;
+    return ScheduleContext::active().for_spyre();
 }
 
 void set_compiling_for_spyre(bool on) {
-    g_compiling_for_spyre = on;
+    ScheduleContext::active().set_for_spyre(on);
 }
 
-const DriverOptions &driver_options() {
-    return mutable_driver_options();
+DriverOptions driver_options() {
+    return ScheduleContext::active().driver_options();
 }
 
 void set_driver_options(const DriverOptions &o) {
-    mutable_driver_options() = o;
+    ScheduleContext::active().set_driver_options(o);
 }
 
 int padded_extent(int extent, int multiple) {

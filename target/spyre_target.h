@@ -3,26 +3,25 @@
 //
 // Halide 14's Target cannot name a new device, so our generator driver
 // (generator_main.cpp) strips the `spyre` token from -target/target= and maps
-// it to a fixed baseline host target; it records here that this run is for
-// Spyre. JIT users (tests) set it directly.
+// it to a fixed baseline host target; the run's ScheduleContext (schedule_context.h)
+// records that it is for Spyre. JIT users make their own context, or set the
+// target of the thread's active one with set_compiling_for_spyre.
 #pragma once
 
 #include <string>
 
 #include "Halide.h"
+#include "schedule_context.h"
 
 namespace spyre {
 
-// True while compiling for -target=spyre (or host-spyre...). Schedules branch on it.
+// True when the active schedule context compiles for Spyre (-target=spyre). Schedules branch on it.
 bool is_spyre();
+// Sets the target of the active schedule context (ScheduleContext::active().set_for_spyre).
 void set_compiling_for_spyre(bool on);
 
-struct DriverOptions {
-    std::string output_dir;     // GenGen's -o
-    std::string function_name;  // GenGen's -f (without namespaces), or the generator name
-    std::string generator_name; // GenGen's -g
-};
-const DriverOptions &driver_options();
+// The generator driver's options (DriverOptions, schedule_context.h) of the active schedule context.
+DriverOptions driver_options();
 void set_driver_options(const DriverOptions &o);
 
 // The target host builds (the references Spyre results are compared with) use:

@@ -7,8 +7,8 @@
 // whole sticks) and the padded extents and
 // dense padded strides are what Halide sees: device tensors hold that padding
 // (zeros on upload), so schedules may read and write whole tiles and whole
-// sticks without ever leaving the tensor. The true extents are recorded for the
-// Spyre lowering pass, which puts them in the program's argument table; the
+// sticks without ever leaving the tensor. The true extents are recorded in the active
+// ScheduleContext for the Spyre lowering pass, which puts them in the program's argument table; the
 // runtime checks user buffers against the true extents and moves only them.
 // The same padded extents are set as estimates (what auto_schedule=true needs).
 #pragma once
@@ -20,37 +20,12 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_context.h"
 #include "spyre_target.h"
 
 namespace spyre {
 
-struct SpyreTensorInfo {
-    std::string name;
-    Halide::Type type;
-    std::vector<int> extents;  // true extents, innermost first
-    std::vector<int> padded;   // padded extents (== extents for host builds)
-    bool is_output = false;
-    // Device layout: order of the dimensions, outermost first (empty: host order, the default),
-    // and the stick dimension (the dimension kernels vectorize when they move the tensor).
-    std::vector<int> order;
-    int stick_dim = 0;
-    // What the algorithm's shape reads call the buffer: `<shape_name>.extent.<d>` and so on
-    // (the tensor's name, except for a JIT input bound to a Buffer, whose dims Halide names apart).
-    std::string shape_name;
-};
-
-void register_tensor(const SpyreTensorInfo &info);
-// Records the device order of a constrained tensor's dimensions (outermost first);
-// false if no tensor of that name is registered.
-bool set_tensor_order(const std::string &name, const std::vector<int> &order);
-// nullptr if no tensor of that name was constrained in this process.
-const SpyreTensorInfo *find_tensor(const std::string &name);
-void clear_tensor_registry();
-// A copy of every registered tensor (the lowering pass keeps one taken when it is attached,
-// so building another pipeline before this one is compiled cannot change its shapes).
-std::map<std::string, SpyreTensorInfo> snapshot_tensor_registry();
-
-// Lanes of one stick for an element type (machine's stick_bytes / element bytes).
+// Lanes of one stick for an element type (the active context's machine: stick_bytes / element bytes).
 int stick_lanes(const Halide::Type &t);
 
 // T is any Halide buffer-like object with name(), type() and dim(i): Input/Output<Buffer<>> in
@@ -64,6 +39,7 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
     // Halide makes unique per process (C, C$2, ...) when a generator runs twice.
     if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
         info.name = Halide::Func(buf).name();
+        info.argument_name = buf.name();  // the Output's own name, as in the AOT signature
         info.is_output = true;
     } else if constexpr (std::is_same_v<T, Halide::OutputImageParam>) {
         info.name = buf.name();  // a Func's output_buffer(): named like the Func
@@ -97,7 +73,7 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
         for (int p : info.padded) region.emplace_back(0, p);
         buf.set_estimates(region);
     }
-    register_tensor(info);
+    ScheduleContext::active().add_tensor(info);
 }
 
 }  // namespace spyre

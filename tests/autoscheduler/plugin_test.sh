@@ -3,7 +3,9 @@
 # loads it with -p, it searches the bmm template within a 10 s budget, writes
 # the pasteable schedule (-e schedule) and the program, and its choice is no
 # slower than the generator's own knobs. A pipeline without a template (a host
-# build) is refused with a message that says why.
+# build) is refused with a message that says why. The candidates compile in
+# the generator's process; SPYRE_AUTOSCHEDULE_ISOLATION=process (child
+# processes) is run too.
 # Usage: plugin_test.sh <gen_bmm> <libautoschedule_spyre.so> <scratch dir>
 set -euo pipefail
 gen="$1" plugin="$2" out="$3"
@@ -21,6 +23,19 @@ best=$(echo "$summary" | sed -E 's/.*; best ([0-9.]+) us.*/\1/')
 start=$(echo "$summary" | sed -E "s/.*own knobs ([0-9.]+) us.*/\1/")
 echo "best $best us, start $start us"
 python3 -c "import sys; sys.exit(0 if float('$best') <= float('$start') else 1)"
+
+# The same search with each candidate compiled in a child process (SPYRE_AUTOSCHEDULE_ISOLATION=process).
+mkdir -p "$out/process"
+SPYRE_AUTOSCHEDULE_BUDGET_S=3 SPYRE_AUTOSCHEDULE_QUIET=1 SPYRE_AUTOSCHEDULE_ISOLATION=process \
+  "$gen" -g bmm -o "$out/process" -e static_library -target=spyre auto_schedule=true \
+  -p "$plugin" -s Spyre batch=2 m=96 n=160 k=200 dtype=float32 2>"$out/process/log" || { cat "$out/process/log"; exit 1; }
+grep "spyre autoscheduler: bmm: .* candidates" "$out/process/log"
+test -s "$out/process/bmm.spyre"
+if SPYRE_AUTOSCHEDULE_ISOLATION=fork "$gen" -g bmm -o "$out/process" -e static_library -target=spyre auto_schedule=true \
+  -p "$plugin" -s Spyre batch=2 m=96 n=160 k=200 dtype=float32 2>"$out/process/err"; then
+  echo "an unknown SPYRE_AUTOSCHEDULE_ISOLATION should fail"; exit 1
+fi
+grep -q "SPYRE_AUTOSCHEDULE_ISOLATION='fork' is neither thread" "$out/process/err"
 
 if "$gen" -g bmm -o "$out" -e h -target=host auto_schedule=true -p "$plugin" -s Spyre 2>"$out/err"; then
   echo "a host build with the Spyre autoscheduler should fail"; exit 1

@@ -70,12 +70,12 @@ struct GeneratorSteps : Halide::Internal::GeneratorBase {
     static Halide::Pipeline build(Halide::Internal::GeneratorBase *g) { return (g->*(&GeneratorSteps::build_pipeline))(); }
 };
 
-// Builds generator `name` with `params` for Spyre or the host and binds the
-// inputs; the pipeline compiles at its first realize_generator call.
+// Builds generator `name` with `params` for Spyre or the host, in a schedule context of its own
+// (for `machine`), and binds the inputs; the pipeline compiles at its first realize_generator call.
 template <typename... Inputs>
-Halide::Pipeline build_generator(const std::string &name, const std::map<std::string, std::string> &params,
-                                 bool for_spyre, const Inputs &...inputs) {
-    set_compiling_for_spyre(for_spyre);
+Halide::Pipeline build_generator_for(const std::string &name, const std::map<std::string, std::string> &params,
+                                     bool for_spyre, const MachineDescription &machine, const Inputs &...inputs) {
+    ScheduleContext::Use use(ScheduleContext::make(for_spyre, machine));
     DriverOptions d;
     d.function_name = name;
     set_driver_options(d);
@@ -86,25 +86,22 @@ Halide::Pipeline build_generator(const std::string &name, const std::map<std::st
     gen->set_generator_param_values(pm);
     GeneratorSteps::configure(gen.get());
     gen->set_inputs(inputs...);
-    Halide::Pipeline p = GeneratorSteps::build(gen.get());
-    set_compiling_for_spyre(false);
-    return p;
+    return GeneratorSteps::build(gen.get());
 }
 
-// Realizes a pipeline from build_generator (compiling it on the first call)
-// into a new buffer of `out_type` and `out_extents`.
+template <typename... Inputs>
+Halide::Pipeline build_generator(const std::string &name, const std::map<std::string, std::string> &params,
+                                 bool for_spyre, const Inputs &...inputs) {
+    return build_generator_for(name, params, for_spyre, default_machine(), inputs...);
+}
+
+// Realizes a pipeline from build_generator (compiling it on the first call, with the schedule
+// context it was built in) into a new buffer of `out_type` and `out_extents`.
 inline Halide::Buffer<> realize_generator(Halide::Pipeline &p, bool for_spyre, Halide::Type out_type,
                                           const std::vector<int> &out_extents) {
-    set_compiling_for_spyre(for_spyre);
     const Halide::Target target = for_spyre ? Halide::Target("x86-64-linux") : host_reference_target();
     Halide::Buffer<> out(out_type, out_extents);
-    try {
-        p.realize(Halide::Realization({out}), target);
-    } catch (...) {
-        set_compiling_for_spyre(false);
-        throw;
-    }
-    set_compiling_for_spyre(false);
+    p.realize(Halide::Realization({out}), target);
     return out;
 }
 
@@ -126,7 +123,7 @@ inline std::vector<Halide::Buffer<>> run_with_eps(const std::string &name,
                                                   const std::map<std::string, std::string> &params, bool for_spyre,
                                                   Halide::Type t, const std::vector<int> &out_extents,
                                                   const std::vector<float> &eps_values, const Inputs &...inputs) {
-    set_compiling_for_spyre(for_spyre);
+    ScheduleContext::Use use(ScheduleContext::make(for_spyre));
     DriverOptions d;
     d.function_name = name;
     set_driver_options(d);
@@ -147,7 +144,6 @@ inline std::vector<Halide::Buffer<>> run_with_eps(const std::string &name,
         p.realize(Halide::Realization({out}), target);
         outs.push_back(out);
     }
-    set_compiling_for_spyre(false);
     return outs;
 }
 

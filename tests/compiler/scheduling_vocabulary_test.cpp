@@ -215,7 +215,7 @@ TEST(SchedulingVocabulary, DefaultDeviceLayoutIsRecordedAndCompiles) {
     set_device_layout(e.in, StickLayout{0, {1, 0}});
     OutputImageParam ob = e.out.output_buffer();
     set_device_layout(ob, default_stick_layout(2));
-    ASSERT_NE(recorded_device_layout("dl_in"), nullptr);
+    ASSERT_TRUE(recorded_device_layout("dl_in").has_value());
     EXPECT_EQ(recorded_device_layout("dl_in")->order, (std::vector<int>{1, 0}));
     EXPECT_EQ(recorded_device_layout(e.out.name())->stick_dim, 0);
     const CoreSplit s = split_across_cores(e.out, {{e.y, 32, 1}});
@@ -440,7 +440,7 @@ TEST(SchedulingVocabularyErrors, DeviceLayoutStickDimensionMustBeTheDeclaredOne)
     const std::string msg = error_of([&] { set_device_layout(e.in, StickLayout{1, {0, 1}}); });
     EXPECT_NE(msg.find("set_device_layout(tensor 'e9_in')"), std::string::npos) << msg;
     EXPECT_NE(msg.find("the layout stick=1 order=[0,1] puts the sticks along dimension 1"), std::string::npos) << msg;
-    EXPECT_EQ(recorded_device_layout("e9_in"), nullptr);
+    EXPECT_FALSE(recorded_device_layout("e9_in").has_value());
 }
 
 TEST(SchedulingVocabularyErrors, DeviceLayoutOrderMustBeAPermutation) {
