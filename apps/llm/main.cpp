@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decoder.h"
+#include "output_files.h"
 #include "run_report.h"
 #include "spyre/machine.h"
 #include "spyre/spyre_device.h"
@@ -240,6 +241,18 @@ int main(int argc, char **argv) {
                      "(configuration %s; CAPACITY in apps/llm/CMakeLists.txt)\n", s.prompt, steps, s.capacity, s.name.c_str());
         return 2;
     }
+    if (!trace_path.empty() && steps == 0) {
+        std::fprintf(stderr, "llm: --trace writes the last decode step, and --tokens 0 runs none\n");
+        return 2;
+    }
+    for (const std::string *path : {&trace_path, &json_path}) {
+        if (path->empty()) continue;
+        const std::string why = output_path_problem(*path);
+        if (!why.empty()) {
+            std::fprintf(stderr, "llm: cannot write %s: %s\n", path->c_str(), why.c_str());
+            return 2;
+        }
+    }
     if (std::find(s.batches.begin(), s.batches.end(), 1) == s.batches.end()) {
         std::fprintf(stderr, "llm: configuration %s has no batch-1 kernels, which the prefill's LM head uses\n", s.name.c_str());
         return 2;
@@ -375,7 +388,7 @@ int main(int argc, char **argv) {
             }
             if (!trace_path.empty()) {
                 const std::vector<OpRecord> last = rec.of_phase("decode " + std::to_string(steps - 1));
-                std::ofstream(trace_path) << chrome_trace(last, "llm " + s.name + " decode step " + std::to_string(steps - 1));
+                write_text_file(trace_path, chrome_trace(last, "llm " + s.name + " decode step " + std::to_string(steps - 1)));
                 std::printf("  Chrome trace of the last decode step: %s (%zu events)\n", trace_path.c_str(), last.size());
             }
         }
@@ -386,7 +399,7 @@ int main(int argc, char **argv) {
             std::printf(" (sequence 0)\n");
         }
         std::printf("host wall time of the simulation: %.1f s\n", wall_s);
-        if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
+        if (!json_path.empty()) write_text_file(json_path, out.dump(1) + "\n");
         if (check) {
             const bool ok = check_against_host(dev_run, host_run);
             std::printf("llm: %s\n", ok ? "PASS" : "FAIL");

@@ -1,0 +1,33 @@
+// Checked output files of the llm app (see output_files.h).
+#include "output_files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+std::string output_path_problem(const std::string &path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path p(path);
+    if (fs::is_directory(p, ec)) return "it is a directory";
+    if (fs::exists(p, ec)) return access(path.c_str(), W_OK) == 0 ? "" : std::string("it is not writable: ") + std::strerror(errno);
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (!fs::is_directory(parent, ec)) return "the directory " + parent.string() + " does not exist";
+    if (access(parent.c_str(), W_OK) != 0) return "the directory " + parent.string() + " is not writable: " + std::strerror(errno);
+    return "";
+}
+
+void write_text_file(const std::string &path, const std::string &text) {
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+    const int write_errno = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!written || !closed) {
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(written ? errno : write_errno));
+    }
+}

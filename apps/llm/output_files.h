@@ -1,0 +1,13 @@
+// The files the llm app writes on request (--trace, --json): checked before the run, so a path
+// that cannot be written fails at once rather than after the whole run, and every write and the
+// close checked, so a failed write is an error naming the path, never a silent success.
+#pragma once
+
+#include <string>
+
+// Why `path` cannot be written ("" when it looks writable): a directory, a missing or
+// unwritable parent directory, an existing file without write permission.
+std::string output_path_problem(const std::string &path);
+
+// Writes `text` to `path` (replacing it); throws std::runtime_error naming the path on any failure.
+void write_text_file(const std::string &path, const std::string &text);
