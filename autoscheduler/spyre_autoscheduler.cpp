@@ -59,6 +59,14 @@ double env_double(const char *name, double fallback) {
     return v;
 }
 
+// now + seconds, saturated: a budget of 1e10 s or inf means no deadline, not an overflowed one in the past.
+std::chrono::steady_clock::time_point deadline_after(double seconds) {
+    using Clock = std::chrono::steady_clock;
+    const double left = std::chrono::duration<double>(Clock::time_point::max() - Clock::now()).count();
+    if (!(seconds < left / 2)) return Clock::time_point::max();
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 std::string self_executable() {
     std::error_code ec;
     const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -129,8 +137,7 @@ void autoschedule_for_spyre(const Halide::Pipeline &pipeline, const Halide::Targ
 
     const ScratchDirectory scratch;
     // A compile still running 5 s after the budget is stopped: the budget bounds the search.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                 std::chrono::duration<double>(options.budget_seconds + 5));
+    const auto deadline = deadline_after(options.budget_seconds + 5);
     CandidateCompiler compiler;  // SPYRE_AUTOSCHEDULE_ISOLATION=process
     compiler.generator_exe = isolation == "process" ? self_executable() : "";
     compiler.generator = tpl->generator;
