@@ -15,9 +15,17 @@
 //     generated (-r without -g), which CMake's shared runtimes do.
 // -o, -f and -g are recorded in the context (spyre::driver_options()) for the lowering
 // pass; every argument is then handed unchanged to
-// Halide::Internal::generate_filter_main. A failing generator (a bad
+// Halide::Internal::generate_filter_main. A run with -o DIR and a function name holds an
+// exclusive lock on DIR/.NAME.spyre-lock while it writes, so concurrent runs for the same
+// outputs take turns. A failing generator (a bad
 // parameter, a schedule the backend refuses) prints one line
 // "<program>: error: <message>" and exits with status 1.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -106,6 +114,26 @@ std::string as_driver_error(const std::string &program, const std::string &genge
     return gengen_output.substr(0, at) + program + ": error: " + one_line(gengen_output.substr(at)) + "\n";
 }
 
+// An exclusive lock (flock) on a lock file beside a generator's outputs, held until destroyed.
+class OutputNameLock {
+public:
+    // "" once held (waiting for another holder), else why the lock cannot be taken.
+    std::string acquire(const std::string &path) {
+        fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) return "cannot open the lock file '" + path + "': " + std::strerror(errno);
+        while (flock(fd_, LOCK_EX) != 0) {
+            if (errno != EINTR) return "cannot lock '" + path + "': " + std::strerror(errno);
+        }
+        return "";
+    }
+    ~OutputNameLock() {
+        if (fd_ >= 0) close(fd_);  // releases the lock
+    }
+
+private:
+    int fd_ = -1;
+};
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -177,6 +205,16 @@ int main(int argc, char **argv) {
     }
     spyre::ScheduleContext::Use use_context(context);
     spyre::set_driver_options(options);
+    // Two runs writing the same -o DIR -f NAME (a misconfigured parallel build) take turns: the
+    // set of files one run writes (NAME.a, NAME.h, NAME.spyre, ...) is all of one run.
+    OutputNameLock lock;
+    if (!options.output_dir.empty() && !options.function_name.empty()) {
+        const std::string error = lock.acquire(options.output_dir + "/." + options.function_name + ".spyre-lock");
+        if (!error.empty()) {
+            std::cerr << argv[0] << ": error: " << error << "\n";
+            return 1;
+        }
+    }
 
     std::vector<char *> cargs;
     for (auto &a : args) cargs.push_back(a.data());

@@ -352,9 +352,12 @@ private:
         } catch (const spyre::Error &e) {
             throw CompileError("Spyre: " + std::string(e.what()) + " (does the output directory exist?)");
         }
-        std::ofstream txt(base + ".spyre.txt");
-        txt << disassemble_program(program);
-        if (!txt) throw CompileError("Spyre: cannot write " + base + ".spyre.txt");
+        const std::string text = disassemble_program(program);
+        try {
+            write_file_bytes(base + ".spyre.txt", std::vector<uint8_t>(text.begin(), text.end()));
+        } catch (const spyre::Error &e) {
+            throw CompileError("Spyre: " + std::string(e.what()));
+        }
     }
 
     // A distributed region: every core gathers the same buffers to core 0, each a part of its own.

@@ -3,6 +3,9 @@
 // count is checked against the bytes that remain before anything is allocated.
 #include "spyre/program_format.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -322,10 +325,32 @@ std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes
 std::vector<uint8_t> read_file_bytes(const std::string &path) { return read_file_bytes(path, kMaxProgramFileBytes); }
 
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes) {
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot write '" + path + "'");
-    f.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    if (!f) throw Error("error writing '" + path + "'");
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    // A device or FIFO is written in place; a file is written whole beside it and renamed over it,
+    // so a reader sees the old file or the new one, never a part, and of two writers one whole file.
+    const bool in_place = fs::exists(path, ec) && !fs::is_regular_file(path, ec);
+    static std::atomic<uint64_t> counter{0};
+    const std::string target = in_place ? path
+                                        : path + ".tmp-" + std::to_string((long long)getpid()) + "-" +
+                                              std::to_string(counter++);
+    {
+        std::ofstream f(target, std::ios::binary | std::ios::trunc);
+        if (!f) throw Error("cannot write '" + path + "'");
+        f.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        f.close();
+        if (!f) {
+            if (!in_place) fs::remove(target, ec);
+            throw Error("error writing '" + path + "'");
+        }
+    }
+    if (in_place) return;
+    fs::rename(target, path, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        fs::remove(target, ec);
+        throw Error("cannot write '" + path + "': " + why);
+    }
 }
 
 }  // namespace spyre

@@ -37,6 +37,9 @@ constexpr uint64_t kMaxProgramFileBytes = uint64_t{256} << 20;
 // spyre::Error naming the path, found before anything is allocated.
 std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes);
 std::vector<uint8_t> read_file_bytes(const std::string &path);  // at most kMaxProgramFileBytes
+// Writes `bytes` to `path`: a regular file (or a new one) is written whole to a temporary file
+// beside it and renamed over it, so readers and concurrent writers never see a part of one;
+// a device or FIFO is written in place. Throws spyre::Error naming the path.
 void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes);
 
 }  // namespace spyre
