@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/error.h"
+#include "spyre/program_format.h"
 
 namespace spyre {
 
@@ -235,11 +236,15 @@ const MachineParameterInfo *MachineDescription::find(const std::string &pname) c
 MachineDescription load_machine_from_environment() {
     MachineDescription m;
     if (const char *path = std::getenv("SPYRE_MACHINE"); path && *path) {
-        std::ifstream f(path);
-        if (!f) throw Error(std::string("SPYRE_MACHINE: cannot open '") + path + "'");
-        std::stringstream buf;
-        buf << f.rdbuf();
-        m = parse_machine_description(buf.str(), std::string("file ") + path);
+        // Only a regular file of at most kMaxMachineFileBytes: a FIFO would block for ever and
+        // /dev/zero would be read until memory runs out.
+        std::vector<uint8_t> bytes;
+        try {
+            bytes = read_file_bytes(path, kMaxMachineFileBytes);
+        } catch (const Error &e) {
+            throw Error(std::string("SPYRE_MACHINE: ") + e.what());
+        }
+        m = parse_machine_description(std::string(bytes.begin(), bytes.end()), std::string("file ") + path);
     } else {
         m = parse_machine_description(builtin_machine_json(), "built-in");
     }

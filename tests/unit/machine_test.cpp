@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -278,6 +279,21 @@ TEST(MachineErrors, MissingSpyreMachineFile) {
     const std::string msg = error_of([] { load_machine_from_environment(); });
     EXPECT_NE(msg.find("SPYRE_MACHINE"), std::string::npos) << msg;
     EXPECT_NE(msg.find("/nonexistent/spyre/machine.json"), std::string::npos) << msg;
+}
+
+// A FIFO would block every tool for ever, /dev/zero would be read until memory runs out.
+TEST(MachineErrors, SpyreMachineNamingADeviceOrFifoIsRefusedBeforeReading) {
+    ScopedEnv set("SPYRE_MACHINE_SET", nullptr);
+    namespace fs = std::filesystem;
+    const fs::path fifo = fs::temp_directory_path() / ("spyre_machine_fifo_" + std::to_string(::getpid()));
+    fs::remove(fifo);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string path : {std::string("/dev/zero"), fifo.string()}) {
+        ScopedEnv file("SPYRE_MACHINE", path.c_str());
+        const std::string msg = error_of([] { load_machine_from_environment(); });
+        EXPECT_NE(msg.find("SPYRE_MACHINE: '" + path + "' is not a regular file"), std::string::npos) << msg;
+    }
+    fs::remove(fifo);
 }
 
 TEST(MachineErrors, BadSpyreMachineSet) {

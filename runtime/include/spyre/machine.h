@@ -100,6 +100,10 @@ const std::string &builtin_machine_json();
 // Loaded once per process; later calls return the same object.
 const MachineDescription &default_machine();
 
+// A machine description file is a regular file of at most this many bytes (the built-in one is a
+// few KB); anything else named by SPYRE_MACHINE is refused before it is read.
+constexpr uint64_t kMaxMachineFileBytes = uint64_t{1} << 20;
+
 // Same as default_machine() but re-reads the environment (for tests and tools).
 MachineDescription load_machine_from_environment();
 
