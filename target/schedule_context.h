@@ -1,7 +1,8 @@
 // One pipeline's schedule as its Spyre lowering needs it: whether it is compiled for Spyre, the
-// machine it is compiled for, the driver's options (output directory, kernel name), the tensors' static shapes, padding and device layouts
-// (constrain_tensor, set_device_layout), and the treatments the schedule asked for by Func name
-// (double_buffer, double_buffer_result, share_over_ring).
+// machine it is compiled for, the driver's options (output directory, kernel name), the
+// tensors' static shapes, padding and device layouts (constrain_tensor, set_device_layout), the
+// treatments the schedule asked for by Func name (double_buffer, double_buffer_result,
+// share_over_ring), and a deadline for its compile.
 //
 // The scheduling vocabulary writes into the context that is *active* on the calling thread;
 // the lowering pass receives its context explicitly when it is attached (attach_spyre_lowering)
