@@ -32,7 +32,6 @@
 #include "spyre_lowering.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
