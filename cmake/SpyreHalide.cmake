@@ -8,7 +8,8 @@
 #                     [PARAMS <key=value> ...]    # generator params
 #                     [FEATURES <f> ...]          # extra Halide target features
 #                     [USE_RUNTIME <lib>.runtime] # share another library's Halide runtime
-#                     [AUTOSCHEDULER <Halide::Plugin> | <name> PLUGINS <plugin>])
+#                     [AUTOSCHEDULER <Halide::Plugin> | <name> PLUGINS <plugin>]
+#                     [PYTORCH])                  # also emit <fn>.pytorch.h (Halide's pytorch_wrapper)
 #
 # Works in this project (FROM gen_bmm, links spyre_runtime) and in projects
 # that use the installed package (find_package(SpyreHalide); FROM
@@ -40,13 +41,16 @@
 # <name>.h with function <fn>) that also links spyre_runtime. For Spyre builds
 # the program files the lowering pass writes next to it, <fn>.spyre and
 # <fn>.spyre.txt, are declared byproducts and recorded in the target property
-# SPYRE_PROGRAM_FILES.
+# SPYRE_PROGRAM_FILES. PYTORCH adds Halide's `pytorch_wrapper` output (the
+# header's path is the target property SPYRE_PYTORCH_WRAPPER), which
+# add_spyre_torch_extension (cmake/SpyreHalideTorch.cmake) turns into torch ops.
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/SpyreHalideTorch.cmake)
 
 function(add_spyre_library NAME)
   set(one_value FROM GENERATOR FUNCTION_NAME TARGET USE_RUNTIME AUTOSCHEDULER)
   set(multi_value PARAMS FEATURES PLUGINS)
-  cmake_parse_arguments(ARG "" "${one_value}" "${multi_value}" ${ARGN})
+  cmake_parse_arguments(ARG "PYTORCH" "${one_value}" "${multi_value}" ${ARGN})
   if (ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_spyre_library(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif ()
@@ -107,8 +111,16 @@ function(add_spyre_library NAME)
     set(spyre_runtime_target spyre_runtime)
   endif ()
 
+  if (ARG_PYTORCH)
+    list(APPEND args PYTORCH_WRAPPER pytorch_wrapper_header)
+  endif ()
+
   add_halide_library(${NAME} ${args})
   target_link_libraries(${NAME} INTERFACE ${spyre_runtime_target})
+  set_property(TARGET ${NAME} PROPERTY SPYRE_FUNCTION_NAME ${ARG_FUNCTION_NAME})
+  if (ARG_PYTORCH)
+    set_property(TARGET ${NAME} PROPERTY SPYRE_PYTORCH_WRAPPER ${pytorch_wrapper_header})
+  endif ()
 
   if (ARG_TARGET STREQUAL "spyre")
     # The lowering pass writes these into the generator's -o directory (the

@@ -15,6 +15,8 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev
   python3 bc
   clang-14 libclang-rt-14-dev   # libFuzzer for scripts/run-fuzz.sh
+  # The PyTorch front door (python/): torch for /usr/bin/python3, its C++ headers, pybind11, pytest
+  python3-dev python3-torch libtorch-dev python3-pybind11 pybind11-dev python3-pytest
 )
 
 if [ "${1:-}" = --list ]; then

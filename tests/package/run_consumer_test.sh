@@ -42,3 +42,23 @@ case "$runtime" in
   *) echo "bmm_small_check loads libspyre_runtime from '$runtime', not from $prefix" >&2; exit 1 ;;
 esac
 "$consumer_build/bmm_small_check"
+
+# The user's generator as a torch op, when the consumer found torch: with the interpreter
+# the consumer's build chose, against torch's own arithmetic (out = in * 3 + 1 in fp32).
+python=$(sed -n 's/^SPYRE_PYTHON:FILEPATH=//p' "$consumer_build/CMakeCache.txt")
+if [ -n "$python" ]; then
+  echo "== the user's generator as a torch op ($python)"
+  PYTHONPATH="$consumer_build" "$python" -c '
+import torch, consumer_ops
+x = torch.randn(64, 256)
+y = torch.empty_like(x)
+consumer_ops.row_scale_op(x, y)
+assert torch.equal(y, x * 3 + 1), (y - (x * 3 + 1)).abs().max()
+try:
+    consumer_ops.row_scale_op(x.double(), y)
+    raise SystemExit("a float64 input was accepted")
+except ValueError as e:
+    assert "float32" in str(e), e
+print("row_scale_op matches torch:", tuple(y.shape))
+'
+fi
