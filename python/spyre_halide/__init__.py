@@ -17,6 +17,8 @@
 - ``set_timing_only(True)``: run only the timing phase (no values move);
 - ``configure_machine(file=..., overrides=...)``: the machine description
   (SPYRE_MACHINE / SPYRE_MACHINE_SET), before the first device use;
+- ``compile(module, example_inputs)``: a torch.nn.Module traced with torch.fx
+  and offloaded op by op (fx_compile.py).
 
 Dimension order is torch's (outermost first) everywhere in this package.
 docs/pytorch.md has the whole story.
@@ -33,7 +35,7 @@ from .kernels import FAMILIES, Kernel, cache_dir, cache_key, cache_stats, kernel
 
 __all__ = ["DeviceTensor", "Error", "Program", "Kernel", "kernel", "FAMILIES", "cache_dir", "cache_key", "cache_stats",
            "last_run", "kernel_stats", "profile", "set_timing_only", "timing_only", "machine_parameters",
-           "configure_machine"]
+           "configure_machine", "compile", "CompiledModule"]
 
 
 def configure_machine(file=None, overrides=None):
@@ -53,3 +55,5 @@ def configure_machine(file=None, overrides=None):
         os.environ["SPYRE_MACHINE_SET"] = overrides
     return machine_parameters()
 
+
+from .fx_compile import CompiledModule, compile  # noqa: E402  (builds on the names above)

@@ -17,6 +17,12 @@
 #include "spyre/spyre_runtime.h"
 
 namespace py = pybind11;
+
+// libspyre_runtime reports an error to halide_error when a Halide runtime is linked and
+// prints it to stderr otherwise. Here every error reaches Python as an exception carrying
+// spyre_last_error(), so the report is dropped rather than printed twice (or printed for
+// an error the package handles, such as a reshape it retries as a copy).
+extern "C" __attribute__((visibility("default"))) void halide_error(void *, const char *) {}
 using spyre_python::DeviceTensor;
 using spyre_python::Error;
 using spyre_python::ProgramKernel;
