@@ -61,4 +61,15 @@ except ValueError as e:
     assert "float32" in str(e), e
 print("row_scale_op matches torch:", tuple(y.shape))
 '
+  echo "== the installed spyre_halide package"
+  site=$(find "$prefix" -type d -name spyre_halide -path "*dist-packages*" | head -1)
+  PYTHONPATH="$(dirname "$site")" SPYRE_KERNEL_CACHE="$work_dir/kernel-cache" PREFIX="$prefix" "$python" -c '
+import os, torch, spyre_halide as sh
+assert sh.__file__.startswith(os.environ["PREFIX"]), sh.__file__
+gen = sh.kernels.generator_executable("softmax")
+assert gen.startswith(os.environ["PREFIX"]), gen
+y = sh.kernel("softmax", cols=70, rows=5, dtype="float32")(torch.zeros(5, 70)).to_torch()
+assert torch.allclose(y.sum(dim=-1), torch.ones(5)), y
+print("installed spyre_halide runs", os.path.relpath(gen, os.environ["PREFIX"]), "from the prefix")
+'
 fi

@@ -63,3 +63,10 @@ def test_bad_input_raises_and_leaves_the_process_usable():
         sh.DeviceTensor.from_torch("not a tensor")
     assert torch.equal(d.to_torch(), d.clone().to_torch())
 
+
+
+def test_exhausted_device_memory_is_an_error_and_loses_nothing():
+    kept = sh.DeviceTensor.from_torch(torch.arange(64, dtype=torch.float32))
+    with pytest.raises(sh.Error, match="memory"):
+        sh.DeviceTensor.empty([4_000_000, 20_000], torch.float16)  # 160 GB, more than the card has
+    assert torch.equal(kept.to_torch(), torch.arange(64, dtype=torch.float32))
