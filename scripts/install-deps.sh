@@ -17,6 +17,8 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev   # libFuzzer for scripts/run-fuzz.sh
   # The PyTorch front door (python/): torch for /usr/bin/python3, its C++ headers, pybind11, pytest
   python3-dev python3-torch libtorch-dev python3-pybind11 pybind11-dev python3-pytest
+  # Several cards, one per MPI rank (libspyre_collectives)
+  openmpi-bin libopenmpi-dev
 )
 
 if [ "${1:-}" = --list ]; then

@@ -205,15 +205,29 @@ StatsRegistry &stats_registry() {
 double host_link_us(int64_t bytes) { return (double)bytes / (default_machine().host_link_gbps * 1e3); }
 double relayout_us(int64_t bytes) { return (double)bytes / (default_machine().restickify_gbps * 1e3); }
 
+namespace {
+thread_local int t_uncharged_depth = 0;
+}
+
+UnchargedTransfers::UnchargedTransfers() { t_uncharged_depth++; }
+UnchargedTransfers::~UnchargedTransfers() { t_uncharged_depth--; }
+
 void record_transfer(const char *entry, int64_t device_read_bytes, int64_t device_write_bytes, double us) {
+    if (t_uncharged_depth > 0) return;
+    record_profile_entry(entry, device_read_bytes, device_write_bytes, us,
+                         std::string(entry) == kRelayout         ? "restickify"
+                         : std::string(entry) == kDeviceToDevice ? "DRAM"
+                                                                 : "host link");
+}
+
+void record_profile_entry(const char *entry, int64_t device_read_bytes, int64_t device_write_bytes, double us,
+                          const char *bottleneck) {
     StatsRegistry &reg = stats_registry();
     std::lock_guard<std::mutex> lock(reg.mutex);
     KernelTotals &t = reg.kernels[entry];
     spyre_kernel_stats &s = t.sums;
     std::snprintf(s.kernel, sizeof s.kernel, "%s", entry);
-    const std::string e = entry;
-    std::snprintf(s.bottleneck, sizeof s.bottleneck, "%s",
-                  e == kRelayout ? "restickify" : e == kDeviceToDevice ? "DRAM" : "host link");
+    std::snprintf(s.bottleneck, sizeof s.bottleneck, "%s", bottleneck);
     s.calls += 1;
     s.simulated_us += us;
     s.roofline_bound_us += us;

@@ -183,5 +183,17 @@ double relayout_us(int64_t bytes);
 // dram_read_bytes / dram_write_bytes += the device bytes read / written).
 // Does not change spyre_get_last_run_stats().
 void record_transfer(const char *entry, int64_t device_read_bytes, int64_t device_write_bytes, double us);
+// The same for any entry (spyre_profile_record), with the bottleneck it reports.
+void record_profile_entry(const char *entry, int64_t device_read_bytes, int64_t device_write_bytes, double us,
+                          const char *bottleneck);
+
+// While one is alive in a thread, that thread's host<->device copies charge nothing
+// (spyre_device_read_values / spyre_device_write_values: the caller charges its own time).
+struct UnchargedTransfers {
+    UnchargedTransfers();
+    ~UnchargedTransfers();
+    UnchargedTransfers(const UnchargedTransfers &) = delete;
+    UnchargedTransfers &operator=(const UnchargedTransfers &) = delete;
+};
 
 }  // namespace spyre

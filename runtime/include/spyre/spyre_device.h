@@ -105,6 +105,16 @@ int spyre_device_copy(void *user_context, const struct halide_buffer_t *src, str
  * 0, or spyre_error_buffer_mismatch naming why not. */
 int spyre_device_reshape(void *user_context, const struct halide_buffer_t *src, struct halide_buffer_t *dst);
 
+/* A device tensor's values to / from dense host memory (Halide dimension
+ * order, dimension 0 fastest, buf's extents), for a library that charges its
+ * own simulated time for the movement (the collectives, spyre_collectives.h):
+ * nothing is added to the profile. buf is a live Spyre device buffer (whole
+ * tensor or view); `dense` holds product(extents) elements. Reading a tensor
+ * that holds no values (timing-only mode) fails; writing marks it as holding
+ * values again. Returns 0, spyre_error_bad_argument or spyre_error_out_of_memory. */
+int spyre_device_read_values(void *user_context, const struct halide_buffer_t *buf, void *dense);
+int spyre_device_write_values(void *user_context, struct halide_buffer_t *buf, const void *dense);
+
 #ifdef __cplusplus
 }
 #endif

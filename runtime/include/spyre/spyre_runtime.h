@@ -67,6 +67,18 @@ const char *spyre_last_error(void);
 /* Prints the per-kernel profile table (as SPYRE_PROFILE=1 does at exit). */
 void spyre_print_profile(FILE *out);
 
+/* The simulated device clock of this process: the sum of the simulated time
+ * of everything in the profile (kernel runs, copies, collectives) so far.
+ * The simulated card runs one operation at a time. */
+double spyre_simulated_clock_us(void);
+/* Adds `us` of simulated time (and the bytes) to the profile entry `entry`
+ * (created on first use; shown by spyre_print_profile, spyre_get_kernel_stats)
+ * with `bottleneck` as its reported limit: how a library built on the runtime
+ * (the collectives) charges its own work. Returns 0, or
+ * spyre_error_bad_argument for a null or empty name or a negative time. */
+int spyre_profile_record(const char *entry, uint64_t bytes_read, uint64_t bytes_written, double us,
+                         const char *bottleneck);
+
 /* Timing-only mode (process-wide; initially on iff SPYRE_TIMING_ONLY=1 at
  * first use). While on, every kernel call runs only the simulator's timing
  * phase (as `spyre-run --timing-only`): the same simulated cycles and stats,
