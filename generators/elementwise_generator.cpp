@@ -1,11 +1,11 @@
 // Elementwise kernels over a 3-D tensor (x = d0 innermost, y = d1, z = d2):
 //   op = add, mul:   out(x, y, z) = a(x, y, z) op b(bx, by, bz)
-//   op = gelu, silu: out(x, y, z) = op(a(x, y, z))
+//   op = gelu, silu, relu: out(x, y, z) = op(a(x, y, z))
 //   op = swiglu:     out(x, y, z) = silu(a(x, y, z)) * a(x + d0, y, z)
 // `broadcast_b` lists the dims along which b has extent 1 ("", "d1", "d0,d2",
 // ...); b is read at index 0 along them. gelu is the tanh approximation
 //   gelu(v) = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
-// (the SFU has tanh and no erf); silu(v) = v / (1 + exp(-v)).
+// (the SFU has tanh and no erf); silu(v) = v / (1 + exp(-v)); relu(v) = max(v, 0).
 // swiglu is the gate of a SwiGLU MLP after a fused gate/up projection: a is
 // (2 d0, d1, d2), the gate in x < d0 and the up projection in d0 <= x < 2 d0
 // (gen_matmul n=2F computes gu(2F, M) in exactly this layout: pass d0=F,
@@ -67,8 +67,9 @@ public:
         shape_.op = op;
         const Type t = dtype;
         _halide_user_assert(t == Float(16) || t == Float(32)) << "elementwise: dtype must be float16 or float32, not " << t;
-        _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu" || shape_.gated())
-            << "elementwise: op must be add, mul, gelu, silu or swiglu, not '" << shape_.op << "'";
+        _halide_user_assert(shape_.binary() || shape_.op == "gelu" || shape_.op == "silu" || shape_.op == "relu" ||
+                            shape_.gated())
+            << "elementwise: op must be add, mul, gelu, silu, relu or swiglu, not '" << shape_.op << "'";
         _halide_user_assert(shape_.d0 > 0 && shape_.d1 > 0 && shape_.d2 > 0)
             << "elementwise: extents must be positive (got d0=" << shape_.d0 << " d1=" << shape_.d1 << " d2=" << shape_.d2
             << ")";
@@ -100,6 +101,8 @@ public:
             const bool *bc = shape_.broadcast_b;
             Expr w = cast<float>((*b)(bc[0] ? Expr(0) : Expr(x_), bc[1] ? Expr(0) : Expr(y_), bc[2] ? Expr(0) : Expr(z_)));
             r = shape_.op == "add" ? v + w : v * w;
+        } else if (shape_.op == "relu") {
+            r = max(v, 0.0f);  // one SFU max per row; exact in fp16 and fp32
         } else if (shape_.op == "gelu") {
             // 0.5 w (1 + tanh(c w (1 + 0.044715 w^2))) over w = wide, a's row widened
             // once (every use of it reads the fp32 row: one cast, not one per use).

@@ -1,7 +1,7 @@
 // Schedules of the elementwise kernels (generators/elementwise_generator.cpp):
 //   out(x, y, z) = op(a(x, y, z), b(bx, by, bz))   op in {add, mul}, b broadcast
 //                                                   along any of its dims
-//   out(x, y, z) = op(a(x, y, z))                   op in {gelu, silu}
+//   out(x, y, z) = op(a(x, y, z))                   op in {gelu, silu, relu}
 //   out(x, y, z) = silu(a(x, y, z)) * a(x + d0, y, z)  op = swiglu (a is 2 d0 wide)
 // fp16 tensors compute in fp32 and round once.
 //
@@ -37,7 +37,7 @@ struct ElementwiseFuncs {
 struct ElementwiseShape {
     int d0 = 1, d1 = 1, d2 = 1;
     Halide::Type dtype;
-    std::string op;                       // add, mul (binary); gelu, silu (unary); swiglu (gated, one input)
+    std::string op;                       // add, mul (binary); gelu, silu, relu (unary); swiglu (gated, one input)
     bool broadcast_b[3] = {false, false, false};
 
     bool binary() const { return op == "add" || op == "mul"; }

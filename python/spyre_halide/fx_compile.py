@@ -20,7 +20,7 @@ What maps (docs/pytorch.md has the table):
 - matmul / bmm / @ of 2-D or batched operands -> matmul or bmm;
 - softmax over the last dim; nn.LayerNorm / layer_norm over the last dim;
   the RMSNorm pattern x * rsqrt(mean(x^2, -1, keepdim) + eps) * w;
-- GELU(approximate='tanh'), SiLU; add / mul of two tensors with broadcasting
+- GELU(approximate='tanh'), SiLU, ReLU; add / mul of two tensors with broadcasting
   (or of a tensor and a number);
 - nn.Conv2d with stride 1, dilation 1, one group and zero padding, plus a
   following relu (the suite's conv2d is channels-last: the NCHW tensors are
@@ -28,9 +28,8 @@ What maps (docs/pytorch.md has the table):
 - transpose, permute, view, reshape, flatten, unsqueeze, squeeze, contiguous of
   a tensor on the card are views (or a device copy when the bytes must move).
 Not mapped, with the reason printed: the erf GELU (the suite's GELU is the tanh
-form, a different function), a standalone ReLU (no elementwise ReLU kernel;
-fused after a Linear or Conv2d it maps), softmax over another dim, dtypes
-other than float16/float32, and any other op.
+form, a different function), softmax over another dim, dtypes other than
+float16/float32, and any other op.
 
 Assumes: static shapes (those of the example inputs; another shape is refused
 at call time), parameters frozen at compile() (uploaded once, resident on the
@@ -257,7 +256,7 @@ class _Planner:
             if isinstance(m, nn.SiLU):
                 return self.unary(node, node.args[0], "silu")
             if isinstance(m, nn.ReLU):
-                raise Fallback("a standalone ReLU has no elementwise kernel (fused after Linear or Conv2d it maps)")
+                return self.unary(node, node.args[0], "relu")
             if isinstance(m, nn.Conv2d):
                 return self.conv2d(node, m)
             if isinstance(m, (nn.Dropout, nn.Identity)):
@@ -284,8 +283,8 @@ class _Planner:
                 return self.unary(node, node.args[0], node.kwargs.get("approximate", "none"))
             if t is F.silu:
                 return self.unary(node, node.args[0], "silu")
-            if t in (F.relu, torch.relu):
-                raise Fallback("a standalone ReLU has no elementwise kernel (fused after Linear or Conv2d it maps)")
+            if t in (F.relu, torch.relu) and not node.kwargs.get("inplace", False):
+                return self.unary(node, node.args[0], "relu")
             if t is torch.rsqrt:
                 rms = self.rms_norm(node)
                 if rms:
@@ -317,6 +316,8 @@ class _Planner:
                 return self.view(node, lambda x: len(x.shape), node.args[0])
             if t in ("split", "chunk"):
                 return self.split(node, t, node.args[0], node.args[1:], node.kwargs)
+            if t == "relu":
+                return self.unary(node, node.args[0], "relu")
             if t == "rsqrt":
                 rms = self.rms_norm(node)
                 if rms:
@@ -547,8 +548,8 @@ class _Planner:
         return step
 
     def unary(self, node, x, approximate):
-        if approximate == "silu":
-            op = "silu"
+        if approximate in ("silu", "relu"):
+            op = approximate
         elif approximate == "tanh":
             op = "gelu"
         else:

@@ -111,6 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ElementwiseCase{"add", 5000, 3, 7, "float16", "d0,d1,d2"}, // scalar b; rows over 4096 lanes
                       ElementwiseCase{"mul", 1, 1, 1, "float32", ""},            // the smallest
                       ElementwiseCase{"mul", 100, 37, 5, "float16", "d0"},       // fp16 per-row scalar b
+                      ElementwiseCase{"relu", 200, 45, 3, "float32", ""},
+                      ElementwiseCase{"relu", 100, 37, 5, "float16", ""},
                       ElementwiseCase{"gelu", 200, 45, 3, "float32", ""},
                       ElementwiseCase{"gelu", 100, 37, 5, "float16", ""},
                       ElementwiseCase{"gelu", 4100, 9, 1, "float16", ""},        // rows cut into SFU vectors

@@ -125,7 +125,7 @@ TEST(RandomizedSchedules, Elementwise) {
         ElementwiseShape shape;
         shape.d0 = uniform(rng, 1, 300), shape.d1 = uniform(rng, 1, 90), shape.d2 = uniform(rng, 1, 4);
         shape.dtype = t;
-        shape.op = pick(rng, std::vector<std::string>{"add", "mul", "gelu", "silu"});
+        shape.op = pick(rng, std::vector<std::string>{"add", "mul", "gelu", "silu", "relu"});
         std::string bspec;
         if (shape.binary()) {
             for (int d = 0; d < 3; d++) {
