@@ -9,7 +9,8 @@
 // its value came from and why it has that value, and a few derived figures.
 //
 //   spyre-info           human-readable table
-//   spyre-info --json    the same as JSON
+//   spyre-info --json    the same as JSON, in the machine description's own format
+//                        (parameters an object keyed by name), so SPYRE_MACHINE loads it back
 //
 // A bad description or override prints "spyre-info: <message>" and exits 1.
 #include <algorithm>
@@ -142,10 +143,9 @@ void print_json(const spyre::MachineDescription &m) {
     j["name"] = m.name;
     j["description"] = description_origin(m);
     j["structural_fingerprint"] = fingerprint_hex(m.structural_fingerprint());
-    nlohmann::ordered_json params = nlohmann::ordered_json::array();
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
     for (const auto &p : m.parameters) {
         nlohmann::ordered_json e;
-        e["name"] = p.name;
         if (is_exact_integer(p.value)) {
             e["value"] = static_cast<int64_t>(p.value);
         } else {
@@ -155,7 +155,7 @@ void print_json(const spyre::MachineDescription &m) {
         e["provenance"] = p.provenance;
         e["source"] = p.source;
         e["rationale"] = p.rationale;
-        params.push_back(std::move(e));
+        params[p.name] = std::move(e);
     }
     j["parameters"] = std::move(params);
     nlohmann::ordered_json derived = nlohmann::ordered_json::object();

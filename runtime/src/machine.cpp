@@ -151,17 +151,26 @@ MachineDescription parse_machine_description(const std::string &json_text, const
 
 void apply_machine_overrides(MachineDescription &target, const std::string &overrides, const std::string &source) {
     // Work on a copy so that a bad override leaves `target` as it was.
+    // One rule for blanks: spaces and tabs around a key and around a value are ignored.
+    // A key given twice is refused (as spyre-run --param does): which one was meant?
     MachineDescription m = target;
     std::stringstream ss(overrides);
     std::string item;
+    std::set<std::string> seen;
+    auto trim = [](const std::string &t) {
+        const size_t first = t.find_first_not_of(" \t");
+        if (first == std::string::npos) return std::string();
+        return t.substr(first, t.find_last_not_of(" \t") - first + 1);
+    };
     while (std::getline(ss, item, ',')) {
-        if (item.empty()) continue;
+        if (trim(item).empty()) continue;
         auto eq = item.find('=');
         if (eq == std::string::npos) {
             throw Error(source + ": expected key=value, got '" + item + "'");
         }
-        std::string key = item.substr(0, eq);
-        std::string text = item.substr(eq + 1);
+        std::string key = trim(item.substr(0, eq));
+        std::string text = trim(item.substr(eq + 1));
+        if (!seen.insert(key).second) throw Error(source + ": '" + key + "' is given more than once");
         char *end = nullptr;
         double v = std::strtod(text.c_str(), &end);
         if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v)) {

@@ -477,4 +477,21 @@ TEST(MachineFingerprint, ChangesWithStructureNotWithRates) {
 }
 
 }  // namespace
+
+// One rule for SPYRE_MACHINE_SET: blanks around keys and values are ignored, wherever they are;
+// a key given twice is refused (which value was meant?), as spyre-run --param does.
+TEST(MachineErrors, OverridesIgnoreBlanksAroundKeysAndValuesAndRefuseRepeats) {
+    for (const char *text : {"cores=16", "cores= 16", "cores=16 ", " cores=16", "\tcores =\t16 , "}) {
+        MachineDescription m = builtin();
+        apply_machine_overrides(m, text, "S");
+        EXPECT_EQ(m.cores, 16) << "'" << text << "'";
+    }
+    MachineDescription m = builtin();
+    const std::string msg = error_of([&] { apply_machine_overrides(m, "cores=32,cores=16", "S"); });
+    EXPECT_NE(msg.find("'cores' is given more than once"), std::string::npos) << msg;
+    EXPECT_EQ(m.cores, builtin().cores);  // unchanged
+    EXPECT_NE(error_of([&] { apply_machine_overrides(m, "cores=16, cores =8", "S"); }).find("more than once"),
+              std::string::npos);
+}
+
 }  // namespace spyre
