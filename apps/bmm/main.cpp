@@ -84,9 +84,20 @@ Buffer<void> random_f16(std::mt19937 &rng, int d0, int d1, int d2) {
     return b;
 }
 
+// Halide's default error handler aborts the process; the demo prints the message and
+// reports the failing call's code instead.
+void print_halide_error(void *, const char *message) { std::fprintf(stderr, "%s", message); }
+
 }  // namespace
 
 int main() {
+    halide_set_error_handler(print_halide_error);
+    if (spyre_timing_only()) {
+        std::fprintf(stderr, "bmm: this demo checks the Spyre kernel's values against the host build, and a "
+                             "timing-only run (SPYRE_TIMING_ONLY=1) computes none; run it without SPYRE_TIMING_ONLY, "
+                             "or time the program alone with build/bin/spyre-run --timing-only on its .spyre file\n");
+        return 1;
+    }
     std::printf("bmm: C(n,m,b) = sum_k A(k,m,b) * B(n,k,b), float16, batch=%d m=%d n=%d k=%d\n", kBatch, kM, kN, kK);
     std::mt19937 rng(20240607);
     Buffer<void> A = random_f16(rng, kK, kM, kBatch);

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decoder.h"
+#include "../cli_options.h"
 #include "output_files.h"
 #include "run_report.h"
 #include "spyre/machine.h"
@@ -224,7 +225,7 @@ int main(int argc, char **argv) {
     std::string batches;
     for (int b : s.batches) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
     app.add_option("--batch", batch, "sequences decoded together (built for " + batches + ")");
-    app.add_option("--seed", seed, "seed of the random weights and prompts");
+    app.add_option("--seed", seed, "seed of the random weights and prompts")->check(spyre_cli::unsigned_64());
     app.add_flag("--timing-only", timing_only,
                  "simulate time only: no values anywhere, weights allocated on the device but never written "
                  "(the full model runs in a few MB of host memory)");
@@ -232,6 +233,8 @@ int main(int argc, char **argv) {
     app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, ui.perfetto.dev) of the last decode step");
     app.add_option("--json", json_path, "also write the figures printed below as JSON (benchmarks/llm/llm_report.py reads it)");
     CLI11_PARSE(app, argc, argv);
+    // SPYRE_TIMING_ONLY=1 in the environment makes every kernel timing-only: the run is one.
+    if (spyre_timing_only()) timing_only = true;
     if (timing_only && check) {
         std::fprintf(stderr, "llm: --check compares values, which a --timing-only run does not compute\n");
         return 2;

@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "spyre/host_run.h"
+#include "../cli_options.h"
 #include "spyre/npy.h"
 #include "spyre/program_format.h"
 #include "spyre/report.h"
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
     double max_cycles = kDefaultMaxCycles;
     std::vector<std::string> inputs, outputs, params;
     app.add_option("program", program_path, "program file (.spyre)")->required();
-    app.add_option("--seed", seed, "seed of the random inputs");
+    app.add_option("--seed", seed, "seed of the random inputs")->check(spyre_cli::unsigned_64());
     app.add_option("--input", inputs, "NAME=FILE.npy: take an input from a .npy file");
     app.add_option("--output", outputs, "NAME=FILE.npy: write an output to a .npy file");
     app.add_option("--param", params, "NAME=VALUE: a scalar run-time parameter");
@@ -123,7 +124,8 @@ int main(int argc, char **argv) {
     app.add_option("--svg", svg_path, "write an SVG timeline of the cores' units here");
     app.add_option("--max-instructions", max_instructions,
                    "stop once more dynamic instructions than this have run (0: no limit)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(spyre_cli::unsigned_64());
     app.add_option("--max-cycles", max_cycles, "stop once simulated time passes this many cycles (0: no limit)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
