@@ -102,8 +102,11 @@ void allocate_tensor(halide_buffer_t *buf, const TensorShape &shape, const Devic
     } catch (const Error &e) {
         throw RuntimeError(spyre_error_bad_argument, e.what());
     }
-    // Fresh device memory reads as zero: padding zero, values (zeros) held.
-    auto block = std::make_shared<DeviceBlock>(layout_addressing(shape, layout, stick).total_bytes, where);
+    // Fresh device memory reads as zero: padding zero, values (zeros) held. An exhausted device
+    // names the tensor (its shape, type and layout), not only the API that asked.
+    const std::string tag = std::string("a ") + buffer_shape_string(buf) + " tensor in layout " + layout_to_string(layout) +
+                            " (" + where + ")";
+    auto block = std::make_shared<DeviceBlock>(layout_addressing(shape, layout, stick).total_bytes, tag);
     buf->device = register_tensor(whole_tensor_record(shape, layout, std::move(block), buf));
     buf->device_interface = spyre_device_interface();
 }

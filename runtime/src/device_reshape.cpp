@@ -3,8 +3,9 @@
 // the device bytes are identical, so nothing moves.
 //
 // The rule, checked constructively: drop the unit dims (unpadded, extent 1)
-// of both shapes (a src unit dim padded in the layout is kept, and becomes the
-// next dst unit dim, keeping its padding); group the remaining dims of src and dst into runs with equal
+// of both shapes (a src unit dim padded in the layout, the stick dim of
+// extent 1 among them, is kept, and becomes the next dst unit dim, keeping its
+// padding and, for the stick dim, being dst's stick dim); group the remaining dims of src and dst into runs with equal
 // products (a dim kept, split or merged). A kept dim keeps its padding and
 // place in the layout order. A split or merged group must be unpadded in src,
 // its src dims adjacent in the layout order (outer to inner), and if it holds
@@ -68,9 +69,7 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
     for (int d = 0; d < (int)S.extent.size(); d++) {
         if (S.extent[d] != 1) {
             sd.push_back(d);
-        } else if (d == L.stick_dim) {
-            refuse("src dimension " + std::to_string(d) + " has extent 1 but is the stick dimension");
-        } else if (L.padded[d] != 1) {
+        } else if (L.padded[d] != 1 || d == L.stick_dim) {
             sd.push_back(d);
             padded_unit[d] = true;
         }
@@ -98,6 +97,7 @@ void reshape(const halide_buffer_t *src, halide_buffer_t *dst) {
                        std::to_string(L.padded[sd[i]]) + "), and dst has no dimension of extent 1 in its place");
             }
             out.padded[u] = L.padded[sd[i]];
+            if (sd[i] == L.stick_dim) out.stick_dim = u;
             emit_at[sd[i]] = {u};
             dst_used[u] = true;
             last_dst = u;

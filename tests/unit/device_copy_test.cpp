@@ -629,6 +629,34 @@ TEST(DeviceReshape, SplitsAndMergesWithoutMovingData) {
         for (int x = 0; x < 128; x++) ASSERT_EQ(at16(cv, x, 0, z), at16(c, x, z % 8, z / 8));
 }
 
+TEST(DeviceReshape, AStickDimensionOfExtentOneStaysTheStickDimension) {
+    // (1, 64): one element per stick, the stick dim padded to 64 lanes. The identity, an added unit
+    // dim and a split of the other dim are the same bytes; dropping the stick dim is not.
+    Buffer<void> a = f16({1, 64}, 23);
+    ASSERT_EQ(a.copy_to_device(iface()), 0);
+    Buffer<void> same(kF16, {1, 64}), more(kF16, {1, 64, 1}), split(kF16, {1, 8, 8});
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), same.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), more.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), split.raw_buffer()), 0) << spyre_last_error();
+    spyre_device_layout ls{};
+    ASSERT_EQ(spyre_device_get_layout(split.raw_buffer(), &ls, nullptr), 0);
+    EXPECT_EQ(ls.stick_dim, 0);
+    ASSERT_EQ(same.copy_to_host(), 0);
+    ASSERT_EQ(split.copy_to_host(), 0);
+    for (int y = 0; y < 64; y++) {
+        ASSERT_EQ(at16(same, 0, y), at16(a, 0, y));
+        ASSERT_EQ(at16(split, 0, y % 8, y / 8), at16(a, 0, y));
+    }
+    Buffer<void> flat(kF16, {64});
+    EXPECT_EQ(spyre_device_reshape(nullptr, a.raw_buffer(), flat.raw_buffer()), spyre_error_buffer_mismatch);
+    // One element: its stick dim is all there is.
+    Buffer<void> one = f16({1}, 24), one_more(kF16, {1, 1});
+    ASSERT_EQ(one.copy_to_device(iface()), 0);
+    ASSERT_EQ(spyre_device_reshape(nullptr, one.raw_buffer(), one_more.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(one_more.copy_to_host(), 0);
+    EXPECT_EQ(at16(one_more, 0, 0), at16(one, 0, 0));
+}
+
 TEST(DeviceReshape, KeepsAPaddedUnitDimension) {
     // A kernel output like a decode matmul's C: (1024, 1) with its one row padded to 8.
     Buffer<void> a = f16({1024, 1}, 19);

@@ -386,7 +386,10 @@ TEST(ResidencyErrors, DeviceMemoryExhaustedReportsRequestedAndFreeBytes) {
     x.dim = y.dim = dims;
     ASSERT_EQ(spyre_iface()->device_malloc(nullptr, &x, spyre_iface()), 0) << spyre_last_error();
     EXPECT_EQ(spyre_iface()->device_malloc(nullptr, &y, spyre_iface()), spyre_error_out_of_memory);
-    EXPECT_CONTAINS(spyre_last_error(), "device memory exhausted: 'spyre device_malloc' requested 61440000000 bytes");
+    // The message names the tensor (shape, type, layout) and the API that asked.
+    EXPECT_CONTAINS(spyre_last_error(), "device memory exhausted: 'a (64, 480000000) float16 tensor in layout "
+                                        "stick=0 order=[1,0] padded=[64,480000000] (spyre device_malloc)' "
+                                        "requested 61440000000 bytes");
     EXPECT_CONTAINS(spyre_last_error(), "bytes are free");
     EXPECT_EQ(y.device, 0u);
     ASSERT_EQ(spyre_iface()->device_free(nullptr, &x), 0);
