@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decoder.h"
-#include "../cli_options.h"
+#include "cli_options.h"
 #include "output_files.h"
 #include "run_report.h"
 #include "spyre/machine.h"

@@ -13,6 +13,7 @@
 // the example kernels execute about 1e4) or its
 // simulated time passes --max-cycles (default 1e12, over 10 minutes of device
 // time; compiled kernels take milliseconds). 0 lifts a budget.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -20,7 +21,8 @@
 #include <CLI/CLI.hpp>
 
 #include "spyre/host_run.h"
-#include "../cli_options.h"
+#include "cli_options.h"
+#include "output_files.h"
 #include "spyre/npy.h"
 #include "spyre/program_format.h"
 #include "spyre/report.h"
@@ -139,6 +141,23 @@ int main(int argc, char **argv) {
         auto in_files = parse_pairs(inputs, "--input");
         auto out_files = parse_pairs(outputs, "--output");
         auto param_values = parse_pairs(params, "--param");
+
+        // Everything the run will write is checked before it starts: a wrong name or a path that
+        // cannot be written fails now, not after a simulation that may take hours.
+        if (timing_only && !out_files.empty()) throw Error("--output needs a functional run (drop --timing-only)");
+        for (const auto &o : out_files) {
+            const bool is_output = std::any_of(p.args.begin(), p.args.end(), [&](const ProgramArgument &a) {
+                return a.kind == ArgKind::Output && a.name == o.first;
+            });
+            if (!is_output) throw Error("--output names '" + o.first + "', which is not an output of the program");
+            const std::string why = output_path_problem(o.second);
+            if (!why.empty()) throw Error("--output " + o.first + "=" + o.second + ": cannot write it: " + why);
+        }
+        for (const auto &[flag, path] : {std::pair<const char *, std::string>{"--report", report_path},
+                                         {"--trace", trace_path}, {"--svg", svg_path}}) {
+            const std::string why = path.empty() ? "" : output_path_problem(path);
+            if (!why.empty()) throw Error(std::string(flag) + " " + path + ": cannot write it: " + why);
+        }
 
         std::vector<HostTensor> host_inputs;
         uint64_t s = seed;

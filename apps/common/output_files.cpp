@@ -1,4 +1,4 @@
-// Checked output files of the llm app (see output_files.h).
+// Checked output files of the tools and apps (see output_files.h).
 #include "output_files.h"
 
 #include <unistd.h>

@@ -1,6 +1,7 @@
-// The files the llm app writes on request (--trace, --json): checked before the run, so a path
-// that cannot be written fails at once rather than after the whole run, and every write and the
-// close checked, so a failed write is an error naming the path, never a silent success.
+// The files the tools and apps write on request (llm --trace/--json, spyre-run --report/--trace/
+// --svg/--output): checked before the run, so a path that cannot be written fails at once rather
+// than after the whole run, and every write and the close checked, so a failed write is an error
+// naming the path, never a silent success.
 #pragma once
 
 #include <string>
