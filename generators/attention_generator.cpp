@@ -141,7 +141,9 @@ public:
             << " keys: the q queries are the last q of the s positions, so q must be <= s";
         _halide_user_assert((int)max_cores >= 0) << "attention: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile >= 0) << "attention: tile must be >= 0 (0: chosen by the planner), not " << (int)tile;
-        _halide_user_assert((int)kv_tile >= 0) << "attention: kv_tile must be >= 0 (0: chosen by the planner), not " << (int)kv_tile;
+        _halide_user_assert((int)kv_tile >= 0 && (int)kv_tile <= spyre::kMaxIntKnob)
+            << "attention: kv_tile=" << (int)kv_tile << " is out of range: it takes 0 (chosen by the planner) to "
+            << spyre::kMaxIntKnob;
         const spyre::ShapeDim d{"d", d_size}, s{"s", s_size}, h{"heads", heads};
         const spyre::ShapeDim kvh = group() == 1 ? h : spyre::ShapeDim{"kv_heads", kv_heads};
         const spyre::ShapeDim q = (int)q_size == 0 ? s : spyre::ShapeDim{"q", q_size};

@@ -76,8 +76,25 @@ struct KnobCandidates {
     ::Halide::GeneratorParam<type> name{#name, default_value};
 #define SPYRE_KNOB_GENERATOR_PARAMS(LIST) LIST(SPYRE_KNOB_GENERATOR_PARAM_)
 
-// The generator's `Options knob_options() const`: the options its GeneratorParams set.
-#define SPYRE_KNOB_PARAM_TO_OPTION_(type, name, default_value, doc, ...) spyre_knob_options_.name = name.value();
+// The largest value an integer knob takes. Tiles, chunks and core counts are far smaller on any
+// machine the ranges of machine_params.def allow, and this bound keeps every planner's rounding
+// and products of knob values inside 32-bit ints (a knob near INT_MAX used to overflow: a SIGFPE,
+// or a refusal quoting a number the user never gave).
+constexpr int kMaxIntKnob = 1 << 20;
+
+// A knob as its GeneratorParam gives it: an integer knob in [0, kMaxIntKnob], or a compile
+// error quoting the value as given.
+inline void check_knob_value(const char *name, int value) {
+    _halide_user_assert(value >= 0 && value <= kMaxIntKnob)
+        << "knob " << name << "=" << value << " is out of range: it takes 0 (chosen by the planner) to " << kMaxIntKnob;
+}
+inline void check_knob_value(const char *, bool) {}
+inline void check_knob_value(const char *, const std::string &) {}
+
+// The generator's `Options knob_options() const`: the options its GeneratorParams set, each checked.
+#define SPYRE_KNOB_PARAM_TO_OPTION_(type, name, default_value, doc, ...) \
+    ::spyre::check_knob_value(#name, name.value());                       \
+    spyre_knob_options_.name = name.value();
 #define SPYRE_KNOB_OPTIONS_FROM_PARAMS(LIST, Options) \
     Options knob_options() const {                    \
         Options spyre_knob_options_;                  \
