@@ -26,6 +26,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "device_state.h"
@@ -330,6 +331,9 @@ void on_first_run() {
 
 // ---- one run ----
 
+void run_loaded_program(void *user_context, const Program &p, const MachineDescription &m, int32_t num_buffers,
+                        halide_buffer_t **buffers, int32_t num_params, const double *params);
+
 void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers, halide_buffer_t **buffers,
                  int32_t num_params, const double *params) {
     if (blob == nullptr || blob->host == nullptr) {
@@ -343,6 +347,18 @@ void run_program(void *user_context, halide_buffer_t *blob, int32_t num_buffers,
     const std::shared_ptr<const Program> program = load_program(blob->host, (size_t)blob->dim[0].extent);
     const Program &p = *program;
     const MachineDescription &m = default_machine();
+    try {
+        run_loaded_program(user_context, p, m, num_buffers, buffers, num_params, params);
+    } catch (const std::bad_alloc &) {
+        // The host, not the program or the caller: out of memory, naming the kernel.
+        throw RunError(spyre_error_out_of_memory,
+                       p.kernel_name + ": host memory exhausted while running the kernel (simulated scratchpads, "
+                                       "staging of host buffers or the replay's state)");
+    }
+}
+
+void run_loaded_program(void *user_context, const Program &p, const MachineDescription &m, int32_t num_buffers,
+                        halide_buffer_t **buffers, int32_t num_params, const double *params) {
 
     std::vector<int> user_arg;  // argument index of each buffer
     std::string names;
@@ -512,6 +528,10 @@ int spyre_run_program(void *user_context, halide_buffer_t *program, int32_t num_
     } catch (const std::bad_alloc &) {
         return report_failure(user_context, spyre_error_out_of_memory,
                               "spyre_run_program: host memory exhausted while running the program");
+    } catch (const std::system_error &e) {
+        // A host resource (a thread the runtime could not start): the host's exhaustion, not a misuse.
+        return report_failure(user_context, spyre_error_out_of_memory,
+                              std::string("spyre_run_program: the host ran out of a resource: ") + e.what());
     } catch (const std::exception &e) {
         return report_failure(user_context, spyre_error_bad_argument, std::string("spyre_run_program: ") + e.what());
     } catch (...) {

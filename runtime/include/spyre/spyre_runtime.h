@@ -29,7 +29,7 @@ enum spyre_error_code {
     spyre_error_machine_mismatch = -1002,  /* program built for another machine description */
     spyre_error_buffer_mismatch = -1003,   /* buffer type/dimensions/extents differ from the program */
     spyre_error_null_host = -1004,         /* buffer without host memory (and no device allocation) */
-    spyre_error_out_of_memory = -1005,     /* simulated device memory exhausted */
+    spyre_error_out_of_memory = -1005,     /* simulated device memory exhausted, or the host's during a run */
     spyre_error_rule_violation = -1006,    /* the simulated device stopped the program (rule or deadlock) */
     spyre_error_bad_argument = -1007       /* wrong argument count or other misuse of the API */
 };

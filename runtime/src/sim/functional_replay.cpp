@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "sim/unit_semantics.h"
@@ -89,7 +90,13 @@ void replay_functional(const Program &p, const MachineDescription &m, const Exec
             for (size_t k = next++; k < active.size(); k = next++) run_core_epoch(active[k], epoch);
         };
         std::vector<std::thread> pool;
-        for (int t = 1; t < threads; t++) pool.emplace_back(worker);
+        for (int t = 1; t < threads; t++) {
+            try {
+                pool.emplace_back(worker);
+            } catch (const std::system_error &) {
+                break;  // the host cannot start another thread now: the threads running do the rest
+            }
+        }
         worker();
         for (auto &t : pool) t.join();
     }

@@ -7,6 +7,8 @@
 // throw RuleViolation; the caller adds the core/unit/instruction context.
 #pragma once
 
+#include <new>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -60,7 +62,7 @@ public:
     // others (the timing phase's scratchpads; functional ones need not, the timing phase already did).
     Scratchpad(int64_t bytes, bool functional, bool track_poison) : size_(bytes), track_poison_(track_poison) {
         if (functional) data_.reset(static_cast<uint8_t *>(std::calloc(bytes, 1)));
-        if (functional && !data_) throw Error("out of host memory for a simulated scratchpad");
+        if (functional && !data_) throw std::bad_alloc();  // host memory: spyre_error_out_of_memory, the kernel named
     }
     Scratchpad(Scratchpad &&o) noexcept
         : size_(o.size_), track_poison_(o.track_poison_), high_water_(o.high_water_.load(std::memory_order_relaxed)),
