@@ -26,6 +26,8 @@
 // Assumes it runs inside a generator driver of this project, linked with
 // spyre_schedules: the template registry is libspyre_schedule_templates.so,
 // which the generator and this plugin share.
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -75,9 +77,16 @@ std::string self_executable() {
 }
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it
-// when the search ends, however it ends.
+// when the search ends, however it ends: by the destructor, or, when the
+// process is killed (SIGTERM, SIGINT, SIGKILL) or crashes, by a reaper: a
+// /bin/sh started in its own session (so the terminal's Ctrl-C does not reach
+// it) that waits on a pipe whose only write end this process holds. When this
+// process ends the pipe reads end-of-file and the reaper removes the directory.
+// The write end is close-on-exec, so candidate processes do not keep it open.
 struct ScratchDirectory {
     std::string path;
+    int reaper_pipe = -1;
+    pid_t reaper = -1;
     ScratchDirectory() {
         const char *tmp = std::getenv("TMPDIR");
         std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/spyre-autoschedule-XXXXXX";
@@ -85,13 +94,36 @@ struct ScratchDirectory {
             throw Halide::CompileError("Spyre autoscheduler: cannot create a scratch directory like " + pattern);
         }
         path = pattern;
+        start_reaper();
     }
     ~ScratchDirectory() {
         std::error_code ec;
         std::filesystem::remove_all(path, ec);
+        if (reaper_pipe >= 0) close(reaper_pipe);  // the reaper reads end-of-file, finds nothing and exits
+        if (reaper > 0) waitpid(reaper, nullptr, 0);
     }
     ScratchDirectory(const ScratchDirectory &) = delete;
     ScratchDirectory &operator=(const ScratchDirectory &) = delete;
+
+private:
+    void start_reaper() {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) return;  // no reaper: the destructor still cleans up a normal end
+        const pid_t pid = fork();
+        if (pid == 0) {  // only async-signal-safe calls until exec (this process may have threads)
+            setsid();
+            dup2(fds[0], 0);
+            execl("/bin/sh", "sh", "-c", "read ignored; rm -rf -- \"$0\"", path.c_str(), (char *)nullptr);
+            _exit(127);
+        }
+        close(fds[0]);
+        if (pid < 0) {
+            close(fds[1]);
+            return;
+        }
+        reaper = pid;
+        reaper_pipe = fds[1];
+    }
 };
 
 std::string format_us(double us) {

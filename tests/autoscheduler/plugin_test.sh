@@ -37,6 +37,23 @@ if SPYRE_AUTOSCHEDULE_ISOLATION=fork "$gen" -g bmm -o "$out/process" -e static_l
 fi
 grep -q "SPYRE_AUTOSCHEDULE_ISOLATION='fork' is neither thread" "$out/process/err"
 
+# A search killed with SIGTERM, and one killed with SIGKILL, leave no scratch directory behind
+# (the reaper removes it when the generator's process ends, however it ends).
+for signal in TERM KILL; do
+  scratch="$out/tmp-$signal" && mkdir -p "$scratch"
+  TMPDIR="$scratch" SPYRE_AUTOSCHEDULE_BUDGET_S=60 SPYRE_AUTOSCHEDULE_QUIET=1 \
+    "$gen" -g bmm -o "$out/process" -e static_library -target=spyre auto_schedule=true \
+    -p "$plugin" -s Spyre batch=2 m=96 n=160 k=200 dtype=float32 2>/dev/null &
+  pid=$!
+  for _ in $(seq 100); do ls "$scratch" | grep -q spyre-autoschedule && break; sleep 0.1; done
+  ls "$scratch" | grep -q spyre-autoschedule || { echo "the search made no scratch directory in $scratch"; exit 1; }
+  sleep 1
+  kill -$signal $pid; wait $pid || true
+  for _ in $(seq 50); do [ -z "$(ls "$scratch")" ] && break; sleep 0.1; done
+  [ -z "$(ls "$scratch")" ] || { echo "SIG$signal left $(ls "$scratch") behind"; exit 1; }
+  echo "SIG$signal during the search: no scratch directory left"
+done
+
 if "$gen" -g bmm -o "$out" -e h -target=host auto_schedule=true -p "$plugin" -s Spyre 2>"$out/err"; then
   echo "a host build with the Spyre autoscheduler should fail"; exit 1
 fi
