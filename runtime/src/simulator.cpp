@@ -27,6 +27,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <queue>
 #include <random>
@@ -161,13 +162,21 @@ struct QueueEntry {
 };
 
 // Functional scratchpads are reused across runs (a 32-core card is 64 MiB of
-// them): a run takes what it needs and gives it back reset.
+// them): a run takes what it needs and gives it back reset. At most
+// kMaxAlive scratchpads exist at once (in runs and in the pool together): a
+// run that would pass it waits until others give theirs back, so host memory
+// stays flat however many threads call kernels (fresh 2 MiB callocs per run
+// fragmented glibc's per-thread arenas: 8 threads x 12,000 calls reached
+// 844 MB). A run needing more than kMaxAlive by itself waits until no other
+// run holds any, then takes what it needs.
 class ScratchpadPool {
 public:
     std::vector<std::unique_ptr<sim::Scratchpad>> take(size_t count, int64_t bytes) {
         std::vector<std::unique_ptr<sim::Scratchpad>> out;
+        size_t fresh = 0;
         {
-            std::lock_guard<std::mutex> lock(mutex_);
+            std::unique_lock<std::mutex> lock(mutex_);
+            returned_.wait(lock, [&] { return in_use_ == 0 || in_use_ + count <= kMaxAlive; });
             for (auto it = free_.begin(); it != free_.end() && out.size() < count;) {
                 if ((*it)->size() == bytes) {
                     out.push_back(std::move(*it));
@@ -176,22 +185,38 @@ public:
                     ++it;
                 }
             }
+            fresh = count - out.size();
+            // Pooled scratchpads of another size give way to the ones this run needs.
+            while (!free_.empty() && free_.size() + in_use_ + count > kMaxAlive) free_.pop_back();
+            in_use_ += count;
         }
-        while (out.size() < count) out.push_back(std::make_unique<sim::Scratchpad>(bytes, true, false));
+        try {
+            for (size_t i = 0; i < fresh; i++) out.push_back(std::make_unique<sim::Scratchpad>(bytes, true, false));
+        } catch (...) {
+            give_back(out, count);
+            throw;
+        }
         return out;
     }
-    void give_back(std::vector<std::unique_ptr<sim::Scratchpad>> &sps) {
+    // Returns a run's scratchpads (`taken` is what its take() counted).
+    void give_back(std::vector<std::unique_ptr<sim::Scratchpad>> &sps, size_t taken) {
         for (auto &sp : sps) sp->reset();
-        std::lock_guard<std::mutex> lock(mutex_);
-        for (auto &sp : sps) {
-            if (free_.size() < kMaxPooled) free_.push_back(std::move(sp));
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto &sp : sps) {
+                if (free_.size() + in_use_ - std::min(in_use_, taken) < kMaxAlive) free_.push_back(std::move(sp));
+            }
+            in_use_ -= std::min(in_use_, taken);
         }
         sps.clear();
+        returned_.notify_all();
     }
 
 private:
-    static constexpr size_t kMaxPooled = 128;
+    static constexpr size_t kMaxAlive = 128;  // four concurrent runs of a 32-core card: 256 MiB
     std::mutex mutex_;
+    std::condition_variable returned_;
+    size_t in_use_ = 0;
     std::vector<std::unique_ptr<sim::Scratchpad>> free_;
 };
 
@@ -243,7 +268,7 @@ public:
         struct ReturnScratchpads {
             std::vector<std::unique_ptr<sim::Scratchpad>> &sps;
             ~ReturnScratchpads() {
-                if (!sps.empty()) scratchpad_pool().give_back(sps);
+                if (!sps.empty()) scratchpad_pool().give_back(sps, sps.size());
             }
         } return_scratchpads{functional_sps_};
         if (opt_.functional) functional_sps_ = scratchpad_pool().take(p_.cores.size(), m_.scratchpad_bytes);
