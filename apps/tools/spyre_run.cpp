@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,8 @@ using namespace spyre;
 namespace {
 
 constexpr uint64_t kDefaultMaxInstructions = 1000000000;
+// --trace/--svg keep at most this many instruction events by default: 128 MB of them in memory.
+constexpr uint64_t kDefaultTraceMaxEvents = 4000000;
 constexpr double kDefaultMaxCycles = 1e12;
 
 // NAME=VALUE items of one flag; a name given twice is an error, not the last one winning.
@@ -103,6 +106,16 @@ void write_text_file(const std::string &path, const std::string &text, const cha
     std::printf("  wrote %s to %s\n", what, path.c_str());
 }
 
+// The Chrome trace, streamed to the file an event at a time (never held as one string).
+void write_trace_file(const std::string &path, const SimulationResult &sim, const MachineDescription &m) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write trace '" + path + "'");
+    write_chrome_trace(out, sim, m);
+    out.close();
+    if (!out) throw Error("error writing trace '" + path + "'");
+    std::printf("  wrote trace to %s\n", path.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -111,6 +124,7 @@ int main(int argc, char **argv) {
     uint64_t seed = 1;
     bool timing_only = false;
     uint64_t max_instructions = kDefaultMaxInstructions;
+    uint64_t trace_max_events = kDefaultTraceMaxEvents;
     double max_cycles = kDefaultMaxCycles;
     std::vector<std::string> inputs, outputs, params;
     app.add_option("program", program_path, "program file (.spyre)")->required();
@@ -124,6 +138,10 @@ int main(int argc, char **argv) {
     app.add_option("--report", report_path, "write the JSON report here");
     app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, Perfetto) of every instruction here");
     app.add_option("--svg", svg_path, "write an SVG timeline of the cores' units here");
+    app.add_option("--trace-max-events", trace_max_events,
+                   "--trace/--svg keep the first N instruction events (32 bytes each in memory; 0: all)")
+        ->capture_default_str()
+        ->check(spyre_cli::unsigned_64());
     app.add_option("--max-instructions", max_instructions,
                    "stop once more dynamic instructions than this have run (0: no limit)")
         ->capture_default_str()
@@ -181,6 +199,7 @@ int main(int argc, char **argv) {
         opt.sync = sync == "serial" ? SyncMode::ForcedSerial : sync == "random" ? SyncMode::RandomLatency : SyncMode::Normal;
         opt.seed = seed;
         opt.record_trace = !trace_path.empty() || !svg_path.empty();
+        opt.max_trace_events = trace_max_events;
         opt.max_instructions = max_instructions;
         opt.max_cycles = max_cycles;
         DeviceMemory memory(m.dram_usable_bytes);
@@ -208,7 +227,12 @@ int main(int argc, char **argv) {
         }
         if (!out_files.empty()) throw Error("--output names '" + out_files.begin()->first + "', which is not an output of the program");
         if (!report_path.empty()) write_text_file(report_path, report_json(r.sim, m), "report");
-        if (!trace_path.empty()) write_text_file(trace_path, chrome_trace_json(r.sim, m), "trace");
+        if (!trace_path.empty()) write_trace_file(trace_path, r.sim, m);
+        if (opt.record_trace && r.sim.trace_events_dropped > 0) {
+            std::printf("  the trace keeps the first %zu instruction events and drops the other %llu "
+                        "(--trace-max-events; 0 keeps all, 32 bytes each)\n",
+                        r.sim.trace.size(), (unsigned long long)r.sim.trace_events_dropped);
+        }
         if (!svg_path.empty()) write_text_file(svg_path, timeline_svg(r.sim, m), "timeline");
     } catch (const std::exception &e) {
         std::fprintf(stderr, "spyre-run: %s: %s\n", program_path.c_str(), e.what());

@@ -402,7 +402,13 @@ private:
         UnitState &u = units_[id];
         if (opt_.sync == SyncMode::ForcedSerial) serial_free_ = std::max(serial_free_, end);
         result_.cores[u.core].unit[u.unit].busy_cycles += end - start;
-        if (opt_.record_trace) result_.trace.push_back({u.core, u.unit, op, start, end});
+        if (opt_.record_trace) {
+            if (opt_.max_trace_events == 0 || result_.trace.size() < opt_.max_trace_events) {
+                result_.trace.push_back({u.core, u.unit, op, start, end});
+            } else {
+                result_.trace_events_dropped++;
+            }
+        }
         u.time = end;
         u.status = UnitStatus::Ready;
         advance(u);

@@ -175,9 +175,14 @@ std::string percent(double fraction) { return format("%.1f%%", 100.0 * fraction)
 }  // namespace
 
 std::string chrome_trace_json(const SimulationResult &r, const MachineDescription &m) {
+    std::ostringstream os;
+    write_chrome_trace(os, r, m);
+    return os.str();
+}
+
+void write_chrome_trace(std::ostream &os, const SimulationResult &r, const MachineDescription &m) {
     // Streamed one event at a time (each dumped by nlohmann, so the text is
     // valid JSON) to keep memory small for traces of millions of events.
-    std::ostringstream os;
     os << "{\"traceEvents\":[";
     bool first = true;
     auto emit = [&](const Json &event) {
@@ -204,9 +209,9 @@ std::string chrome_trace_json(const SimulationResult &r, const MachineDescriptio
     }
     const Json other{{"kernel", r.kernel},           {"machine", m.name},
                      {"clock_ghz", m.clock_ghz},     {"cycles", r.cycles},
-                     {"simulated_us", r.simulated_us}, {"trace_events", r.trace.size()}};
+                     {"simulated_us", r.simulated_us}, {"trace_events", r.trace.size()},
+                     {"trace_events_dropped", r.trace_events_dropped}};
     os << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":" << other.dump() << "}\n";
-    return os.str();
 }
 
 std::string timeline_svg(const SimulationResult &r, const MachineDescription &m, int max_cores) {

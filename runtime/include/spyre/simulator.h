@@ -40,6 +40,7 @@ struct SimulationOptions {
     // The compiler's dry run sets it, so no written program has a race.
     bool check_dram_write_races_timing_only = false;
     bool record_trace = false;       // keep one event per executed instruction
+    uint64_t max_trace_events = 0;   // with record_trace: keep at most this many (the first ones; 0: all)
     // Budgets (0: none). A run that executes more dynamic instructions (control included), or whose
     // simulated time passes max_cycles, stops with BudgetExceeded as soon as it does.
     uint64_t max_instructions = 0;
@@ -105,6 +106,7 @@ struct SimulationResult {
     uint64_t dynamic_instructions = 0;
     std::vector<CoreStats> cores;
     std::vector<TraceEvent> trace;
+    uint64_t trace_events_dropped = 0;  // past SimulationOptions::max_trace_events
 };
 
 // One device buffer per program argument (inputs, outputs and temporaries),

@@ -4,6 +4,7 @@
 // for people. Without a recorded trace both are valid but show no intervals.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "spyre/machine.h"
@@ -18,6 +19,10 @@ namespace spyre {
 // complete event ("ph": "X") per trace event: name = mnemonic, cat = unit
 // name, ts/dur in microseconds (cycles / (clock_ghz * 1000)), args
 // {start_cycle, end_cycle}.
+// write_chrome_trace writes it to a stream one event at a time (a trace of millions of
+// events never exists as one string); chrome_trace_json returns it as a string. otherData
+// says how many events were recorded and how many were dropped (max_trace_events).
+void write_chrome_trace(std::ostream &out, const SimulationResult &r, const MachineDescription &m);
 std::string chrome_trace_json(const SimulationResult &r, const MachineDescription &m);
 
 // Upper bound on the busy-interval rectangles timeline_svg draws; past it,
