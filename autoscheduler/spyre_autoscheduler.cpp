@@ -112,7 +112,18 @@ private:
         const pid_t pid = fork();
         if (pid == 0) {  // only async-signal-safe calls until exec (this process may have threads)
             setsid();
-            dup2(fds[0], 0);
+            if (fds[0] == 0) {
+                fcntl(0, F_SETFD, 0);  // stdin was closed, so the pipe got fd 0: keep it across exec
+            } else {
+                dup2(fds[0], 0);
+            }
+            // Nothing else of the generator's: its stdout and stderr pipes must not stay open in the reaper.
+            const int null_fd = open("/dev/null", O_WRONLY);
+            if (null_fd >= 0) {
+                dup2(null_fd, 1);
+                dup2(null_fd, 2);
+            }
+            for (int fd = 3; fd < 1024; fd++) close(fd);
             execl("/bin/sh", "sh", "-c", "read ignored; rm -rf -- \"$0\"", path.c_str(), (char *)nullptr);
             _exit(127);
         }

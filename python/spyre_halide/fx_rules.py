@@ -48,7 +48,7 @@ class _Planner:
             return None, None
         if user.op == "call_module":
             m = self.modules[user.target]
-            if isinstance(m, nn.ReLU):
+            if isinstance(m, nn.ReLU) and not m.inplace:
                 return user, "relu"
             if isinstance(m, nn.GELU) and m.approximate == "tanh":
                 return user, "gelu"
@@ -56,7 +56,7 @@ class _Planner:
                 return user, "silu"
         if user.op in ("call_function", "call_method"):
             t = user.target
-            if t in (F.relu, torch.relu, "relu") and len(user.args) == 1:
+            if t in (F.relu, torch.relu, "relu") and len(user.args) == 1 and not user.kwargs.get("inplace", False):
                 return user, "relu"
             if t in (F.silu, "silu") and len(user.args) == 1:
                 return user, "silu"
@@ -118,6 +118,8 @@ class _Planner:
             if isinstance(m, nn.SiLU):
                 return self.unary(node, node.args[0], "silu")
             if isinstance(m, nn.ReLU):
+                if m.inplace:
+                    raise Fallback("ReLU(inplace=True) changes its input, which a kernel's output does not")
                 return self.unary(node, node.args[0], "relu")
             if isinstance(m, nn.Conv2d):
                 return self.conv2d(node, m)
@@ -467,6 +469,8 @@ class _Planner:
         if isinstance(m.padding, str) or m.padding[0] != m.padding[1]:
             raise Fallback("Conv2d with unequal or named padding")
         x = node.args[0]
+        if _meta(x) is None or len(_meta(x)[0]) != 4:
+            raise Fallback("Conv2d of an input that is not a batched NCHW tensor of known shape")
         batch, ci, height, width = _meta(x)[0]
         co, _, kh, kw = m.weight.shape
         act_node, act = self.activation_of(node)
@@ -503,7 +507,7 @@ def _broadcast_groups(shape, b_shape):
         broadcast = b_extent == 1 and extent != 1
         if i > 0 and extent == 1:
             continue
-        if i > 1 and groups[-1][1] == broadcast:
+        if len(groups) > 1 and groups[-1][1] == broadcast:
             groups[-1][0] *= extent
         else:
             groups.append([extent, broadcast])

@@ -33,10 +33,24 @@ class _Propagate(ShapeProp):
 
     def run_node(self, n):
         result = super().run_node(n)
-        if isinstance(result, (int, float, bool)) or (isinstance(result, (tuple, list)) and
-                                                      all(isinstance(v, int) for v in result)):
+        is_value = isinstance(result, (int, float, bool)) or (isinstance(result, (tuple, list)) and
+                                                               all(isinstance(v, int) for v in result))
+        if is_value and _static(n):
             n.meta["value"] = result
         return result
+
+
+def _static(n):
+    """Whether n's value is fixed by the static shapes: every input is such a value, or n asks a
+    tensor for its shape (x.shape, x.size(), x.dim()). A value read from a tensor's data (.item(),
+    a data-dependent max) is not: it is recomputed at every call, never folded."""
+    shape_query = ((n.op == "call_function" and n.target is getattr and len(n.args) > 1 and n.args[1] == "shape") or
+                   (n.op == "call_method" and n.target in ("size", "dim")))
+    for i in n.all_input_nodes:
+        if "value" in i.meta or (shape_query and i.meta.get("tensor_meta") is not None):
+            continue
+        return False
+    return True
 
 
 def _const(value):

@@ -111,10 +111,19 @@ def _compile(family, params, entry, function):
                    "-target=spyre"] + [f"{k}={_param_text(v)}" for k, v in sorted(params.items())]
         if os.environ.get("SPYRE_PYTHON_VERBOSE"):
             print("spyre_halide: compiling " + " ".join(command), file=sys.stderr)
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The generator compiles for this process's machine (the one the cache key names), whatever
+        # the environment says now: every parameter's effective value, passed explicitly.
+        machine = _native.machine_parameters()
+        env = dict(os.environ)
+        env.pop("SPYRE_MACHINE", None)
+        env["SPYRE_MACHINE_SET"] = ",".join(
+            f"{name}={int(p['value']) if float(p['value']).is_integer() else repr(p['value'])}"
+            for name, p in machine.items())
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         if result.returncode != 0:
             message = (result.stderr.strip() or result.stdout.strip()).splitlines()
-            raise _native.Error(f"gen_{family} {' '.join(command[8:])}: " + (message[-1] if message else
+            shown = " ".join(f"{k}={_param_text(v)}" for k, v in sorted(params.items()))
+            raise _native.Error(f"gen_{family} {shown}: " + (message[-1] if message else
                                                                              f"exit status {result.returncode}"))
         with open(os.path.join(scratch, "command.txt"), "w") as f:
             f.write(" ".join(command) + "\n")

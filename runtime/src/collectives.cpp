@@ -66,6 +66,28 @@ struct Descriptor {
     double link_gbps = 0;
     int64_t peer_to_peer = 0;
     double clock_us = 0;  // not compared: the wait is computed from it
+    int32_t local_error = 0;  // this rank's own checks failed with this code (its message is its own)
+};
+
+// A check of this rank's own arguments, recorded rather than thrown, so that every rank still
+// takes part in the agreement and all of them fail together (a rank that returned early would
+// leave the others waiting in MPI for ever).
+struct LocalCheck {
+    int code = 0;
+    std::string message;
+    template<typename F>
+    void run(F &&f) {
+        if (code != 0) return;
+        try {
+            f();
+        } catch (const RuntimeError &e) {
+            code = e.code;
+            message = e.what();
+        } catch (const std::exception &e) {
+            code = spyre_error_bad_argument;
+            message = e.what();
+        }
+    }
 };
 
 std::string describe(const Descriptor &d) {
@@ -120,11 +142,20 @@ void check_mpi(int code, const char *where) {
 }
 
 // Step 1: every rank's descriptor; fails on every rank if they disagree (clocks aside).
-std::vector<Descriptor> agree(const spyre_comm *comm, const Descriptor &mine, const char *where) {
+std::vector<Descriptor> agree(const spyre_comm *comm, Descriptor mine, const LocalCheck &check, const char *where) {
+    mine.local_error = check.code;
     std::vector<Descriptor> all((size_t)comm->size);
     check_mpi(MPI_Allgather(&mine, (int)sizeof(Descriptor), MPI_BYTE, all.data(), (int)sizeof(Descriptor), MPI_BYTE,
                             comm->comm),
               where);
+    if (check.code != 0) throw RuntimeError(check.code, check.message);
+    for (int r = 0; r < comm->size; r++) {
+        if (all[(size_t)r].local_error != 0) {
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": rank " + std::to_string(r) +
+                                                             " refused its own arguments (its message says why); no rank "
+                                                             "moved any data");
+        }
+    }
     for (int r = 1; r < comm->size; r++) {
         const Descriptor &a = all[0], &b = all[(size_t)r];
         std::string what;
@@ -212,6 +243,21 @@ void read_values(const halide_buffer_t *buf, std::vector<uint8_t> &dense, const 
     dense.resize((size_t)(element_count(buf) * ((buf->type.bits + 7) / 8)));
     if (int r = spyre_device_read_values(nullptr, buf, dense.data())) {
         throw RuntimeError(r, std::string(where) + ": " + spyre_last_error());
+    }
+}
+
+// Reads this rank's tensor (when `buf` is set), then agrees with every rank that all reads
+// worked before any data moves: one rank failing fails them all, none is left waiting.
+void read_agreed(const spyre_comm *comm, const halide_buffer_t *buf, std::vector<uint8_t> &dense, const char *where) {
+    LocalCheck check;
+    if (buf) check.run([&] { read_values(buf, dense, where); });
+    const int failed = check.code != 0 ? 1 : 0;
+    int any = 0;
+    check_mpi(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->comm), where);
+    if (failed) throw RuntimeError(check.code, check.message);
+    if (any) {
+        throw RuntimeError(spyre_error_bad_argument,
+                           std::string(where) + ": another rank could not read its tensor (its message says why)");
     }
 }
 
@@ -315,6 +361,17 @@ spyre_comm_t *spyre_comm_world(int *argc, char ***argv) {
         }
         comm->initialized_mpi = true;
     }
+    // Stream collectives call MPI from the stream's worker thread; one collective at a time per
+    // process (g_collective_mutex) needs at least MPI_THREAD_SERIALIZED.
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED) {
+        set_last_error("spyre_comm_world: MPI was initialized below MPI_THREAD_SERIALIZED, which collectives on "
+                       "streams need; initialize it with MPI_Init_thread(MPI_THREAD_SERIALIZED or higher)");
+        if (comm->initialized_mpi) MPI_Finalize();
+        delete comm;
+        return nullptr;
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm->comm);
     MPI_Comm_set_errhandler(comm->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm->comm, &comm->rank);
@@ -336,14 +393,16 @@ int spyre_comm_finalize(spyre_comm_t *comm) {
 int spyre_all_reduce_sum(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf) {
     return run(comm, stream, "spyre_all_reduce_sum", [=] {
         const char *where = "spyre_all_reduce_sum";
-        const Descriptor mine = describe_buffer(Collective::AllReduce, buf, 0, where);
-        const std::vector<Descriptor> all = agree(comm, mine, where);
+        LocalCheck check;
+        Descriptor mine;
+        check.run([&] { mine = describe_buffer(Collective::AllReduce, buf, 0, where); });
+        const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const DType t = (DType)mine.dtype;
         const int64_t n = element_count(buf), bytes = n * dtype_bytes(t);
         if (t == DType::I8) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": int8 sums are not supported");
         if (!mine.timing_only) {
             std::vector<uint8_t> local, gathered((size_t)(bytes * comm->size)), result((size_t)bytes);
-            read_values(buf, local, where);
+            read_agreed(comm, buf, local, where);
             check_mpi(MPI_Allgather(local.data(), (int)bytes, MPI_BYTE, gathered.data(), (int)bytes, MPI_BYTE, comm->comm),
                       where);
             sum_in_rank_order(t, gathered.data(), comm->size, n, result.data());
@@ -359,16 +418,20 @@ int spyre_all_gather(spyre_comm_t *comm, spyre_stream_t *stream, const halide_bu
                      int dim) {
     return run(comm, stream, "spyre_all_gather", [=] {
         const char *where = "spyre_all_gather";
-        const Descriptor mine = describe_buffer(Collective::AllGather, send, dim, where);
-        describe_buffer(Collective::AllGather, recv, dim, where);
-        check_dim(send, dim, where);
-        check_pair(send, recv, dim, comm->size, where);
-        const std::vector<Descriptor> all = agree(comm, mine, where);
+        LocalCheck check;
+        Descriptor mine;
+        check.run([&] {
+            mine = describe_buffer(Collective::AllGather, send, dim, where);
+            describe_buffer(Collective::AllGather, recv, dim, where);
+            check_dim(send, dim, where);
+            check_pair(send, recv, dim, comm->size, where);
+        });
+        const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const int64_t eb = dtype_bytes((DType)mine.dtype);
         const int64_t bytes = element_count(send) * eb;
         if (!mine.timing_only) {
             std::vector<uint8_t> local, gathered((size_t)(bytes * comm->size)), result((size_t)(bytes * comm->size));
-            read_values(send, local, where);
+            read_agreed(comm, send, local, where);
             check_mpi(MPI_Allgather(local.data(), (int)bytes, MPI_BYTE, gathered.data(), (int)bytes, MPI_BYTE, comm->comm),
                       where);
             const Blocks b(send, dim, 1);
@@ -391,18 +454,22 @@ int spyre_reduce_scatter_sum(spyre_comm_t *comm, spyre_stream_t *stream, const h
                              halide_buffer_t *recv, int dim) {
     return run(comm, stream, "spyre_reduce_scatter_sum", [=] {
         const char *where = "spyre_reduce_scatter_sum";
-        const Descriptor mine = describe_buffer(Collective::ReduceScatter, send, dim, where);
-        describe_buffer(Collective::ReduceScatter, recv, dim, where);
-        check_dim(send, dim, where);
-        check_pair(recv, send, dim, comm->size, where);
-        const std::vector<Descriptor> all = agree(comm, mine, where);
+        LocalCheck check;
+        Descriptor mine;
+        check.run([&] {
+            mine = describe_buffer(Collective::ReduceScatter, send, dim, where);
+            describe_buffer(Collective::ReduceScatter, recv, dim, where);
+            check_dim(send, dim, where);
+            check_pair(recv, send, dim, comm->size, where);
+        });
+        const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const DType t = (DType)mine.dtype;
         if (t == DType::I8) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": int8 sums are not supported");
         const int64_t eb = dtype_bytes(t);
         const int64_t bytes = element_count(send) * eb, piece_bytes = bytes / comm->size;
         if (!mine.timing_only) {
             std::vector<uint8_t> local, blocks((size_t)bytes), received((size_t)bytes), result((size_t)piece_bytes);
-            read_values(send, local, where);
+            read_agreed(comm, send, local, where);
             // Block r (the part rank r keeps) packed contiguously, for MPI_Alltoall.
             const Blocks b(send, dim, comm->size);
             const int64_t run_bytes = b.inner * b.piece * eb;
@@ -427,16 +494,20 @@ int spyre_reduce_scatter_sum(spyre_comm_t *comm, spyre_stream_t *stream, const h
 int spyre_broadcast(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf, int root) {
     return run(comm, stream, "spyre_broadcast", [=] {
         const char *where = "spyre_broadcast";
-        if (root < 0 || root >= comm->size) {
-            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": root " + std::to_string(root) +
-                                                             " is not a rank (0.." + std::to_string(comm->size - 1) + ")");
-        }
-        const Descriptor mine = describe_buffer(Collective::Broadcast, buf, root, where);
-        const std::vector<Descriptor> all = agree(comm, mine, where);
+        LocalCheck check;
+        Descriptor mine;
+        check.run([&] {
+            if (root < 0 || root >= comm->size) {
+                throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": root " + std::to_string(root) +
+                                                                 " is not a rank (0.." + std::to_string(comm->size - 1) + ")");
+            }
+            mine = describe_buffer(Collective::Broadcast, buf, root, where);
+        });
+        const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const int64_t bytes = element_count(buf) * dtype_bytes((DType)mine.dtype);
         if (!mine.timing_only) {
             std::vector<uint8_t> data((size_t)bytes);
-            if (comm->rank == root) read_values(buf, data, where);
+            read_agreed(comm, comm->rank == root ? buf : nullptr, data, where);
             check_mpi(MPI_Bcast(data.data(), (int)bytes, MPI_BYTE, root, comm->comm), where);
             if (comm->rank != root) write_values(buf, data, where);
         } else if (comm->rank != root) {
@@ -453,18 +524,29 @@ int spyre_send(spyre_comm_t *comm, spyre_stream_t *stream, const halide_buffer_t
             throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": peer " + std::to_string(peer) +
                                                              " is not another rank");
         }
-        const Descriptor mine = describe_buffer(Collective::SendRecv, buf, comm->rank, where);
+        // The peer is waiting for this descriptor: it is sent even when this rank's own checks fail.
+        LocalCheck check;
+        Descriptor mine;
+        mine.collective = (int32_t)Collective::SendRecv;
+        check.run([&] { mine = describe_buffer(Collective::SendRecv, buf, comm->rank, where); });
+        mine.local_error = check.code;
         check_mpi(MPI_Send(&mine, (int)sizeof mine, MPI_BYTE, peer, 1, comm->comm), where);
         int accepted = 0;
         check_mpi(MPI_Recv(&accepted, 1, MPI_INT, peer, 2, comm->comm, MPI_STATUS_IGNORE), where);
+        if (check.code != 0) throw RuntimeError(check.code, check.message);
         if (!accepted) {
             throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": rank " + std::to_string(peer) +
                                                              " expected another tensor than " + describe(mine));
         }
         const int64_t bytes = element_count(buf) * dtype_bytes((DType)mine.dtype);
         if (!mine.timing_only) {
+            // A status first, so a read that fails here fails the receiver too instead of leaving it waiting.
             std::vector<uint8_t> data;
-            read_values(buf, data, where);
+            LocalCheck read;
+            read.run([&] { read_values(buf, data, where); });
+            const int status = read.code;
+            check_mpi(MPI_Send(&status, 1, MPI_INT, peer, 4, comm->comm), where);
+            if (status != 0) throw RuntimeError(read.code, read.message);
             check_mpi(MPI_Send(data.data(), (int)bytes, MPI_BYTE, peer, 3, comm->comm), where);
         }
         // The sender's link is busy for one hop; it does not wait for the receiver.
@@ -479,9 +561,18 @@ int spyre_recv(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf,
             throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": peer " + std::to_string(peer) +
                                                              " is not another rank");
         }
-        const Descriptor mine = describe_buffer(Collective::SendRecv, buf, peer, where);
+        LocalCheck check;
+        Descriptor mine;
+        check.run([&] { mine = describe_buffer(Collective::SendRecv, buf, peer, where); });
         Descriptor theirs;
         check_mpi(MPI_Recv(&theirs, (int)sizeof theirs, MPI_BYTE, peer, 1, comm->comm, MPI_STATUS_IGNORE), where);
+        if (check.code != 0 || theirs.local_error != 0) {
+            const int refused = 0;
+            check_mpi(MPI_Send(&refused, 1, MPI_INT, peer, 2, comm->comm), where);
+            if (check.code != 0) throw RuntimeError(check.code, check.message);
+            throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": rank " + std::to_string(peer) +
+                                                             " refused its own arguments (its message says why)");
+        }
         const bool match = theirs.dtype == mine.dtype && theirs.dims == mine.dims &&
                            std::equal(mine.extent, mine.extent + kMaxDims, theirs.extent) &&
                            theirs.timing_only == mine.timing_only;
@@ -494,6 +585,12 @@ int spyre_recv(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf,
         }
         const int64_t bytes = element_count(buf) * dtype_bytes((DType)mine.dtype);
         if (!mine.timing_only) {
+            int status = 0;
+            check_mpi(MPI_Recv(&status, 1, MPI_INT, peer, 4, comm->comm, MPI_STATUS_IGNORE), where);
+            if (status != 0) {
+                throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": rank " + std::to_string(peer) +
+                                                                 " could not read the tensor it sends (its message says why)");
+            }
             std::vector<uint8_t> data((size_t)bytes);
             check_mpi(MPI_Recv(data.data(), (int)bytes, MPI_BYTE, peer, 3, comm->comm, MPI_STATUS_IGNORE), where);
             write_values(buf, data, where);

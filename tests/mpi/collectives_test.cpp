@@ -63,6 +63,9 @@ void expect_clocks_agree() {
     for (double c : all) EXPECT_NEAR(c, all[0], 1e-6 * std::max(1.0, all[0]));
 }
 
+#define EXPECT_CONTAINS_TEXT(haystack, needle) \
+    EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
 class Collectives : public ::testing::TestWithParam<std::vector<int>> {};
 
 TEST_P(Collectives, AllReduceOfFp16SumsInFp32InRankOrderAndRoundsOnce) {
@@ -208,6 +211,30 @@ TEST(CollectivesErrors, MismatchedShapesFailOnEveryRankNamingThem) {
         << spyre_last_error();
     // The communicator still works.
     Buffer<float> ok = on_device(float_buffer({16}, rank_()));
+    EXPECT_EQ(spyre_all_reduce_sum(g_comm, nullptr, ok), 0) << spyre_last_error();
+}
+
+TEST(CollectivesErrors, ABadArgumentOnOneRankFailsEveryRankInsteadOfLeavingThemWaiting) {
+    if (ranks() < 2) GTEST_SKIP();
+    // Rank 1 alone gives a recv of the wrong size; rank 0 alone a tensor that holds no values.
+    Buffer<float> send = on_device(float_buffer({8}, rank_()));
+    Buffer<float> recv(8 * ranks() + (rank_() == 1 ? 1 : 0));
+    ASSERT_EQ(recv.device_malloc(spyre_device_interface()), 0);
+    EXPECT_NE(spyre_all_gather(g_comm, nullptr, send, recv, 0), 0);
+    if (rank_() != 1) EXPECT_CONTAINS_TEXT(spyre_last_error(), "rank 1 refused its own arguments");
+    Buffer<float> empty(8);
+    ASSERT_EQ(empty.device_malloc(spyre_device_interface()), 0);
+    if (rank_() == 0) {  // written in timing-only mode: it holds no values
+        const int previous = spyre_set_timing_only(1);
+        empty.set_host_dirty();
+        empty.copy_to_device(spyre_device_interface());
+        spyre_set_timing_only(previous);
+    }
+    Buffer<float> &mine = rank_() == 0 ? empty : send;
+    EXPECT_NE(spyre_all_reduce_sum(g_comm, nullptr, mine), 0);
+    if (rank_() != 0) EXPECT_CONTAINS_TEXT(spyre_last_error(), "another rank could not read its tensor");
+    // Every rank is still in step.
+    Buffer<float> ok = on_device(float_buffer({8}, rank_()));
     EXPECT_EQ(spyre_all_reduce_sum(g_comm, nullptr, ok), 0) << spyre_last_error();
 }
 

@@ -23,7 +23,10 @@
  * Every rank must call the same collectives in the same order with matching
  * tensors; a mismatch (dtype, shape, root, dimension, timing-only mode) is
  * found before anything moves and fails on every rank with
- * spyre_error_bad_argument naming the ranks and what differs. `stream` may
+ * spyre_error_bad_argument naming the ranks and what differs. A rank whose
+ * own arguments are refused (or whose tensor cannot be read) fails with its
+ * own message, and every other rank fails too, naming it: none is left
+ * waiting. Needs MPI at MPI_THREAD_SERIALIZED or above. `stream` may
  * be NULL (the call runs now) or a stream (the collective is enqueued and
  * orders with the stream's kernels and copies; errors surface at
  * spyre_stream_synchronize). Buffers are live Spyre device buffers (whole
@@ -65,7 +68,11 @@ int spyre_reduce_scatter_sum(spyre_comm_t *comm, spyre_stream_t *stream, const h
                              halide_buffer_t *recv, int dim);
 /* buf on every rank = buf on `root`. */
 int spyre_broadcast(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf, int root);
-/* Point to point: a send to `peer` matches that peer's recv from this rank. */
+/* Point to point: a send to `peer` matches that peer's recv from this rank.
+ * A send returns only once the peer's matching recv has started (the two
+ * check each other's tensor first), so two ranks that both send before they
+ * receive wait for each other: order a swap as one sends while the other
+ * receives, then the other way round. */
 int spyre_send(spyre_comm_t *comm, spyre_stream_t *stream, const halide_buffer_t *buf, int peer);
 int spyre_recv(spyre_comm_t *comm, spyre_stream_t *stream, halide_buffer_t *buf, int peer);
 
