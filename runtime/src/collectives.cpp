@@ -344,6 +344,18 @@ void check_pair(const halide_buffer_t *small, const halide_buffer_t *big, int di
     }
 }
 
+// The descriptor of a collective between two tensors of one dtype and rank whose extents agree
+// except along `dim`, where `big` has `ranks` times `small`'s (all_gather: recv is big;
+// reduce_scatter: send is), described by `send`.
+Descriptor describe_pair(Collective c, const halide_buffer_t *small, const halide_buffer_t *big,
+                         const halide_buffer_t *send, int dim, int ranks, const char *where) {
+    const Descriptor d = describe_buffer(c, send, dim, where);
+    describe_buffer(c, send == small ? big : small, dim, where);  // the other one is a live device buffer too
+    check_dim(send, dim, where);
+    check_pair(small, big, dim, ranks, where);
+    return d;
+}
+
 }  // namespace
 
 extern "C" {
@@ -420,12 +432,7 @@ int spyre_all_gather(spyre_comm_t *comm, spyre_stream_t *stream, const halide_bu
         const char *where = "spyre_all_gather";
         LocalCheck check;
         Descriptor mine;
-        check.run([&] {
-            mine = describe_buffer(Collective::AllGather, send, dim, where);
-            describe_buffer(Collective::AllGather, recv, dim, where);
-            check_dim(send, dim, where);
-            check_pair(send, recv, dim, comm->size, where);
-        });
+        check.run([&] { mine = describe_pair(Collective::AllGather, send, recv, send, dim, comm->size, where); });
         const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const int64_t eb = dtype_bytes((DType)mine.dtype);
         const int64_t bytes = element_count(send) * eb;
@@ -456,12 +463,7 @@ int spyre_reduce_scatter_sum(spyre_comm_t *comm, spyre_stream_t *stream, const h
         const char *where = "spyre_reduce_scatter_sum";
         LocalCheck check;
         Descriptor mine;
-        check.run([&] {
-            mine = describe_buffer(Collective::ReduceScatter, send, dim, where);
-            describe_buffer(Collective::ReduceScatter, recv, dim, where);
-            check_dim(send, dim, where);
-            check_pair(recv, send, dim, comm->size, where);
-        });
+        check.run([&] { mine = describe_pair(Collective::ReduceScatter, recv, send, send, dim, comm->size, where); });
         const std::vector<Descriptor> all = agree(comm, mine, check, where);
         const DType t = (DType)mine.dtype;
         if (t == DType::I8) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": int8 sums are not supported");
