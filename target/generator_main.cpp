@@ -15,17 +15,10 @@
 //     generated (-r without -g), which CMake's shared runtimes do.
 // -o, -f and -g are recorded in the context (spyre::driver_options()) for the lowering
 // pass; every argument is then handed unchanged to
-// Halide::Internal::generate_filter_main. A run with -o DIR and a function name holds an
-// exclusive lock on DIR/.NAME.spyre-lock while it writes, so concurrent runs for the same
-// outputs take turns. A failing generator (a bad
+// Halide::Internal::generate_filter_main, except -o DIR, which becomes a staging directory
+// whose files are published into DIR when the run succeeds (staged_outputs.h). A failing generator (a bad
 // parameter, a schedule the backend refuses) prints one line
 // "<program>: error: <message>" and exits with status 1.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -36,11 +29,14 @@
 #include "Halide.h"
 #include "schedule_context.h"
 #include "spyre_target.h"
+#include "staged_outputs.h"
 
 namespace {
 
 const char *const kSpyreToken = "spyre";
 const char *const kSpyreBaseline = "x86-64-linux";
+// Publishing renames a few files; a lock held longer than this is a stopped run, reported as an error.
+const double kPublishLockWaitSeconds = 120;
 
 std::vector<std::string> split(const std::string &s, char sep) {
     std::vector<std::string> parts;
@@ -114,26 +110,6 @@ std::string as_driver_error(const std::string &program, const std::string &genge
     return gengen_output.substr(0, at) + program + ": error: " + one_line(gengen_output.substr(at)) + "\n";
 }
 
-// An exclusive lock (flock) on a lock file beside a generator's outputs, held until destroyed.
-class OutputNameLock {
-public:
-    // "" once held (waiting for another holder), else why the lock cannot be taken.
-    std::string acquire(const std::string &path) {
-        fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) return "cannot open the lock file '" + path + "': " + std::strerror(errno);
-        while (flock(fd_, LOCK_EX) != 0) {
-            if (errno != EINTR) return "cannot lock '" + path + "': " + std::strerror(errno);
-        }
-        return "";
-    }
-    ~OutputNameLock() {
-        if (fd_ >= 0) close(fd_);  // releases the lock
-    }
-
-private:
-    int fd_ = -1;
-};
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -142,6 +118,7 @@ int main(int argc, char **argv) {
     spyre::DriverOptions options;
     std::string target_value;
     bool has_target = false, has_generator = false, for_spyre = false;
+    int output_dir_arg = -1;  // where -o's value is in args
 
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -158,7 +135,10 @@ int main(int argc, char **argv) {
         if (a.size() == 2 && a[0] == '-' && i + 1 < argc) {
             // GenGen flags all take one value: -g gen, -o dir, -e list, -f name, ...
             const std::string value = argv[i + 1];
-            if (a == "-o") options.output_dir = value;
+            if (a == "-o") {
+                options.output_dir = value;
+                output_dir_arg = (int)args.size() + 1;  // the index value gets below
+            }
             if (a == "-f") options.function_name = strip_namespaces(value);
             if (a == "-g") {
                 options.generator_name = value;
@@ -205,15 +185,20 @@ int main(int argc, char **argv) {
     }
     spyre::ScheduleContext::Use use_context(context);
     spyre::set_driver_options(options);
-    // Two runs writing the same -o DIR -f NAME (a misconfigured parallel build) take turns: the
-    // set of files one run writes (NAME.a, NAME.h, NAME.spyre, ...) is all of one run.
-    OutputNameLock lock;
-    if (!options.output_dir.empty() && !options.function_name.empty()) {
-        const std::string error = lock.acquire(options.output_dir + "/." + options.function_name + ".spyre-lock");
+    // Every output is written into a private staging directory beside the outputs and published
+    // (renamed into -o DIR) only when the run succeeds: a failed run leaves DIR as it was, and two
+    // runs writing the same -o DIR -f NAME (a misconfigured parallel build) each publish a whole set.
+    spyre::StagedOutputs staged;
+    if (output_dir_arg >= 0 && !options.function_name.empty()) {
+        const std::string error = staged.stage(options.output_dir, options.function_name);
         if (!error.empty()) {
             std::cerr << argv[0] << ": error: " << error << "\n";
             return 1;
         }
+        args[output_dir_arg] = staged.staging_dir();
+        spyre::DriverOptions staged_options = options;
+        staged_options.output_dir = staged.staging_dir();
+        spyre::set_driver_options(staged_options);
     }
 
     std::vector<char *> cargs;
@@ -233,6 +218,13 @@ int main(int argc, char **argv) {
     }
     if (status == 0) {
         std::cerr << gengen_errors.str();
+        if (!staged.staging_dir().empty()) {
+            const std::string error = staged.publish(kPublishLockWaitSeconds);
+            if (!error.empty()) {
+                std::cerr << argv[0] << ": error: " << error << "\n";
+                return 1;
+            }
+        }
         return 0;
     }
     std::cerr << as_driver_error(argv[0], gengen_errors.str());

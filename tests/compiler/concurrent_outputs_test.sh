@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two generator runs writing the same outputs (-o DIR -f NAME) at once, with different shapes, as a
 # misconfigured parallel build does: each round must leave one run's complete set, so the program
-# embedded in NAME.a is byte for byte NAME.spyre, and NAME.spyre.txt is its disassembly.
+# embedded in NAME.a is byte for byte NAME.spyre, and NAME.spyre.txt is its disassembly. A failed
+# run leaves the outputs as they were.
 # Usage: concurrent_outputs_test.sh <gen_elementwise> <spyre-objdump> <scratch dir>
 set -euo pipefail
 gen="$1" objdump="$2" dir="$3"
@@ -23,7 +24,16 @@ if not any(program in open(o, "rb").read() for o in glob.glob(d + "/x/*")):
 PY
   "$objdump" "$dir/ew.spyre" | sed 's/  ; offset [0-9]*$//' > "$dir/objdump.txt"  # the file has no offsets
   cmp -s "$dir/objdump.txt" "$dir/ew.spyre.txt" || { echo "round $round: ew.spyre.txt is not the disassembly of ew.spyre"; exit 1; }
-  ls "$dir" | grep -q "\.tmp-" && { echo "round $round: a temporary file was left behind"; ls "$dir"; exit 1; }
+  ls -A "$dir" | grep -q "\.tmp-\|\.staging-" && { echo "round $round: a temporary file was left behind"; ls -A "$dir"; exit 1; }
   echo "round $round: one run's complete outputs"
 done
+# A run that fails (a bad parameter) leaves the published outputs as they were and no staging directory.
+before=$(cat "$dir"/ew.a "$dir"/ew.spyre "$dir"/ew.spyre.txt | sha256sum)
+if "$gen" -g elementwise -f ew -o "$dir" -e static_library -target=spyre d0=0 2>/dev/null; then
+  echo "a run with d0=0 succeeded"; exit 1
+fi
+after=$(cat "$dir"/ew.a "$dir"/ew.spyre "$dir"/ew.spyre.txt | sha256sum)
+[ "$before" = "$after" ] || { echo "a failed run changed the published outputs"; exit 1; }
+ls -A "$dir" | grep -q "\.staging-" && { echo "a failed run left its staging directory"; ls -A "$dir"; exit 1; }
+echo "a failed run leaves the outputs as they were"
 echo "concurrent outputs test passed"
