@@ -37,6 +37,7 @@
 #include <stdexcept>
 
 #include "kernel_table.h"
+#include "tensor_parallel.h"
 #include "spyre/dtype.h"
 #include "spyre/spyre_device.h"
 #include "spyre/spyre_runtime.h"
@@ -45,12 +46,12 @@ namespace llm {
 
 namespace {
 
-const std::vector<KernelEntry> kKernels = {LLM_KERNEL_ENTRIES};
+const std::vector<KernelEntry> kKernels = {LLM_KERNEL_ENTRIES};  // linked into this executable
 
-// The device layout `function` was compiled with for its argument `arg` (its
-// program file, written by the build next to the kernel). False if missing.
-bool program_layout(const std::string &function, const char *arg, spyre_device_layout *out) {
-    const std::string path = std::string(LLM_PROGRAM_DIR) + "/" + function + ".spyre";
+// The device layout kernel `k` was compiled with for its argument `arg` (its
+// program file: the cache's, or the one the build wrote next to a linked kernel). False if missing.
+bool program_layout(const KernelEntry &k, const char *arg, spyre_device_layout *out) {
+    const std::string path = k.program ? k.program->program_path() : std::string(LLM_PROGRAM_DIR) + "/" + k.function + ".spyre";
     return spyre_program_argument_layout(path.c_str(), arg, out) == 0;
 }
 
@@ -76,6 +77,7 @@ const ModelShape &compiled_shape() {
         s.prompt = LLM_PROMPT;
         s.capacity = LLM_CAPACITY;
         s.batches = LLM_BATCHES;
+        s.vocab_total = s.vocab;
         return s;
     }();
     return shape;
@@ -85,7 +87,7 @@ const std::vector<KernelEntry> &compiled_kernels() { return kKernels; }
 
 int64_t ModelShape::layer_weight_bytes() const {
     const int64_t h = hidden;
-    return 2 * (2 * h + (int64_t)qkv_features() * h + h * h + 2 * (int64_t)ffn * h + h * (int64_t)ffn);
+    return 2 * (2 * h + (int64_t)qkv_features() * h + h * attention_width() + 2 * (int64_t)ffn * h + h * (int64_t)ffn);
 }
 
 int64_t ModelShape::weight_bytes_per_step(int layers, int batch) const {
@@ -123,8 +125,12 @@ ModelWeights random_weights(const ModelShape &s, int layers, uint64_t seed) {
 }
 
 Decoder::Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch,
-                 RunRecorder *recorder)
-    : r_(realization), shape_(shape), layers_(layers), batch_(batch), recorder_(recorder) {
+                 RunRecorder *recorder, std::vector<KernelEntry> kernels, spyre_comm_t *comm)
+    : r_(realization), shape_(shape), kernels_(std::move(kernels)), comm_(comm), layers_(layers), batch_(batch),
+      recorder_(recorder) {
+    if (shape.tp > 1 && (!comm || !realization.on_device())) {
+        throw std::logic_error("a tensor-parallel shard runs on the device with its ranks' communicator");
+    }
     bool known = false;
     for (int b : shape.batches) known |= b == batch;
     if (!known) {
@@ -136,7 +142,7 @@ Decoder::Decoder(const Realization &realization, const ModelShape &shape, int la
 }
 
 const KernelEntry &Decoder::kernel(const std::string &role) const {
-    for (const KernelEntry &k : kKernels) {
+    for (const KernelEntry &k : kernels_) {
         if (role == k.role) return k;
     }
     throw std::runtime_error("configuration " + shape_.name + " has no kernel '" + role + "'");
@@ -147,7 +153,11 @@ void Decoder::run(const std::string &kernel_role, const std::string &label, Args
     const KernelEntry &k = kernel(kernel_role);
     const KernelFn &fn = r_.on_device() ? k.spyre : k.host;
     const spyre_kernel_stats relayout_before = r_.on_device() ? profile_entry("relayout") : spyre_kernel_stats{};
-    r_.check(fn.call(std::string(k.function) + (r_.on_device() ? "" : "_host"), args...), label + " (" + k.function + ")");
+    if (k.program && r_.on_device()) {
+        r_.check(k.program->call({spyre_apps::KernelArg(args)...}), label + " (" + k.function + ")");
+    } else {
+        r_.check(fn.call(k.function + (r_.on_device() ? "" : "_host"), args...), label + " (" + k.function + ")");
+    }
     if (!recorder_ || !r_.on_device()) return;
     recorder_->kernel_ran(label, k.function);
     const spyre_kernel_stats relayout_after = profile_entry("relayout");
@@ -179,7 +189,7 @@ Tensor Decoder::place_weight(const Tensor *host, const std::vector<int> &extents
     // Shares the host weight's memory (functional) or has none (timing-only).
     Tensor t = host && !r_.timing_only() ? *host : Tensor(kF16, nullptr, extents);
     spyre_device_layout layout;
-    if (!kernel_role.empty() && program_layout(kernel(kernel_role).function, arg, &layout)) {
+    if (!kernel_role.empty() && program_layout(kernel(kernel_role), arg, &layout)) {
         r_.check(spyre_device_malloc_with_layout(nullptr, t.raw_buffer(), &layout), "weight device_malloc");
     } else {
         r_.check(t.device_malloc(spyre_device_interface()), "weight device_malloc");
@@ -206,8 +216,8 @@ Decoder::Weight Decoder::place_for(const Tensor *host, const std::vector<int> &e
     w.prefill = w.decode;
     if (!r_.on_device()) return w;
     spyre_device_layout dl{}, pl{};
-    const bool has_d = program_layout(this->kernel(decode_role).function, arg, &dl);
-    const bool has_p = has_role(prefill_role) && program_layout(this->kernel(prefill_role).function, arg, &pl);
+    const bool has_d = program_layout(this->kernel(decode_role), arg, &dl);
+    const bool has_p = has_role(prefill_role) && program_layout(this->kernel(prefill_role), arg, &pl);
     bool same = !has_p || (has_d && dl.dimensions == pl.dimensions && dl.stick_dim == pl.stick_dim);
     for (int d = 0; same && d < dl.dimensions; d++) same = dl.order[d] == pl.order[d] && dl.padded[d] == pl.padded[d];
     if (!same) {
@@ -220,7 +230,7 @@ Decoder::Weight Decoder::place_for(const Tensor *host, const std::vector<int> &e
 }
 
 bool Decoder::has_role(const std::string &role) const {
-    for (const KernelEntry &k : kKernels) {
+    for (const KernelEntry &k : kernels_) {
         if (role == k.role) return true;
     }
     return false;
@@ -237,7 +247,7 @@ void Decoder::load_weights(const ModelWeights *host) {
         LayerState st;
         st.attn_norm = place(hw ? &hw->attn_norm : nullptr, {s.hidden}, "norm", "weight");
         st.wqkv = place(hw ? &hw->wqkv : nullptr, {s.qkv_features(), s.hidden}, "qkv", "B");
-        st.wo = place(hw ? &hw->wo : nullptr, {s.hidden, s.hidden}, "oproj", "B");
+        st.wo = place(hw ? &hw->wo : nullptr, {s.hidden, s.attention_width()}, "oproj", "B");
         st.mlp_norm = place(hw ? &hw->mlp_norm : nullptr, {s.hidden}, "norm", "weight");
         st.wgu = place(hw ? &hw->wgu : nullptr, {2 * s.ffn, s.hidden}, "gu", "B");
         st.wdown = place(hw ? &hw->wdown : nullptr, {s.hidden, s.ffn}, "down", "B");
@@ -247,7 +257,7 @@ void Decoder::load_weights(const ModelWeights *host) {
         if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\rweights: layer %d/%d placed", l + 1, layers_);
     }
     if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\n");
-    embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab}, "", nullptr);  // read by copies only
+    embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab_total}, "", nullptr);  // read by copies only
     // The prefill's last token goes through the batch-1 LM head.
     final_norm_ = place_for(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "d1_norm", "weight");
     lm_head_ = place_for(host ? &host->lm_head : nullptr, {s.vocab, s.hidden}, d + "lm", "d1_lm", "B");
@@ -281,7 +291,7 @@ Tensor Decoder::tensor_for(const std::string &kernel_role, const char *arg, cons
     auto it = layouts_.find(key);
     if (it == layouts_.end()) {
         spyre_device_layout layout{};
-        const bool found = program_layout(kernel(kernel_role).function, arg, &layout);
+        const bool found = program_layout(kernel(kernel_role), arg, &layout);
         it = layouts_.emplace(key, std::make_pair(found, layout)).first;
     }
     if (!it->second.first) return r_.make(extents, host_memory);
@@ -357,7 +367,7 @@ Tensor Decoder::embed(const std::vector<int> &tokens) {
     copies("embedding", [&] {
         for (size_t i = 0; i < tokens.size(); i++) {
             const int token = tokens[i] < 0 ? 0 : tokens[i];  // timing-only runs have no tokens
-            if (token >= shape_.vocab) throw std::runtime_error("token " + std::to_string(token) + " is not in the vocabulary");
+            if (token >= shape_.vocab_total) throw std::runtime_error("token " + std::to_string(token) + " is not in the vocabulary");
             r_.copy(embedding_.cropped(1, token, 1), x.cropped(1, (int)i, 1));
         }
     });
@@ -385,7 +395,7 @@ std::vector<int> Decoder::greedy(Tensor &logits) {
     for (int b = 0; b < n; b++) {
         int best = 0;
         float best_value = -INFINITY;
-        for (int v = 0; v < shape_.vocab; v++) {
+        for (int v = 0; v < shape_.vocab_total; v++) {  // not the padding rows of the last rank's slice
             const float value = f16_at(logits, {v, b});
             if (value > best_value) best_value = value, best = v;
         }
@@ -416,6 +426,45 @@ void Decoder::probe(const char *what, const Tensor &t) {
 
 // ---- the sub-blocks ----
 
+// x2 = x + a . wo on one card; row-parallel over the ranks: rank 0 adds the residual, then the all-reduce.
+void Decoder::o_projection(const std::string &k, Tensor &wo, Tensor &bias, Tensor &a, Tensor &x, Tensor &x2) {
+    if (shape_.adds_residual()) {
+        run(k + "oproj", "o proj + residual", a.raw_buffer(), wo.raw_buffer(), bias.raw_buffer(), x.raw_buffer(),
+            x2.raw_buffer());
+    } else {
+        run(k + "oproj", "o proj + residual", a.raw_buffer(), wo.raw_buffer(), bias.raw_buffer(), x2.raw_buffer());
+    }
+    all_reduce("all-reduce (o proj)", x2);
+}
+
+void Decoder::all_reduce(const std::string &label, Tensor &x) {
+    if (shape_.tp == 1) return;
+    r_.check(all_reduce_sum(comm_, x.raw_buffer()), label);
+    record_collective(label);
+}
+
+// The last collective's link time and this rank's wait for the slowest rank, as rows of the run's table.
+void Decoder::record_collective(const std::string &label) {
+    spyre_collective_stats c{};
+    if (!recorder_ || spyre_get_last_collective_stats(&c) != 0) return;
+    OpRecord rec;
+    rec.role = label;
+    rec.function = c.collective;
+    rec.us = c.link_us;
+    rec.bound_us = c.link_us;
+    rec.read_bytes = c.bytes;
+    rec.bottleneck = std::string("card link, ") + c.algorithm;
+    recorder_->add(rec);
+    if (c.wait_us > 0) {
+        OpRecord wait;
+        wait.role = "collective wait";
+        wait.function = "collective wait";
+        wait.us = c.wait_us;
+        wait.bottleneck = "slowest rank";
+        recorder_->add(wait);
+    }
+}
+
 // x + swiglu(rmsnorm(x) . wgu) . wdown, with the kernels of prefix ("p_" or "dB_").
 Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     const ModelShape &s = shape_;
@@ -430,8 +479,14 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     Tensor act = view(act3, {s.ffn, T});
     // The residual add is the down projection's epilogue (gen_matmul residual=true): x + act . wdown.
     Tensor out = tensor_for(k + "down", "C", {s.hidden, T});
-    run(k + "down", "down proj + residual", act.raw_buffer(), W(L.wdown, k).raw_buffer(), W(bias_down_, k).raw_buffer(),
-        x.raw_buffer(), out.raw_buffer());
+    if (s.adds_residual()) {
+        run(k + "down", "down proj + residual", act.raw_buffer(), W(L.wdown, k).raw_buffer(),
+            W(bias_down_, k).raw_buffer(), x.raw_buffer(), out.raw_buffer());
+    } else {  // row-parallel: rank 0 adds the residual, the all-reduce sums the partial products
+        run(k + "down", "down proj + residual", act.raw_buffer(), W(L.wdown, k).raw_buffer(),
+            W(bias_down_, k).raw_buffer(), out.raw_buffer());
+    }
+    all_reduce("all-reduce (down proj)", out);
     return out;
 }
 
@@ -462,9 +517,14 @@ Tensor Decoder::lm_head(Tensor &x) {
     Tensor &lm = batch_kernels ? lm_head_.decode : lm_head_.prefill;
     Tensor &bias = batch_kernels ? bias_vocab_.decode : bias_vocab_.prefill;
     run(k + "norm", "final rmsnorm", x.raw_buffer(), norm.raw_buffer(), s.eps, xn.raw_buffer());
-    Tensor logits = tensor_for(k + "lm", "C", {s.vocab, T}, true);
+    Tensor logits = tensor_for(k + "lm", "C", {s.vocab, T}, s.tp == 1);
     run(k + "lm", "lm head", xn.raw_buffer(), lm.raw_buffer(), bias.raw_buffer(), logits.raw_buffer());
-    return logits;
+    if (s.tp == 1) return logits;
+    // Split by vocabulary: every rank gathers every slice (counted as a collective), then argmaxes on its host.
+    Tensor all = r_.make({s.vocab * s.tp, T}, true);
+    r_.check(all_gather(comm_, logits.raw_buffer(), all.raw_buffer(), 0), "all-gather (logits)");
+    record_collective("all-gather (logits)");
+    return all;
 }
 
 int Decoder::prefill(int slot, const std::vector<int> &prompt) {
@@ -505,10 +565,9 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         run("p_attn", "attention", q.raw_buffer(), kt.raw_buffer(), v.raw_buffer(), o.raw_buffer());
         Tensor a = r_.make({D, QH, T});
         copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
-        Tensor a2 = view(a, {s.hidden, T});
+        Tensor a2 = view(a, {s.attention_width(), T});
         Tensor x2 = tensor_for("p_oproj", "C", {s.hidden, T});
-        run("p_oproj", "o proj + residual", a2.raw_buffer(), L.wo.prefill.raw_buffer(), bias_hidden_.prefill.raw_buffer(),
-            x.raw_buffer(), x2.raw_buffer());
+        o_projection("p_", L.wo.prefill, bias_hidden_.prefill, a2, x, x2);
         x = mlp("p_", L, x2);
         release_views();
     }
@@ -568,10 +627,9 @@ std::vector<int> Decoder::decode_step(const std::vector<int> &tokens, int positi
         probe("kt cache", L.kt_cache);
         probe("v cache", L.v_cache);
         probe("attention", o);
-        Tensor o2 = view(o, {s.hidden, B});
+        Tensor o2 = view(o, {s.attention_width(), B});
         Tensor x2 = tensor_for(k + "oproj", "C", {s.hidden, B});
-        run(k + "oproj", "o proj + residual", o2.raw_buffer(), L.wo.decode.raw_buffer(), bias_hidden_.decode.raw_buffer(),
-            x.raw_buffer(), x2.raw_buffer());
+        o_projection(k, L.wo.decode, bias_hidden_.decode, o2, x, x2);
         probe("after attention", x2);
         x = mlp(k, L, x2);
         probe("after mlp", x);

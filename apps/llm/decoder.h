@@ -24,15 +24,22 @@
 #include <vector>
 
 #include "device_tensors.h"
+#include "spyre/spyre_collectives.h"
 #include "spyre/spyre_device.h"
 #include "kernel_fn.h"
 #include "run_report.h"
 
 namespace llm {
 
+// A model's shape, or one tensor-parallel rank's shard of it (tensor_parallel_shard):
+// then qheads, kvheads, ffn and vocab are this rank's (its query heads, the KV heads
+// they read, its MLP columns, its slice of the vocabulary) and qheads * head_dim is
+// the width of its attention output, which equals hidden only at tp = 1.
 struct ModelShape {
     std::string name;
     int hidden = 0, qheads = 0, kvheads = 0, head_dim = 0, ffn = 0, vocab = 0;
+    int tp = 1, rank = 0;   // tensor parallelism: ranks, and this one
+    int vocab_total = 0;    // the whole vocabulary (vocab is this rank's slice, padded to vocab_total / tp rounded up)
     int layers = 0;                // the model's layer count (a run may use fewer)
     int prompt = 0, capacity = 0;  // prefill tokens; KV cache positions
     std::vector<int> batches;      // decode batch sizes with kernels
@@ -40,6 +47,9 @@ struct ModelShape {
     float eps = 1e-5f;
 
     int group() const { return qheads / kvheads; }
+    int attention_width() const { return qheads * head_dim; }
+    // Row-parallel projections (o and down) add the residual on rank 0 only, so the all-reduce adds it once.
+    bool adds_residual() const { return rank == 0; }
     int qkv_heads() const { return qheads + 2 * kvheads; }
     int qkv_features() const { return qkv_heads() * head_dim; }
     // Bytes of fp16 weights one decode step reads once: every layer's
@@ -53,6 +63,12 @@ struct ModelShape {
 const ModelShape &compiled_shape();
 const std::vector<KernelEntry> &compiled_kernels();
 
+// Rank `rank`'s shard of `full` under Megatron-style tensor parallelism over tp ranks:
+// query heads and MLP columns split evenly, KV heads split (or, when tp exceeds them,
+// each rank keeps the one its query heads read, as vLLM does), the vocabulary split
+// into tp slices of ceil(V / tp) rows (the last padded). Throws naming what does not divide.
+ModelShape tensor_parallel_shard(const ModelShape &full, int tp, int rank);
+
 // Random weights, reproducible from a seed, on the host: the inputs of a
 // functional run (timing-only runs have none).
 struct LayerWeights {
@@ -63,11 +79,16 @@ struct ModelWeights {
     Tensor embedding, final_norm, lm_head;
 };
 ModelWeights random_weights(const ModelShape &shape, int layers, uint64_t seed);
+// The rows and columns of `full` (weights of the whole model) that `shard` holds.
+ModelWeights shard_weights(const ModelWeights &full, const ModelShape &full_shape, const ModelShape &shard);
 
 class Decoder {
 public:
     // batch: sequences decoded together (one of shape.batches); prefill runs per sequence.
-    Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch, RunRecorder *recorder);
+    // `kernels` are the chain's kernels by role (compiled_kernels(), or a shard's from the
+    // kernel cache, kernel_plan.h); `comm` the ranks of a tensor-parallel run (null at tp = 1).
+    Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch, RunRecorder *recorder,
+            std::vector<KernelEntry> kernels = compiled_kernels(), spyre_comm_t *comm = nullptr);
 
     // Uploads the weights (functional) or allocates them on the device
     // without values (timing-only: host is null). Each weight is placed in
@@ -124,9 +145,15 @@ private:
     Tensor qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Tensor &cos, Tensor &sin, Tensor *qk);
     Tensor mlp(const std::string &k, LayerState &L, Tensor &x);
     Tensor lm_head(Tensor &x);
+    void o_projection(const std::string &k, Tensor &wo, Tensor &bias, Tensor &a, Tensor &x, Tensor &x2);
+    // x = the sum of every rank's x (tp > 1), charged and shown as a collective.
+    void all_reduce(const std::string &label, Tensor &x);
+    void record_collective(const std::string &label);
 
     const Realization &r_;
     ModelShape shape_;
+    std::vector<KernelEntry> kernels_;
+    spyre_comm_t *comm_;
     int layers_, batch_;
     RunRecorder *recorder_;
     std::vector<LayerState> layer_;

@@ -4,10 +4,13 @@
 // instead of jumping into a function with the wrong arguments.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <typeindex>
 #include <typeinfo>
+
+#include "program_kernel.h"
 
 namespace llm {
 
@@ -35,12 +38,17 @@ private:
     std::type_index type_;
 };
 
-// One row of kernel_table.h: the chain's name of the kernel ("d1_qkv"), the
-// generated function's name (the profile's key) and its two builds.
+// One kernel of the chain: its role ("d1_qkv"), the generated function's name
+// (the profile's key), its two linked builds, the generator and parameters it
+// was built from, and, for a kernel compiled while the app runs (kernel_cache.h),
+// the program to call instead of a linked function. kernel_table.h lists the
+// linked ones.
 struct KernelEntry {
-    const char *role;
-    const char *function;
+    std::string role;
+    std::string function;
     KernelFn spyre, host;
+    std::string generator, params;  // "matmul", "m=1 n=6144 k=4096"
+    std::shared_ptr<const spyre_apps::ProgramKernel> program;  // set: run this program, not `spyre`
 };
 
 }  // namespace llm

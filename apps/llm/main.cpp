@@ -8,6 +8,12 @@
 //   build/bin/llm --timing-only                     # Granite-8B shape, 40 layers, timing only
 //   build/bin/llm --layers 2 --check --tokens 2     # functional, 2 layers at full width, vs host chain
 //   build/bin/llm-tiny --check                      # the small model end to end, vs host chain
+//   mpirun -np 4 build/bin/llm --tp 4 --timing-only # tensor-parallel over 4 simulated cards
+//   mpirun -np 8 build/bin/llm --model llama3-70b --tp 8 --timing-only
+//
+// With --tp N (one MPI rank per card) or another --model than the build's, the
+// kernels of the shard are compiled on first use into the kernel cache
+// (apps/common/kernel_cache.h); --tp 1 of the build's model is the linked chain.
 //
 // Functional runs use random weights from --seed; --check also runs the host
 // build of the same kernel chain on the same weights and tokens and fails
@@ -26,6 +32,10 @@
 
 #include "decoder.h"
 #include "cli_options.h"
+#include "kernel_cache.h"
+#include "kernel_plan.h"
+#include "model_catalog.h"
+#include "tensor_parallel.h"
 #include "output_files.h"
 #include "run_report.h"
 #include "spyre/machine.h"
@@ -41,6 +51,16 @@ constexpr double kIncumbentMsPerToken = 865.0;  // torch-spyre, Granite-3.3-8B, 
 constexpr double kDecodeTarget = 1.3, kPrefillTarget = 1.5;
 
 bool is_host_link(const OpRecord &r) { return r.function == "host->device" || r.function == "device->host"; }
+bool is_collective(const OpRecord &r) {
+    return r.function == "all_reduce" || r.function == "all_gather" || r.function == "collective wait";
+}
+double collective_us(const std::vector<OpRecord> &v) {
+    double us = 0;
+    for (const OpRecord &r : v) {
+        if (is_collective(r)) us += r.us;
+    }
+    return us;
+}
 
 std::vector<OpRecord> device_only(const std::vector<OpRecord> &v) {
     std::vector<OpRecord> out;
@@ -166,6 +186,7 @@ bool check_against_host(const Run &dev, const Run &host) {
 // and relayouts.
 void explain_time(const std::vector<OpRecord> &v, double bound_us) {
     auto kind = [](const OpRecord &r) -> int {
+        if (is_collective(r)) return 4;
         if (r.function == "device->device" || r.function == "relayout") return 3;
         if (r.role == "qkv proj" || r.role == "o proj + residual" || r.role == "gate/up proj" ||
             r.role == "down proj + residual" || r.role == "lm head")
@@ -173,15 +194,17 @@ void explain_time(const std::vector<OpRecord> &v, double bound_us) {
         if (r.role == "attention") return 1;
         return 2;
     };
-    const char *names[] = {"matmuls", "attention", "norms, rope, SwiGLU gate, key transpose", "device copies and relayouts"};
-    double us[4] = {0, 0, 0, 0}, own_bound[4] = {0, 0, 0, 0};
+    const char *names[] = {"matmuls", "attention", "norms, rope, SwiGLU gate, key transpose", "device copies and relayouts",
+                           "collectives (card link)"};
+    double us[5] = {0, 0, 0, 0, 0}, own_bound[5] = {0, 0, 0, 0, 0};
     for (const OpRecord &r : v) {
         us[kind(r)] += r.us;
         own_bound[kind(r)] += r.bound_us;
     }
-    const double total = us[0] + us[1] + us[2] + us[3];
+    const double total = us[0] + us[1] + us[2] + us[3] + us[4];
     std::printf("  what limits it: %.1f ms against a bound of %.1f ms:\n", total / 1e3, bound_us / 1e3);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
+        if (k == 4 && us[k] == 0) continue;
         std::printf("    %-48s %9.1f ms (%4.1f%%), at %5.1f%% of their own roofline bounds\n", names[k], us[k] / 1e3,
                     total > 0 ? 100.0 * us[k] / total : 0.0, us[k] > 0 ? 100.0 * own_bound[k] / us[k] : 0.0);
     }
@@ -210,21 +233,39 @@ void print_phase(const char *title, const std::vector<OpRecord> &all, int layers
 // handler would abort the process instead.
 void keep_going_on_error(void *, const char *) {}
 
+// The ranks of a tensor-parallel run, left (MPI_Finalize) however main returns.
+struct Ranks {
+    spyre_comm_t *comm = nullptr;
+    ~Ranks() { leave_ranks(comm); }
+};
+
+// Bytes one card holds: its shard of the weights (the embedding whole), its KV cache.
+int64_t card_bytes(const ModelShape &s, int layers, int batch) {
+    const int64_t weights = s.weight_bytes_per_step(layers, 0) - 2ll * s.hidden * s.vocab + 2ll * s.hidden * s.vocab_total;
+    const int64_t kv = 2ll * layers * s.capacity * s.head_dim * s.kvheads * batch * 2;
+    return weights + kv;
+}
+
 int main(int argc, char **argv) {
     halide_set_error_handler(keep_going_on_error);
-    const ModelShape &s = compiled_shape();
-    CLI::App app{"Runs a decoder-only language model of configuration '" + s.name +
-                 "' on the simulated Spyre device: prefill, then greedy decode, KV cache on the device"};
-    int layers = s.layers, steps = 4, batch = 1;
+    const ModelShape &built = compiled_shape();
+    CLI::App app{"Runs a decoder-only language model (configuration '" + built.name +
+                 "' or --model) on the simulated Spyre device: prefill, then greedy decode, KV cache on the device; "
+                 "--tp N over N cards, one MPI rank each"};
+    std::string model = built.name;
+    int tp = 1;
+    int layers = -1, steps = 4, batch = 1;
     uint64_t seed = 1;
     bool timing_only = false, check = false;
     std::string trace_path, json_path;
-    app.add_option("--layers", layers, "decoder layers to run (the model has " + std::to_string(s.layers) + ")")
-        ->check(CLI::Range(1, 1000));
+    std::string models;
+    for (const std::string &n : model_names()) models += (models.empty() ? "" : ", ") + n;
+    app.add_option("--model", model, "the model shape: " + models + " (default: " + built.name + ", linked)");
+    app.add_option("--tp", tp, "tensor-parallel degree: cards, one MPI rank each (mpirun -np N ... --tp N)")
+        ->check(CLI::Range(1, 64));
+    app.add_option("--layers", layers, "decoder layers to run (default: all of the model's)")->check(CLI::Range(1, 1000));
     app.add_option("--tokens", steps, "decode steps after the prompt")->check(CLI::Range(0, 100000));
-    std::string batches;
-    for (int b : s.batches) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
-    app.add_option("--batch", batch, "sequences decoded together (built for " + batches + ")");
+    app.add_option("--batch", batch, "sequences decoded together (1, 4 or 8 for Granite-8B; 1 or 2 for tiny)");
     app.add_option("--seed", seed, "seed of the random weights and prompts")->check(spyre_cli::unsigned_64());
     app.add_flag("--timing-only", timing_only,
                  "simulate time only: no values anywhere, weights allocated on the device but never written "
@@ -232,11 +273,71 @@ int main(int argc, char **argv) {
     app.add_flag("--check", check, "also run the host build of the same chain and compare tokens and logits");
     app.add_option("--trace", trace_path, "write a Chrome trace (chrome://tracing, ui.perfetto.dev) of the last decode step");
     app.add_option("--json", json_path, "also write the figures printed below as JSON (benchmarks/llm/llm_report.py reads it)");
+    std::string logits_path;
+    app.add_option("--logits-out", logits_path,
+                   "functional runs: write the greedy tokens and the logits of every step as JSON (rank 0), to compare "
+                   "two runs (tests/mpi/compare_llm_runs.py)");
     CLI11_PARSE(app, argc, argv);
+    ModelShape full;
+    try {
+        full = model_shape(model);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "llm: --model: %s\n", e.what());
+        return 2;
+    }
+    if (layers < 0) layers = full.layers;
+    // One rank per card: mpirun's rank count and --tp must agree, checked before anything starts.
+    if (started_by_mpirun() && ranks_in_job() != tp) {
+        std::fprintf(stderr, "llm: mpirun started %d ranks but --tp is %d: pass --tp %d (one rank per card)\n",
+                     ranks_in_job(), tp, ranks_in_job());
+        return 2;
+    }
+    Ranks ranks;
+    int rank = 0;
+    ModelShape s;
+    try {
+        s = tensor_parallel_shard(full, tp, 0);  // every rank's shape but rank 0's residual is the same
+        if (tp > 1) {
+            ranks.comm = join_ranks(&argc, &argv);
+            if (spyre_comm_size(ranks.comm) != tp) {
+                throw std::runtime_error("--tp " + std::to_string(tp) + " needs " + std::to_string(tp) +
+                                         " ranks (mpirun -np " + std::to_string(tp) + "), this job has " +
+                                         std::to_string(spyre_comm_size(ranks.comm)));
+            }
+            rank = spyre_comm_rank(ranks.comm);
+            s = tensor_parallel_shard(full, tp, rank);
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "llm: %s\n", e.what());
+        return 2;
+    }
+    // Rank 0 speaks for the job; the others print only their errors.
+    if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+    const bool linked = model == built.name && tp == 1;
+    if (std::find(s.batches.begin(), s.batches.end(), batch) == s.batches.end()) {
+        std::string list;
+        for (int b : s.batches) list += (list.empty() ? "" : ", ") + std::to_string(b);
+        std::fprintf(stderr, "llm: --batch %d: configuration %s decodes batches %s\n", batch, s.name.c_str(), list.c_str());
+        return 2;
+    }
     // SPYRE_TIMING_ONLY=1 in the environment makes every kernel timing-only: the run is one.
     if (spyre_timing_only()) timing_only = true;
     if (timing_only && check) {
         std::fprintf(stderr, "llm: --check compares values, which a --timing-only run does not compute\n");
+        return 2;
+    }
+    if (check && !linked) {
+        std::fprintf(stderr, "llm: --check runs the linked host chain of the build's model at --tp 1; compare a "
+                     "tensor-parallel run with a --tp 1 run instead (--logits-out, tests/mpi/compare_llm_runs.py)\n");
+        return 2;
+    }
+    if (!timing_only && model != built.name) {
+        std::fprintf(stderr, "llm: --model %s runs --timing-only (its random weights would not fit this host)\n",
+                     model.c_str());
+        return 2;
+    }
+    if (layers > full.layers) {
+        std::fprintf(stderr, "llm: --layers %d: the model has %d\n", layers, full.layers);
         return 2;
     }
     if (s.prompt + steps > s.capacity) {
@@ -248,7 +349,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "llm: --trace writes the last decode step, and --tokens 0 runs none\n");
         return 2;
     }
-    for (const std::string *path : {&trace_path, &json_path}) {
+    for (const std::string *path : {&trace_path, &json_path, &logits_path}) {
         if (path->empty()) continue;
         const std::string why = output_path_problem(*path);
         if (!why.empty()) {
@@ -261,20 +362,38 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    // A model that does not fit is refused before any work, with what it needs.
+    const spyre::MachineDescription &machine = spyre::default_machine();
+    const int64_t needed = card_bytes(s, layers, batch);
+    if (needed > machine.dram_usable_bytes) {
+        std::fprintf(stderr, "llm: %s at --tp %d needs %.1f GB per card (%.1f GB of weights, the embedding whole, and "
+                     "the KV cache of %d positions at batch %d); a card holds %.1f GB: use more cards (--tp)\n",
+                     full.name.c_str(), tp, needed / 1e9, (needed - 2.0 * layers * s.capacity * s.head_dim * s.kvheads * batch * 2) / 1e9,
+                     s.capacity, batch, machine.dram_usable_bytes / 1e9);
+        return 2;
+    }
+
     std::printf("llm: configuration %s: hidden %d, %d layers (of %d), %d query / %d KV heads of %d, SwiGLU %d, "
                 "vocabulary %d, fp16\n",
-                s.name.c_str(), s.hidden, layers, s.layers, s.qheads, s.kvheads, s.head_dim, s.ffn, s.vocab);
+                full.name.c_str(), full.hidden, layers, full.layers, full.qheads, full.kvheads, full.head_dim, full.ffn,
+                full.vocab);
+    if (tp > 1) {
+        std::printf("     tensor parallel over %d cards (MPI ranks): per card %d query / %d KV heads%s, SwiGLU %d, "
+                    "vocabulary slice %d; %.1f GB of device memory per card\n",
+                    tp, s.qheads, s.kvheads, full.kvheads < tp ? " (KV heads replicated)" : "", s.ffn, s.vocab,
+                    needed / 1e9);
+    }
     std::printf("     prompt %d tokens, %d decode steps at batch %d, KV cache %d positions, %s\n", s.prompt, steps, batch,
                 s.capacity, timing_only ? "timing only" : "functional");
     try {
         if (timing_only) spyre_set_timing_only(1);
         std::vector<std::vector<int>> prompts;
-        for (int b = 0; b < batch; b++) prompts.push_back(random_tokens(s.prompt, s.vocab, seed * 31 + b));
+        for (int b = 0; b < batch; b++) prompts.push_back(random_tokens(s.prompt, s.vocab_total, seed * 31 + b));
 
         ModelWeights weights;
         if (!timing_only) {
             const auto t0 = std::chrono::steady_clock::now();
-            weights = random_weights(s, layers, seed);
+            weights = random_weights(full, layers, seed);
             std::fprintf(stderr, "random weights: %.1f s\n",
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
@@ -288,21 +407,36 @@ int main(int argc, char **argv) {
             host_run = run_model(h, nullptr, s, batch, steps, prompts, nullptr, true, false);
         }
 
+        // The build's model at --tp 1 runs its linked kernels (checked against the plan the cache
+        // would compile, so the two stay one list); a shard's come from the kernel cache.
+        check_plan_matches_build(kernel_plan(built, built.batches), compiled_kernels());
+        std::vector<KernelEntry> kernels = compiled_kernels();
+        if (!linked) {
+            spyre_apps::KernelCache cache(rank == 0);
+            kernels = cached_kernels(kernel_plan(s, {batch}), cache);
+            if (cache.compiled() && rank == 0) {
+                std::fprintf(stderr, "kernel cache: %d kernels compiled, %d found in %s\n", cache.compiled(), cache.hits(),
+                             cache.directory().c_str());
+            }
+        }
+        ModelWeights shard = tp > 1 && !timing_only ? shard_weights(weights, full, s) : ModelWeights{};
         Realization device(true, timing_only);
         RunRecorder rec;
-        Decoder d(device, s, layers, batch, &rec);
-        d.load_weights(timing_only ? nullptr : &weights);
+        Decoder d(device, s, layers, batch, &rec, kernels, ranks.comm);
+        d.load_weights(timing_only ? nullptr : tp > 1 ? &shard : &weights);
         if (d.second_copy_bytes()) {
             std::printf("     weights placed twice (a prefill kernel was compiled with another layout of them than "
                         "the decode kernels): %.1f MB more device memory\n", d.second_copy_bytes() / 1e6);
         }
         const auto wall0 = std::chrono::steady_clock::now();
-        const Run dev_run = run_model(d, &rec, s, batch, steps, prompts, check ? &host_run : nullptr, check, true);
+        const Run dev_run = run_model(d, &rec, s, batch, steps, prompts, check ? &host_run : nullptr,
+                                      check || !logits_path.empty(), rank == 0);
         const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
         const spyre::MachineDescription &m = spyre::default_machine();
-        nlohmann::json out{{"config", s.name}, {"layers", layers}, {"model_layers", s.layers}, {"batch", batch},
-                           {"prompt", s.prompt}, {"steps", steps}, {"timing_only", timing_only},
+        nlohmann::json out{{"config", full.name}, {"layers", layers}, {"model_layers", s.layers}, {"batch", batch},
+                           {"prompt", s.prompt}, {"steps", steps}, {"timing_only", timing_only}, {"tp", tp},
+                           {"card_link_latency_us", m.card_link_latency_us}, {"card_bytes", needed},
                            {"wall_s", wall_s}};
         auto table_json = [](const std::vector<OpRecord> &v) {
             nlohmann::json rows = nlohmann::json::array();
@@ -341,6 +475,11 @@ int main(int argc, char **argv) {
                     prefill_ratio <= kPrefillTarget ? "met" : "MISSED");
         std::printf("  %.0f tokens/s (%d tokens in %.2f ms)\n", batch * s.prompt / (pt.us / 1e6), batch * s.prompt,
                     pt.us / 1e3);
+        const double prefill_collectives = collective_us(device_only(prefill));
+        if (tp > 1) {
+            std::printf("  collectives: %.1f us (%.1f%% of the phase) on the card link (latency %.1f us per message)\n",
+                        prefill_collectives, 100.0 * prefill_collectives / pt.us, m.card_link_latency_us);
+        }
         if (prefill_ratio > kPrefillTarget) explain_time(device_only(prefill), prefill_bound);
         out["prefill"] = {{"us", pt.us},
                           {"layer_us", layer_us(device_only(prefill))},
@@ -349,6 +488,7 @@ int main(int argc, char **argv) {
                           {"ratio", prefill_ratio},
                           {"target", kPrefillTarget},
                           {"tokens_per_s", batch * s.prompt / (pt.us / 1e6)},
+                          {"collectives_us", prefill_collectives},
                           {"kernels", table_json(device_only(prefill))}};
 
         // ---- decode ----
@@ -367,10 +507,17 @@ int main(int argc, char **argv) {
             const double ratio = step_us / floor_us;
             std::printf("  per step: %.3f ms simulated = %.3f ms per token at batch %d, %.1f tokens/s\n", step_us / 1e3,
                         step_us / 1e3 / batch, batch, batch / (step_us / 1e6));
-            std::printf("  weight-traffic floor: %.1f MB of weights per step at %.1f GB/s = %.3f ms; ours %.2fx -> "
+            std::printf("  weight-traffic floor%s: %.1f MB of weights per step at %.1f GB/s = %.3f ms; ours %.2fx -> "
                         "target <= %.1fx: %s\n",
-                        s.weight_bytes_per_step(layers, batch) / 1e6, m.dram_bandwidth_gbps, floor_us / 1e3, ratio,
-                        kDecodeTarget, ratio <= kDecodeTarget ? "met" : "MISSED");
+                        tp > 1 ? " per card" : "", s.weight_bytes_per_step(layers, batch) / 1e6, m.dram_bandwidth_gbps,
+                        floor_us / 1e3, ratio, kDecodeTarget, ratio <= kDecodeTarget ? "met" : "MISSED");
+            const double step_collectives = collective_us(device_only(decode)) / steps;
+            if (tp > 1) {
+                const double with_link = floor_us + step_collectives;
+                std::printf("  collectives: %.1f us per step (%.1f%% of it; %d all-reduces per layer and the logits' "
+                            "all-gather); the card's floor plus the collectives' own time: %.3f ms, ours %.2fx of it\n",
+                            step_collectives, 100.0 * step_collectives / step_us, 2, with_link / 1e3, step_us / with_link);
+            }
             out["decode"] = {{"step_us", step_us},
                              {"layer_us", layer_us(device_only(decode)) / steps},
                              {"floor_us", floor_us},
@@ -378,8 +525,9 @@ int main(int argc, char **argv) {
                              {"target", kDecodeTarget},
                              {"tokens_per_s", batch / (step_us / 1e6)},
                              {"weight_bytes_per_step", s.weight_bytes_per_step(layers, batch)},
+                             {"collectives_us", step_collectives},
                              {"kernels", table_json(device_only(decode))}};
-            if (layers == s.layers && batch == 1) {
+            if (linked && layers == s.layers && batch == 1) {
                 std::printf("  the incumbent's published figure for this model: ~%.0f ms per token at batch 1; ours "
                             "%.1f ms (%.1fx faster)\n",
                             kIncumbentMsPerToken, step_us / 1e3 / batch, kIncumbentMsPerToken / (step_us / 1e3 / batch));
@@ -402,7 +550,19 @@ int main(int argc, char **argv) {
             std::printf(" (sequence 0)\n");
         }
         std::printf("host wall time of the simulation: %.1f s\n", wall_s);
-        if (!json_path.empty()) write_text_file(json_path, out.dump(1) + "\n");
+        if (!json_path.empty() && rank == 0) write_text_file(json_path, out.dump(1) + "\n");
+        if (!logits_path.empty() && rank == 0 && !timing_only) {
+            // Every step's greedy tokens and the logits of sequence 0 over the whole vocabulary.
+            nlohmann::json runs{{"tp", tp}, {"prefill_tokens", dev_run.prefill_tokens}, {"decoded", dev_run.decoded}};
+            nlohmann::json all = nlohmann::json::array();
+            for (const Tensor &l : dev_run.logits) {
+                std::vector<float> v(s.vocab_total);
+                for (int i = 0; i < s.vocab_total; i++) v[i] = f16_at(l, {i, 0});
+                all.push_back(v);
+            }
+            runs["logits"] = all;
+            write_text_file(logits_path, runs.dump() + "\n");
+        }
         if (check) {
             const bool ok = check_against_host(dev_run, host_run);
             std::printf("llm: %s\n", ok ? "PASS" : "FAIL");

@@ -1,0 +1,129 @@
+// Tensor parallelism for the decoder: the ranks and the chain's collectives
+// (tensor_parallel.h), and each rank's shard of the model and its weights (decoder.h).
+#include "tensor_parallel.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "decoder.h"
+#include "spyre/spyre_runtime.h"
+
+namespace llm {
+
+ModelShape tensor_parallel_shard(const ModelShape &full, int tp, int rank) {
+    auto refuse = [&](const std::string &why) {
+        throw std::runtime_error("--tp " + std::to_string(tp) + " does not divide configuration " + full.name + ": " + why);
+    };
+    if (tp < 1 || rank < 0 || rank >= tp) refuse("rank " + std::to_string(rank) + " is not one of " + std::to_string(tp));
+    if (full.qheads % tp != 0) {
+        refuse(std::to_string(full.qheads) + " query heads do not split over " + std::to_string(tp) + " ranks");
+    }
+    if (full.kvheads % tp != 0 && tp % full.kvheads != 0) {
+        refuse(std::to_string(full.kvheads) + " KV heads neither split over " + std::to_string(tp) +
+               " ranks nor replicate evenly (tp must divide them or be a multiple of them)");
+    }
+    if (full.ffn % tp != 0) refuse("the MLP's " + std::to_string(full.ffn) + " columns do not split evenly");
+    ModelShape s = full;
+    s.tp = tp;
+    s.rank = rank;
+    s.vocab_total = full.vocab_total ? full.vocab_total : full.vocab;
+    s.qheads = full.qheads / tp;
+    s.kvheads = full.kvheads >= tp ? full.kvheads / tp : 1;  // replicated: each rank keeps the KV head its queries read
+    s.ffn = full.ffn / tp;
+    s.vocab = (s.vocab_total + tp - 1) / tp;
+    if (tp > 1) s.name = full.name + " tp" + std::to_string(tp);
+    return s;
+}
+
+namespace {
+
+// A new (fp16) tensor of `extents` whose slice [to, to + n) along `dim` is src's slice [from, from + n).
+void copy_rows(const Tensor &src, int dim, int from, int n, Tensor &dst, int to) {
+    if (n <= 0) return;
+    Tensor part = src.cropped(dim, from, n);
+    Tensor out = dst.cropped(dim, to, n);
+    part.translate(dim, to - from);
+    out.copy_from(part);
+}
+
+Tensor zeros(const std::vector<int> &extents) {
+    Tensor t(kF16, extents);
+    std::memset(t.data(), 0, t.size_in_bytes());
+    return t;
+}
+
+}  // namespace
+
+ModelWeights shard_weights(const ModelWeights &full, const ModelShape &f, const ModelShape &s) {
+    if (s.tp == 1) return full;
+    const int D = f.head_dim, H = f.hidden, r = s.rank;
+    const int q0 = r * s.qheads;             // this rank's first query head
+    const int kv0 = q0 / f.group();          // the first KV head its query heads read
+    ModelWeights w;
+    for (const LayerWeights &fl : full.layers) {
+        LayerWeights l;
+        l.attn_norm = fl.attn_norm;
+        l.mlp_norm = fl.mlp_norm;
+        // wqkv (N = [Q heads | K heads | V heads] x D, K = H): this rank's heads of each, in that order.
+        l.wqkv = zeros({s.qkv_features(), H});
+        copy_rows(fl.wqkv, 0, q0 * D, s.qheads * D, l.wqkv, 0);
+        copy_rows(fl.wqkv, 0, (f.qheads + kv0) * D, s.kvheads * D, l.wqkv, s.qheads * D);
+        copy_rows(fl.wqkv, 0, (f.qheads + f.kvheads + kv0) * D, s.kvheads * D, l.wqkv, (s.qheads + s.kvheads) * D);
+        // wo (N = H, K = attention width): the rows of K this rank's heads produce.
+        l.wo = zeros({H, s.attention_width()});
+        copy_rows(fl.wo, 1, q0 * D, s.attention_width(), l.wo, 0);
+        // wgu (N = [gate | up] x F): this rank's columns of each.
+        l.wgu = zeros({2 * s.ffn, H});
+        copy_rows(fl.wgu, 0, r * s.ffn, s.ffn, l.wgu, 0);
+        copy_rows(fl.wgu, 0, f.ffn + r * s.ffn, s.ffn, l.wgu, s.ffn);
+        // wdown (N = H, K = F): this rank's columns of K.
+        l.wdown = zeros({H, s.ffn});
+        copy_rows(fl.wdown, 1, r * s.ffn, s.ffn, l.wdown, 0);
+        w.layers.push_back(std::move(l));
+    }
+    w.embedding = full.embedding;
+    w.final_norm = full.final_norm;
+    // lm_head (N = vocabulary, K = H): this rank's slice, zero rows past the vocabulary.
+    w.lm_head = zeros({s.vocab, H});
+    const int v0 = r * s.vocab;
+    copy_rows(full.lm_head, 0, v0, std::min(s.vocab, s.vocab_total - v0), w.lm_head, 0);
+    return w;
+}
+
+bool started_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+int ranks_in_job() {
+    const char *n = std::getenv("OMPI_COMM_WORLD_SIZE");
+    return n ? std::atoi(n) : 1;
+}
+
+#ifdef LLM_WITH_MPI
+
+spyre_comm_t *join_ranks(int *argc, char ***argv) {
+    spyre_comm_t *comm = spyre_comm_world(argc, argv);
+    if (!comm) throw std::runtime_error(std::string("cannot join the MPI job: ") + spyre_last_error());
+    return comm;
+}
+void leave_ranks(spyre_comm_t *comm) {
+    if (comm) spyre_comm_finalize(comm);
+}
+int all_reduce_sum(spyre_comm_t *comm, halide_buffer_t *buf) { return spyre_all_reduce_sum(comm, nullptr, buf); }
+int all_gather(spyre_comm_t *comm, const halide_buffer_t *send, halide_buffer_t *recv, int dim) {
+    return spyre_all_gather(comm, nullptr, send, recv, dim);
+}
+
+#else
+
+spyre_comm_t *join_ranks(int *, char ***) {
+    throw std::runtime_error("this build has no MPI (Debian: openmpi-bin libopenmpi-dev), so no --tp above 1");
+}
+void leave_ranks(spyre_comm_t *) {}
+int all_reduce_sum(spyre_comm_t *, halide_buffer_t *) { throw std::logic_error("no MPI in this build"); }
+int all_gather(spyre_comm_t *, const halide_buffer_t *, halide_buffer_t *, int) {
+    throw std::logic_error("no MPI in this build");
+}
+
+#endif
+
+}  // namespace llm

@@ -1,0 +1,27 @@
+// Tensor parallelism for the decoder: one MPI rank per simulated card
+// (libspyre_collectives). The shard of the model a rank holds is decoder.h's
+// tensor_parallel_shard / shard_weights; this file is the ranks themselves:
+// joining them and the two collectives the chain uses. Built without MPI (no
+// libspyre_collectives), a run with tp > 1 is refused with that reason.
+#pragma once
+
+#include <string>
+
+#include "spyre/spyre_collectives.h"
+
+namespace llm {
+
+// Joins the MPI job (MPI_Init through spyre_comm_world). Throws with the reason if
+// this build has no MPI or the job cannot start.
+spyre_comm_t *join_ranks(int *argc, char ***argv);
+void leave_ranks(spyre_comm_t *comm);
+// Whether this process was started by mpirun (Open MPI's environment), so a run
+// that forgot --tp can say so instead of running N copies of a one-card model.
+bool started_by_mpirun();
+int ranks_in_job();  // OMPI_COMM_WORLD_SIZE, or 1
+
+// The collectives of the chain; the runtime's status (0, or an error code with spyre_last_error()).
+int all_reduce_sum(spyre_comm_t *comm, halide_buffer_t *buf);
+int all_gather(spyre_comm_t *comm, const halide_buffer_t *send, halide_buffer_t *recv, int dim);
+
+}  // namespace llm
