@@ -242,6 +242,7 @@ void Decoder::load_weights(const ModelWeights *host) {
     const std::string d = "d" + std::to_string(batch_) + "_";
     layer_.clear();
     second_copy_bytes_ = 0;
+    const bool progress = r_.on_device() && layers_ > 4 && s.rank == 0;  // rank 0 speaks for the job
     for (int l = 0; l < layers_; l++) {
         const LayerWeights *hw = host ? &host->layers[l] : nullptr;
         LayerState st;
@@ -254,9 +255,9 @@ void Decoder::load_weights(const ModelWeights *host) {
         st.kt_cache = tensor_for(d + "attn", "Kt", {s.capacity, s.head_dim, s.kvheads * batch_});
         st.v_cache = tensor_for(d + "attn", "V", {s.head_dim, s.capacity, s.kvheads * batch_});
         layer_.push_back(std::move(st));
-        if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\rweights: layer %d/%d placed", l + 1, layers_);
+        if (progress) std::fprintf(stderr, "\rweights: layer %d/%d placed", l + 1, layers_);
     }
-    if (r_.on_device() && layers_ > 4) std::fprintf(stderr, "\n");
+    if (progress) std::fprintf(stderr, "\n");
     embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab_total}, "", nullptr);  // read by copies only
     // The prefill's last token goes through the batch-1 LM head.
     final_norm_ = place_for(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "d1_norm", "weight");
