@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -50,9 +51,30 @@ std::string read_all(const std::string &path) {
 
 std::string cache_root() {
     if (const char *d = std::getenv("SPYRE_KERNEL_CACHE"); d && *d) return d;
-    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/spyre-halide";
+    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/spyre_halide";
     const char *home = std::getenv("HOME");
-    return std::string(home && *home ? home : "/tmp") + "/.cache/spyre-halide";
+    return std::string(home && *home ? home : "/tmp") + "/.cache/spyre_halide";
+}
+
+// This project's shared libraries the generators load (the schedule templates, the machine model):
+// beside bin/ in lib/ (a build tree) or lib/<multiarch>/ (an install), symlinks left out.
+std::vector<std::string> project_libraries(const std::string &bin_dir) {
+    std::vector<std::string> out;
+    const fs::path lib = fs::path(bin_dir).parent_path() / "lib";
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(lib, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it.depth() > 1) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        const std::string name = it->path().filename().string();
+        if (name.rfind("libspyre", 0) == 0 && name.find(".so") != std::string::npos && !it->is_symlink() &&
+            it->is_regular_file()) {
+            out.push_back(it->path().string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 // A machine parameter's value as SPYRE_MACHINE_SET takes it, exactly.
@@ -138,6 +160,14 @@ std::string KernelCache::key_text(const std::string &family, const KernelParams 
         it = generator_hashes_.emplace(gen, hex(fnv1a(bytes.data(), bytes.size())) + " " + std::to_string(bytes.size())).first;
     }
     std::string key = "spyre-halide C++ kernel cache v1\ngenerator gen_" + family + " " + it->second + "\n";
+    for (const std::string &library : project_libraries(bin_dir_)) {  // the planner and machine model it loads
+        auto h = generator_hashes_.find(library);
+        if (h == generator_hashes_.end()) {
+            const std::string bytes = read_all(library);
+            h = generator_hashes_.emplace(library, hex(fnv1a(bytes.data(), bytes.size())) + " " + std::to_string(bytes.size())).first;
+        }
+        key += "library " + fs::path(library).filename().string() + " " + h->second + "\n";
+    }
     for (const auto &kv : params) key += "param " + kv.first + "=" + kv.second + "\n";
     for (const spyre::MachineParameterInfo &p : spyre::default_machine().parameters) {
         key += "machine " + p.name + "=" + value_text(p.value) + "\n";

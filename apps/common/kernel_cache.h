@@ -2,8 +2,9 @@
 //
 // A kernel is (generator family, parameters) compiled for Spyre for this
 // process's machine description. Its cache entry is a directory named by a
-// 64-bit FNV-1a hash of its key: the cache format version, the generator
-// executable's bytes, the family, the parameters (sorted) and every effective
+// 64-bit FNV-1a hash of its key: the cache format version, the bytes of the generator
+// executable and of this project's shared libraries it loads (lib/libspyre*.so:
+// the schedule templates, the machine model), the parameters (sorted) and every effective
 // machine parameter (built-in, SPYRE_MACHINE, SPYRE_MACHINE_SET). The entry
 // holds the full key text (key.txt), which a lookup compares byte for byte,
 // so a hash collision is a miss, never the wrong kernel. A miss runs
@@ -12,10 +13,12 @@
 // renamed into place; concurrent processes (MPI ranks on one host) take turns
 // on a per-entry lock, so each kernel is compiled once.
 //
-// Where: $SPYRE_KERNEL_CACHE/cxx, else $XDG_CACHE_HOME/spyre-halide/cxx, else
-// ~/.cache/spyre-halide/cxx. Generators are found beside the running
+// Where: $SPYRE_KERNEL_CACHE/cxx, else $XDG_CACHE_HOME/spyre_halide/cxx, else
+// ~/.cache/spyre_halide/cxx. Generators are found beside the running
 // executable (build/bin, or the install prefix's bin). The Python package
-// keeps its own cache (python/spyre_halide/kernels.py) under the same root.
+// keeps its own cache (python/spyre_halide/kernels.py: $SPYRE_KERNEL_CACHE itself,
+// else ~/.cache/spyre_halide/kernels). Entries of old generators are never read
+// again; deleting the directory is always safe.
 #pragma once
 
 #include <map>

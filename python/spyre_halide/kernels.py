@@ -20,6 +20,7 @@ build tree's ``bin/`` or the install prefix's) and the process's machine
 description does not change after its first use (the runtime fixes it).
 """
 
+import glob
 import hashlib
 import os
 import re
@@ -63,6 +64,13 @@ def generator_executable(family):
     return path
 
 
+def _project_libraries():
+    """This project's shared libraries the generators load (beside bin/: lib/, or lib/<multiarch>/ installed)."""
+    lib = os.path.join(_paths.GENERATOR_DIR, "..", "lib")
+    found = glob.glob(os.path.join(lib, "libspyre*.so*")) + glob.glob(os.path.join(lib, "*", "libspyre*.so*"))
+    return sorted(os.path.realpath(f) for f in found if not os.path.islink(f))
+
+
 def _file_sha256(path):
     st = os.stat(path)
     key = (path, st.st_size, st.st_mtime_ns)
@@ -88,6 +96,8 @@ def cache_key(family, params):
     digest = hashlib.sha256()
     digest.update(b"spyre_halide kernel cache v1\n")
     digest.update(_file_sha256(generator_executable(family)).encode() + b"\n")
+    for library in _project_libraries():  # the generator's shared libraries of this project (the planner's inputs)
+        digest.update(f"library {os.path.basename(library)} {_file_sha256(library)}\n".encode())
     digest.update(family.encode() + b"\n")
     for name in sorted(params):
         digest.update(f"{name}={_param_text(params[name])}\n".encode())
