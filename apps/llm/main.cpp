@@ -306,6 +306,14 @@ int main(int argc, char **argv) {
             }
             rank = spyre_comm_rank(ranks.comm);
             s = tensor_parallel_shard(full, tp, rank);
+            // The same model, options and machine on every rank, or none starts.
+            std::string what = model + " layers=" + std::to_string(layers) + " tokens=" + std::to_string(steps) +
+                               " batch=" + std::to_string(batch) + " seed=" + std::to_string(seed) +
+                               " timing_only=" + std::to_string(timing_only || spyre_timing_only());
+            for (const spyre::MachineParameterInfo &p : spyre::default_machine().parameters) {
+                what += " " + p.name + "=" + std::to_string(p.value);
+            }
+            check_ranks_agree(ranks.comm, what);
         }
     } catch (const std::exception &e) {
         std::fprintf(stderr, "llm: %s\n", e.what());

@@ -5,6 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
+
+#ifdef LLM_WITH_MPI
+#include <mpi.h>
+#endif
 
 #include "decoder.h"
 #include "spyre/spyre_runtime.h"
@@ -100,6 +105,23 @@ int ranks_in_job() {
 
 #ifdef LLM_WITH_MPI
 
+void check_ranks_agree(spyre_comm_t *comm, const std::string &what) {
+    uint64_t mine = 1469598103934665603ull;  // FNV-1a of the description
+    for (unsigned char c : what) mine = (mine ^ c) * 1099511628211ull;
+    std::vector<uint64_t> all(spyre_comm_size(comm));
+    if (MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        throw std::runtime_error("the ranks could not exchange their run descriptions");
+    }
+    std::string differ;
+    for (size_t r = 1; r < all.size(); r++) {
+        if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (!differ.empty()) {
+        throw std::runtime_error("rank(s) " + differ + " run another configuration than rank 0 (model, options or " +
+                                 "machine description differ); every rank must run the same command and environment");
+    }
+}
+
 spyre_comm_t *join_ranks(int *argc, char ***argv) {
     spyre_comm_t *comm = spyre_comm_world(argc, argv);
     if (!comm) throw std::runtime_error(std::string("cannot join the MPI job: ") + spyre_last_error());
@@ -119,6 +141,7 @@ spyre_comm_t *join_ranks(int *, char ***) {
     throw std::runtime_error("this build has no MPI (Debian: openmpi-bin libopenmpi-dev), so no --tp above 1");
 }
 void leave_ranks(spyre_comm_t *) {}
+void check_ranks_agree(spyre_comm_t *, const std::string &) {}
 int all_reduce_sum(spyre_comm_t *, halide_buffer_t *) { throw std::logic_error("no MPI in this build"); }
 int all_gather(spyre_comm_t *, const halide_buffer_t *, halide_buffer_t *, int) {
     throw std::logic_error("no MPI in this build");

@@ -20,6 +20,10 @@ void leave_ranks(spyre_comm_t *comm);
 bool started_by_mpirun();
 int ranks_in_job();  // OMPI_COMM_WORLD_SIZE, or 1
 
+// Every rank's run description (`what`: the model, options and machine) must be the same:
+// throws on every rank, naming the ranks that differ from rank 0, before any work.
+void check_ranks_agree(spyre_comm_t *comm, const std::string &what);
+
 // The collectives of the chain; the runtime's status (0, or an error code with spyre_last_error()).
 int all_reduce_sum(spyre_comm_t *comm, halide_buffer_t *buf);
 int all_gather(spyre_comm_t *comm, const halide_buffer_t *send, halide_buffer_t *recv, int dim);
