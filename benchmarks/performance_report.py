@@ -61,13 +61,13 @@ CONV_TITLES = ["conv2d fp16 3x3 %d->%d, 56x56 output, batch %d" % (c, c, b)
 DECODE_TITLES = ["attention decode fp16 batch %d s=%d d=128 kv_heads=8" % (q // 4, s) for s in (512, 4096) for q in (4, 32)]
 
 BMM_LADDER = [
-    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false share_a=false"),
-    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false double_buffer=false share_a=false"),
+    ("1 core, 8-row tiles", "max_cores=1 tile_m=8 resident_b=false double_buffer=false share_a=false share_b=false"),
+    ("1 core, 64 x 64 tiles", "max_cores=1 resident_b=false double_buffer=false share_a=false share_b=false"),
     ("32 cores, planner's tiles, every tile re-reads A and B",
-     "max_cores=32 resident_b=false double_buffer=false share_a=false"),
-    ("32 cores, planner's choice incl. a resident B slice", "max_cores=32 resident_b=true double_buffer=false share_a=false"),
-    ("32 cores, as above with double-buffered tiles", "max_cores=32 resident_b=true double_buffer=true share_a=false"),
-    ("32 cores, A tiles shared over the ring along N (the default)", "max_cores=32"),
+     "max_cores=32 resident_b=false double_buffer=false share_a=false share_b=false"),
+    ("32 cores, planner's choice incl. a resident B slice", "max_cores=32 resident_b=true double_buffer=false share_a=false share_b=false"),
+    ("32 cores, as above with double-buffered tiles", "max_cores=32 resident_b=true double_buffer=true share_a=false share_b=false"),
+    ("32 cores, A (and B) tiles shared over the ring (the default)", "max_cores=32"),
 ]
 BMM_LADDER_SHAPE = "batch=8 m=512 n=512 k=512 dtype=float16"
 
@@ -121,9 +121,9 @@ def status(r, target):
 
 # What each compiler step buys on the compute-bound bmm (knobs of gen_bmm).
 BMM_LARGE_STEPS = [
-    ("no ring sharing: every core loads its own A tiles", "share_a=false"),
+    ("no ring sharing: every core loads its own A tiles", "share_a=false share_b=false"),
     ("A shared, single-buffered tiles", "double_buffer=false"),
-    ("A shared over the ring, double-buffered (the default)", ""),
+    ("A and B shared over the ring where it pays, double-buffered (the default)", ""),
 ]
 BMM_LARGE_SHAPE = "batch=8 m=1024 n=4096 k=4096 dtype=float16"
 

@@ -20,9 +20,9 @@ namespace {
 // to 1024 rows and 512 columns, a smaller M its own rounded size), K whole or in the
 // largest stick-multiple chunks that fit (with and without the second copies of
 // double buffering), each core's B slice resident or not, A shared over the ring or
-// not, and the even core splits over (batch, N tiles, M tiles) in two orders of
-// preference: batch first (every core its own operands) and N first (the cores
-// that share A tiles most). Legality, double buffering, the cost and the choice are
+// not, B shared over the ring or not, and the even core splits over (batch, N tiles,
+// M tiles): batch first (every core its own operands), N first (the cores that share A
+// tiles most), then every other even split. Legality, double buffering, the cost and the choice are
 // the framework's (planner.h).
 struct BmmCandidate {
     BmmSpyrePlan plan;
@@ -35,7 +35,7 @@ struct BmmLoops {
 };
 
 // The candidate for one tile, K chunk, residency, sharing and core split.
-BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool resident, bool share,
+BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool resident, bool share, bool share_b,
                            const std::vector<int> &split /* cb, cn, cm */) {
     const MachineDescription &m = scheduling_machine();
     const int64_t bytes = shape.dtype.bytes();
@@ -53,6 +53,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     p.cm = split[2];
     p.b_resident = resident;
     p.a_shared = share;
+    p.b_shared = share_b;
     const BmmLoops loops{p.kp / tk, p.np / tn / p.cn, p.mp / tm / p.cm, shape.batch / p.cb};
     const int64_t tile = (int64_t)tm * tn;
     planning::TiledPlan &t = c.tiled;
@@ -75,7 +76,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     const double b_copies = resident ? p.cm : (double)p.mp / tm;
     // A resident B slice loads at each batch's start, on every core at once, before its
     // first tile computes (fixed_cycles below), not in the pipelined stream.
-    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + (resident ? 0.0 : b_all * b_copies);
+    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + (resident ? 0.0 : b_all * b_copies / (share_b ? p.cm : 1));
     if (resident) t.fixed_cycles += loops.bt * m.dram_cycles(b_all * b_copies / loops.bt, 0, p.cores());
     t.write_bytes = (double)shape.batch * p.mp * p.np * bytes;
     t.cores = p.cores();
@@ -92,6 +93,12 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
         const double a_piece = (double)tm * (resident ? p.kp : tk) * bytes;
         t.ring_bytes_per_core = a_all * a_copies / (double)(p.cb * p.cm * p.cn);
         t.chain_fill += planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m);
+    }
+    if (share_b) {
+        // The same for B along the cores of one column range (B staged per tile or K chunk, never resident).
+        const double b_piece = (double)tn * tk * bytes;
+        t.ring_bytes_per_core += b_all * b_copies / (double)(p.cb * p.cm * p.cn);
+        t.chain_fill += planning::chain_fill_cycles(b_piece, p.cm, /*in_pieces=*/false, m);
     }
     return c;
 }
@@ -118,9 +125,19 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     if (options.tile_n > 0) {
         tns.push_back(round_up(options.tile_n, lanes));
     } else {
-        for (int t = 64; t <= 512; t *= 2) {
+        // Up to 2048 columns: a PT pass streams tk x tn per 8 rows, so wide tiles amortize its fill
+        // (a pass over 128 x 128 loses ~14% to it, docs/machine.md); tall-and-thin tiles fit the same
+        // accumulator but pay that fill.
+        for (int t = 64; t <= 2048; t *= 2) {
             if (t == 64 || t <= round_up(shape.n, 64)) tns.push_back(std::max(t, lanes));
         }
+        // And the widths that cut N into a count of whole-stick tiles the cores can share evenly
+        // (N = 12800 is 20 tiles of 640, which 32 cores split 4 x 8; in powers of two it is 25 of 512).
+        for (int count : {2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64}) {
+            const int t = round_up((shape.n + count - 1) / count, lanes);
+            if (t >= 64 && t <= 2048 && std::find(tns.begin(), tns.end(), t) == tns.end()) tns.push_back(t);
+        }
+        std::sort(tns.begin(), tns.end());
     }
     // Offered larger tiles first (the framework's order of preference: fewer instructions and
     // descriptors win ties; bmm 32 x 128^3 simulates 3% faster in 64 x 128 tiles than in 64 x 64,
@@ -156,18 +173,26 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             for (const std::vector<int> &s : {batch_first, n_first}) {
                 if (!s.empty() && std::find(splits.begin(), splits.end(), s) == splits.end()) splits.push_back(s);
             }
+            // Then every other even split over (batch, N, M) of at least half the cores: a split with
+            // cores along both N and M shares A along one and B along the other, which wide tiles need.
+            for (const std::vector<int> &s : planning::even_core_splits({shape.batch, n_tiles, m_tiles}, max_cores)) {
+                if (std::find(splits.begin(), splits.end(), s) == splits.end()) splits.push_back(s);
+            }
             for (int tk : tks) {
                 for (const std::vector<int> &split : splits) {
                     for (bool resident : {false, true}) {
                         if (resident && (!options.resident_b || tk < kp)) continue;
                         for (bool share : {false, true}) {
                             if (share && (!options.share_a || split[1] < 2)) continue;
-                            const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, split);
-                            const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
-                            BmmSpyrePlan p = c.plan;
-                            p.double_buffer = v.double_buffer;
-                            p.footprint_bytes = v.footprint_bytes;
-                            search.offer(p, v);
+                            for (bool share_b : {false, true}) {
+                                if (share_b && (!options.share_b || resident || split[2] < 2)) continue;
+                                const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
+                                const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
+                                BmmSpyrePlan p = c.plan;
+                                p.double_buffer = v.double_buffer;
+                                p.footprint_bytes = v.footprint_bytes;
+                                search.offer(p, v);
+                            }
                         }
                     }
                 }
@@ -236,6 +261,7 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
 
     // The cores of one batch and row range load the same A tiles: once per chain, then along the ring.
     if (p.a_shared) share_over_ring(A_in);
+    if (p.b_shared) share_over_ring(B_in);
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.
     stage_in_scratchpad(f.result, f.C, no);

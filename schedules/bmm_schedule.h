@@ -8,7 +8,8 @@
 //                     copy the C tile (scratchpad -> DRAM)
 // with one constant-extent parallel loop over the cores outside. With a
 // shared A (plan.a_shared) the cores that differ only in their N range load
-// each A tile once per chain and pass it along the ring (share_over_ring).
+// each A tile once per chain and pass it along the ring (share_over_ring); with a
+// shared B (plan.b_shared) the cores that differ only in their M range do the same with B.
 #pragma once
 
 #include "Halide.h"
@@ -42,6 +43,7 @@ struct BmmSpyrePlan {
     bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
     bool double_buffer = false;  // the staged (non-resident) input tiles have two copies
     bool a_shared = false;       // the cores of one batch and row range (cn > 1) pass A tiles along the ring
+    bool b_shared = false;       // the cores of one batch and column range (cm > 1) pass B tiles along the ring
     double estimated_us = 0;     // the planner's estimate (schedules/planner.h)
 
     bool k_chunked() const { return tk < kp; }
@@ -58,7 +60,8 @@ struct BmmSpyrePlan {
     X(int, tile_k, 0, "K chunk (0: automatic; rounded up to whole sticks, must divide the padded K)", spyre::knob_from_shape) \
     X(bool, resident_b, true, "keep each core's B slice in scratchpad when it fits", spyre::knob_bools) \
     X(bool, double_buffer, true, "staged A/B tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
-    X(bool, share_a, true, "consider core splits along N whose cores share A tiles over the ring", spyre::knob_bools)
+    X(bool, share_a, true, "consider core splits along N whose cores share A tiles over the ring", spyre::knob_bools) \
+    X(bool, share_b, true, "consider core splits along M whose cores share B tiles over the ring", spyre::knob_bools)
 
 struct BmmSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_BMM_KNOBS)

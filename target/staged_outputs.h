@@ -6,8 +6,11 @@
 // a mixed or partial set. Instead the run writes into DIR/.NAME.staging-XXXXXX
 // (same filesystem, so renames are atomic) and, only when it succeeds, publishes:
 // under an exclusive flock on DIR/.NAME.spyre-lock it renames every staged file
-// into DIR. So a reader sees one run's complete files, a set is all of one run,
-// and a failed run leaves DIR as it was. The lock is held for the renames only
+// into DIR. So every file a reader opens is complete, a published set is all of
+// one run, and a failed run leaves DIR as it was. (A reader that does not take the
+// lock can, during the milliseconds of the renames, see some files of the new set
+// beside some of the old; a run killed mid-compile leaves its hidden staging
+// directory behind, which a later run does not read.) The lock is held for the renames only
 // (milliseconds); a lock not obtained within lock_wait_seconds is an error
 // naming the lock file, never a hang.
 //

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -88,14 +90,35 @@ std::string value_text(double v) {
     return s;
 }
 
+// A process compiling an entry holds its lock for the compile (seconds, a minute for the largest
+// kernels); one holding it longer than this has stopped, and waiting on is an error naming it.
+constexpr double kLockWaitSeconds = 1800;
+
 // An exclusive flock on `path`, released when destroyed.
 struct EntryLock {
     int fd = -1;
-    explicit EntryLock(const std::string &path) {
+    EntryLock(const std::string &path, const std::string &what) {
         fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0) throw std::runtime_error("kernel cache: cannot open " + path + ": " + std::strerror(errno));
-        while (flock(fd, LOCK_EX) != 0) {
-            if (errno != EINTR) throw std::runtime_error("kernel cache: cannot lock " + path + ": " + std::strerror(errno));
+        const auto start = std::chrono::steady_clock::now();
+        bool said = false;
+        while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                close(fd);
+                throw std::runtime_error("kernel cache: cannot lock " + path + ": " + std::strerror(errno));
+            }
+            const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (waited > kLockWaitSeconds) {
+                close(fd);
+                throw std::runtime_error("kernel cache: another process has held " + path + " for over " +
+                                         std::to_string((int)kLockWaitSeconds) + " s compiling " + what +
+                                         "; is it stopped?");
+            }
+            if (!said && waited > 10) {
+                std::fprintf(stderr, "kernel cache: waiting for another process compiling %s ...\n", what.c_str());
+                said = true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
     }
     ~EntryLock() { close(fd); }
@@ -186,11 +209,28 @@ std::shared_ptr<const ProgramKernel> KernelCache::get(const std::string &family,
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) throw std::runtime_error("kernel cache: cannot create " + dir_ + ": " + ec.message());
-    EntryLock lock(dir_ + "/" + id + ".lock");  // one process compiles an entry; the others then find it
+    // One process compiles an entry; the others then find it.
+    EntryLock lock(dir_ + "/" + id + ".lock", describe(family, params));
 
     bool valid = read_all(entry + "/key.txt") == key && fs::exists(entry + "/" + name + ".spyre");
+    std::shared_ptr<const ProgramKernel> kernel;
+    if (valid) {
+        try {
+            kernel = std::make_shared<const ProgramKernel>(entry, name);
+            hits_++;
+        } catch (const std::exception &e) {
+            // A damaged entry (a crash mid-write, a file lost): compiled again below.
+            if (progress_) std::fprintf(stderr, "kernel cache: %s is damaged (%s); compiling it again\n", entry.c_str(), e.what());
+            valid = false;
+        }
+    }
     if (!valid) {
-        fs::remove_all(entry, ec);
+        // A stale or damaged entry is moved aside in one step, then removed.
+        if (fs::exists(entry, ec)) {
+            const std::string aside = entry + ".stale-" + std::to_string(getpid());
+            fs::rename(entry, aside, ec);
+            fs::remove_all(aside, ec);
+        }
         const std::string scratch = entry + ".compiling";
         fs::remove_all(scratch, ec);
         fs::create_directories(scratch, ec);
@@ -219,14 +259,19 @@ std::shared_ptr<const ProgramKernel> KernelCache::get(const std::string &family,
             throw std::runtime_error(describe(family, params) + ": " +
                                      (why.empty() ? "exit status " + std::to_string(status) : why));
         }
-        std::ofstream(scratch + "/key.txt", std::ios::binary) << key;
+        // The key last: an entry is valid only once everything else is in it.
+        {
+            std::ofstream key_file(scratch + "/key.txt", std::ios::binary);
+            key_file << key;
+            key_file.close();
+            if (!key_file) throw std::runtime_error("kernel cache: cannot write " + scratch + "/key.txt");
+        }
+        kernel = std::make_shared<const ProgramKernel>(scratch, name);  // what the generator wrote is a program
         fs::rename(scratch, entry, ec);
         if (ec) throw std::runtime_error("kernel cache: cannot move " + scratch + " to " + entry + ": " + ec.message());
+        kernel = std::make_shared<const ProgramKernel>(entry, name);
         compiled_++;
-    } else {
-        hits_++;
     }
-    auto kernel = std::make_shared<const ProgramKernel>(entry, name);
     loaded_.emplace(key, kernel);
     return kernel;
 }

@@ -1,6 +1,7 @@
 // One compiled Spyre program called like its AOT function (see program_kernel.h).
 #include "program_kernel.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -70,6 +71,14 @@ ProgramKernel::ProgramKernel(const std::string &dir, const std::string &name)
         table_.push_back(index_of(signature_, a.name, true, program_path_));
     }
     for (const spyre::ScalarParam &p : program.params) params_.push_back(index_of(signature_, p.name, false, program_path_));
+    // Every argument of the function reaches the program: nothing the caller passes is dropped.
+    for (size_t i = 0; i < signature_.size(); i++) {
+        const auto &uses = signature_[i].second ? table_ : params_;
+        if (std::find(uses.begin(), uses.end(), (int)i) == uses.end()) {
+            throw std::runtime_error(program_path_ + ": the argument '" + signature_[i].first + "' of " + name_ +
+                                     "() is not in the program's " + (signature_[i].second ? "argument table" : "parameters"));
+        }
+    }
 }
 
 int ProgramKernel::call(const std::vector<KernelArg> &args) const {

@@ -54,10 +54,11 @@ bool is_host_link(const OpRecord &r) { return r.function == "host->device" || r.
 bool is_collective(const OpRecord &r) {
     return r.function == "all_reduce" || r.function == "all_gather" || r.function == "collective wait";
 }
-double collective_us(const std::vector<OpRecord> &v) {
+// The collectives' time: with the waits for the slowest rank, or their own link time only.
+double collective_us(const std::vector<OpRecord> &v, bool with_waits = true) {
     double us = 0;
     for (const OpRecord &r : v) {
-        if (is_collective(r)) us += r.us;
+        if (is_collective(r) && (with_waits || r.function != "collective wait")) us += r.us;
     }
     return us;
 }
@@ -233,15 +234,26 @@ void print_phase(const char *title, const std::vector<OpRecord> &all, int layers
 // handler would abort the process instead.
 void keep_going_on_error(void *, const char *) {}
 
-// The ranks of a tensor-parallel run, left (MPI_Finalize) however main returns.
+// The ranks of a tensor-parallel run. A run that ends well leaves them together (MPI_Finalize);
+// any other end of main on any rank aborts the job (MPI_Abort), so no rank is left waiting in
+// a collective for one that gave up.
 struct Ranks {
     spyre_comm_t *comm = nullptr;
-    ~Ranks() { leave_ranks(comm); }
+    int exit_code = 1;  // set to 0 on the one successful return
+    ~Ranks() {
+        if (!comm) return;
+        if (exit_code == 0) {
+            leave_ranks(comm);
+        } else {
+            std::fflush(stdout);
+            abort_ranks(comm, exit_code);
+        }
+    }
 };
 
-// Bytes one card holds: its shard of the weights (the embedding whole), its KV cache.
+// Bytes one card holds: its shard of the weights (its LM-head slice; the embedding whole), its KV cache.
 int64_t card_bytes(const ModelShape &s, int layers, int batch) {
-    const int64_t weights = s.weight_bytes_per_step(layers, 0) - 2ll * s.hidden * s.vocab + 2ll * s.hidden * s.vocab_total;
+    const int64_t weights = s.weight_bytes_per_step(layers, 0) + 2ll * s.hidden * s.vocab_total;
     const int64_t kv = 2ll * layers * s.capacity * s.head_dim * s.kvheads * batch * 2;
     return weights + kv;
 }
@@ -427,7 +439,11 @@ int main(int argc, char **argv) {
                              cache.directory().c_str());
             }
         }
-        ModelWeights shard = tp > 1 && !timing_only ? shard_weights(weights, full, s) : ModelWeights{};
+        ModelWeights shard;
+        if (tp > 1 && !timing_only) {
+            shard = shard_weights(weights, full, s);
+            weights = ModelWeights{};  // each rank keeps only its shard (the host check is TP 1 only)
+        }
         Realization device(true, timing_only);
         RunRecorder rec;
         Decoder d(device, s, layers, batch, &rec, kernels, ranks.comm);
@@ -520,8 +536,9 @@ int main(int argc, char **argv) {
                         tp > 1 ? " per card" : "", s.weight_bytes_per_step(layers, batch) / 1e6, m.dram_bandwidth_gbps,
                         floor_us / 1e3, ratio, kDecodeTarget, ratio <= kDecodeTarget ? "met" : "MISSED");
             const double step_collectives = collective_us(device_only(decode)) / steps;
+            const double step_links = collective_us(device_only(decode), false) / steps;
             if (tp > 1) {
-                const double with_link = floor_us + step_collectives;
+                const double with_link = floor_us + step_links;
                 std::printf("  collectives: %.1f us per step (%.1f%% of it; %d all-reduces per layer and the logits' "
                             "all-gather); the card's floor plus the collectives' own time: %.3f ms, ours %.2fx of it\n",
                             step_collectives, 100.0 * step_collectives / step_us, 2, with_link / 1e3, step_us / with_link);
@@ -534,6 +551,7 @@ int main(int argc, char **argv) {
                              {"tokens_per_s", batch / (step_us / 1e6)},
                              {"weight_bytes_per_step", s.weight_bytes_per_step(layers, batch)},
                              {"collectives_us", step_collectives},
+                             {"collective_link_us", step_links},
                              {"kernels", table_json(device_only(decode))}};
             if (linked && layers == s.layers && batch == 1) {
                 std::printf("  the incumbent's published figure for this model: ~%.0f ms per token at batch 1; ours "
@@ -558,6 +576,7 @@ int main(int argc, char **argv) {
             std::printf(" (sequence 0)\n");
         }
         std::printf("host wall time of the simulation: %.1f s\n", wall_s);
+        ranks.exit_code = 0;  // every rank got here: leave the job together
         if (!json_path.empty() && rank == 0) write_text_file(json_path, out.dump(1) + "\n");
         if (!logits_path.empty() && rank == 0 && !timing_only) {
             // Every step's greedy tokens and the logits of sequence 0 over the whole vocabulary.

@@ -130,6 +130,10 @@ spyre_comm_t *join_ranks(int *argc, char ***argv) {
 void leave_ranks(spyre_comm_t *comm) {
     if (comm) spyre_comm_finalize(comm);
 }
+void abort_ranks(spyre_comm_t *, int exit_code) {
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);  // MPI_Abort does not return; if it did, the job must still end
+}
 int all_reduce_sum(spyre_comm_t *comm, halide_buffer_t *buf) { return spyre_all_reduce_sum(comm, nullptr, buf); }
 int all_gather(spyre_comm_t *comm, const halide_buffer_t *send, halide_buffer_t *recv, int dim) {
     return spyre_all_gather(comm, nullptr, send, recv, dim);
@@ -141,6 +145,7 @@ spyre_comm_t *join_ranks(int *, char ***) {
     throw std::runtime_error("this build has no MPI (Debian: openmpi-bin libopenmpi-dev), so no --tp above 1");
 }
 void leave_ranks(spyre_comm_t *) {}
+void abort_ranks(spyre_comm_t *, int exit_code) { std::_Exit(exit_code); }
 void check_ranks_agree(spyre_comm_t *, const std::string &) {}
 int all_reduce_sum(spyre_comm_t *, halide_buffer_t *) { throw std::logic_error("no MPI in this build"); }
 int all_gather(spyre_comm_t *, const halide_buffer_t *, halide_buffer_t *, int) {

@@ -15,6 +15,8 @@ namespace llm {
 // this build has no MPI or the job cannot start.
 spyre_comm_t *join_ranks(int *argc, char ***argv);
 void leave_ranks(spyre_comm_t *comm);
+// Ends the whole job (MPI_Abort): a rank that cannot go on must not leave the others waiting.
+[[noreturn]] void abort_ranks(spyre_comm_t *comm, int exit_code);
 // Whether this process was started by mpirun (Open MPI's environment), so a run
 // that forgot --tp can say so instead of running N copies of a one-card model.
 bool started_by_mpirun();
