@@ -178,12 +178,14 @@ FamilyCase bmm_case(const std::string &name, int batch, int m, int n, int depth,
     c.fixed = {{"batch", std::to_string(batch)}, {"m", std::to_string(m)}, {"n", std::to_string(n)},
                {"k", std::to_string(depth)}, {"dtype", "float16"}};
     c.alternatives = product({{"tile_m", tiles_m}, {"tile_n", tiles_n}, {"max_cores", cores},
-                              {"resident_b", {"true", "false"}}, {"share_a", {"true", "false"}}});
+                              {"resident_b", {"true", "false"}}, {"share_a", {"true", "false"}},
+                              {"share_b", {"true", "false"}}});
     c.estimate = [=](const KnobValues &k) {
         const BmmShape s{batch, m, n, depth, Halide::Float(16)};
         BmmSpyreOptions o;
         o.max_cores = knob(k, "max_cores"), o.tile_m = knob(k, "tile_m"), o.tile_n = knob(k, "tile_n");
         o.resident_b = knob_bool(k, "resident_b"), o.share_a = knob_bool(k, "share_a");
+        o.share_b = knob_bool(k, "share_b");
         return plan_bmm_spyre(s, o).estimated_us;
     };
     return c;
@@ -278,6 +280,9 @@ INSTANTIATE_TEST_SUITE_P(
                       reduce_rows_case("reduce_sum_rows_2048x8192", 8192, 2048, "sum", {"1", "16", "64"}, {"32", "4"}),
                       bmm_case("bmm_8x512x512x512", 8, 512, 512, 512, {"64", "256"}, {"128", "512"}, {"32", "8"}),
                       bmm_case("bmm_32x128x128x128", 32, 128, 128, 128, {"64", "128"}, {"64", "128"}, {"32"}),
+                      // Batch 1 is a matmul: cores along N and M, A and B shared over the ring, N = 2560
+                      // in 640-column tiles (4 of them, which 32 cores split 4 x 8) or powers of two.
+                      bmm_case("bmm_batch1_1024x2560x1024", 1, 1024, 2560, 1024, {"64", "128"}, {"256", "640"}, {"32"}),
                       conv2d_case("conv2d_3x3_64ch_32x32", 64, 32, {"1", "2", "8"}, {"32", "8"}),
                       // ResNet's 3x3 layer at 56 x 56: the cores along the rows trade against the
                       // rows each reads twice (its halo) and the chain fill of the shared weights.
