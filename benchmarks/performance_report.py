@@ -8,11 +8,14 @@ and functional runs report identical cycles; the tests check it).
 
 Usage: benchmarks/performance_report.py [--build build] [--out docs/performance.md]
 
-The `incumbent` section of the file (written by benchmarks/incumbent/incumbent.py --md) is kept.
+The sections other scripts write into the file (between <!-- begin NAME --> and <!-- end NAME -->:
+benchmarks/incumbent/incumbent.py --md, benchmarks/collectives/collectives_report.py,
+benchmarks/llm/tp_report.py, ...) are kept.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -159,9 +162,10 @@ def explain_matmuls(out, results, build, tmp):
         "bound): the kernel sits near the ridge of the roofline, so 85%% of the sustained PT rate needs "
         "each byte fetched once *and* nearly all DMA hidden behind the PT. What the compiler does for it:"
         % (r["compute_bound_us"], r["dram_bound_us"]))
-    out("- the planner splits the cores along N only (128 columns each) with 1024 x 128 output tiles, so all "
-        "32 cores need the same A tiles: `spyre::share_over_ring` loads each A tile once and passes it along "
-        "the chain of cores over the ring (`target/ring_sharing.h`); this run moved %.0f MB, %.2fx the minimum;"
+    out("- the planner takes wide 128 x 1024 output tiles (a PT pass streams 1024 columns, so its fill costs "
+        "little) and splits the cores over N and M, so cores share operands: `spyre::share_over_ring` loads each "
+        "A tile once per chain of cores along N and each B tile once per chain along M and passes them over "
+        "the ring (`target/ring_sharing.h`); this run moved %.0f MB, %.2fx the minimum;"
         % (moved / 1e6, moved / once))
     out("- double buffering is a software pipeline (`target/double_buffering.h`): each K chunk is loaded while "
         "the other copy is multiplied, and the next batch's first chunks are loaded before this batch's tail;")
@@ -170,9 +174,9 @@ def explain_matmuls(out, results, build, tmp):
     out("")
     step_table(out, build, tmp, "bmm", BMM_LARGE_SHAPE, BMM_LARGE_STEPS, "%.0f")
     out("")
-    out("What remains between the bmm and its PT bound: the chain's fill (the last core starts about 31 ring "
-        "hops after the first), the PT's pass fill cost on 128-deep K chunks, and the last batch's store, which "
-        "nothing follows.")
+    out("What remains between the bmm and its PT bound: the chains' fill (the last core of a chain starts its "
+        "first tile a few ring hops after the first), the PT's pass fill on 128-deep K chunks (about 2%% on "
+        "1024 columns), and the last tile's store, which nothing follows.")
     for title, what in (("matmul+bias+gelu fp16 (compute-bound)",
                          "the same work as the bmm on one matrix (`m=8192`); B is re-streamed for each of a "
                          "core's 8 row tiles (the fp32 accumulator, the GELU stage and the result fill the "
@@ -386,13 +390,18 @@ def main():
                     r["bottleneck"]))
             for step, why in NOT_SUPPORTED_STEPS:
                 out("| %s | - | - | - | - | %s |" % (step, why))
-    # Sections other scripts generate (benchmarks/incumbent/incumbent.py's) are kept as they are.
-    kept = ""
+    # Sections other scripts generate (incumbent, collectives, tensor-parallel, ...: every
+    # <!-- begin NAME --> ... <!-- end NAME --> block) are kept as they are, in their order.
+    kept = []
     if os.path.exists(args.out):
         with open(args.out) as f:
-            kept = find_section(f.read(), "incumbent")
+            text = f.read()
+        for name in re.findall(r"<!-- begin ([\w.-]+) -->", text):
+            section = find_section(text, name)
+            if section and section not in kept:
+                kept.append(section)
     with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n" + ("\n" + kept + "\n" if kept else ""))
+        f.write("\n".join(lines) + "\n" + "".join("\n" + k + "\n" for k in kept))
     print("wrote %s" % args.out, file=sys.stderr)
 
 
