@@ -26,3 +26,11 @@ def with_section(text, name, body):
     if old:
         return text.replace(old, block)
     return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def write_section(path, name, body):
+    """Sets section NAME of the markdown file at path to body (the rest of the file kept)."""
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(with_section(text, name, body))

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from doc_section import with_section  # noqa: E402
+from doc_section import write_section  # noqa: E402
 
 SHOWN_SIZES = [8, 4096, 262144, 16 << 20, 256 << 20]
 RANKS = [2, 4, 8]
@@ -94,9 +94,7 @@ def main():
                      int(r["bytes"]) == size and float(r["latency_us"]) == lat][0]
                 cells.append(f"{float(r['time_us']):.1f}")
         lines.append(f"| {size_text(size)} | " + " | ".join(cells) + " |")
-    text = open(args.md).read()
-    with open(args.md, "w") as f:
-        f.write(with_section(text, "collectives", "\n".join(lines)))
+    write_section(args.md, "collectives", "\n".join(lines))
     print(f"wrote the collectives section of {args.md} and {args.csv}", file=sys.stderr)
 
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from doc_section import with_section  # noqa: E402
+from doc_section import write_section  # noqa: E402
 
 LATENCIES = [1, 2, 5, 10]
 MODELS = [("granite8b", [1, 2, 4, 8]), ("llama3-70b", [2, 4, 8])]
@@ -117,9 +117,7 @@ def main():
                 d = runs[(model, tp, lat)]["decode"]
                 cells.append(f"{d['step_us'] / 1e3:.2f} ({100 * d['collectives_us'] / d['step_us']:.1f}% links)")
             lines.append(f"| {model} | {tp} | " + " | ".join(cells) + " |")
-    text = open(args.md).read()
-    with open(args.md, "w") as f:
-        f.write(with_section(text, "tensor-parallel", "\n".join(lines)))
+    write_section(args.md, "tensor-parallel", "\n".join(lines))
     print(f"wrote the tensor-parallel section of {args.md} (runs' JSON in {json_dir})", file=sys.stderr)
 
 
