@@ -18,8 +18,12 @@
 // Functional runs use random weights from --seed; --check also runs the host
 // build of the same kernel chain on the same weights and tokens and fails
 // unless the greedy tokens match and the logits agree to rounding.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -258,6 +262,32 @@ int64_t card_bytes(const ModelShape &s, int layers, int batch) {
     return weights + kv;
 }
 
+// Bytes of host memory a functional run needs per rank: the whole model's random weights
+// (made on the host, then sharded) and the simulated card's memory, which holds its values
+// in host memory too; with --check, the host chain's KV cache as well.
+int64_t host_bytes(const ModelShape &full, const ModelShape &s, int layers, int batch, bool check) {
+    const int64_t weights = full.weight_bytes_per_step(layers, 0) + 2ll * full.hidden * full.vocab_total;
+    const int64_t kv = 2ll * layers * full.capacity * full.head_dim * full.kvheads * batch * 2;
+    return weights + card_bytes(s, layers, batch) + (check ? kv : 0);
+}
+
+// What this process may allocate: the memory the kernel says is available, and the address-space limit.
+int64_t host_bytes_available() {
+    int64_t available = INT64_MAX;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        int64_t kb = 0;
+        meminfo >> kb;
+        if (key == "MemAvailable:") available = kb * 1024;
+        meminfo.ignore(256, '\n');
+    }
+    struct rlimit limit {};
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        available = std::min<int64_t>(available, (int64_t)limit.rlim_cur);
+    }
+    return available;
+}
+
 int main(int argc, char **argv) {
     halide_set_error_handler(keep_going_on_error);
     const ModelShape &built = compiled_shape();
@@ -391,6 +421,27 @@ int main(int argc, char **argv) {
                      full.name.c_str(), tp, needed / 1e9, (needed - 2.0 * layers * s.capacity * s.head_dim * s.kvheads * batch * 2) / 1e9,
                      s.capacity, batch, machine.dram_usable_bytes / 1e9);
         return 2;
+    }
+
+    // A functional run that cannot fit this host is refused at once, with both numbers and what fits.
+    if (!timing_only) {
+        const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");  // ranks sharing this host
+        const int64_t ranks_here = local ? std::max(1, std::atoi(local)) : 1;
+        const int64_t available = host_bytes_available();
+        const int64_t host_needed = ranks_here * host_bytes(full, s, layers, batch, check);
+        if (host_needed > available) {
+            int fits = 0;
+            for (int l = layers - 1; l >= 1 && !fits; l--) {
+                if (ranks_here * host_bytes(full, s, l, batch, check) <= available) fits = l;
+            }
+            std::fprintf(stderr, "llm: a functional run of %d layers needs %.1f GB of host memory (%sthe weights made "
+                         "on the host and the simulated card's memory%s); this host can give %.1f GB (available "
+                         "memory and the address-space limit): use --timing-only%s\n",
+                         layers, host_needed / 1e9, ranks_here > 1 ? "every rank on this host holds " : "",
+                         check ? ", and the host chain's KV cache" : "", available / 1e9,
+                         fits ? (" or --layers " + std::to_string(fits) + " or fewer").c_str() : "");
+            return 2;
+        }
     }
 
     std::printf("llm: configuration %s: hidden %d, %d layers (of %d), %d query / %d KV heads of %d, SwiGLU %d, "
