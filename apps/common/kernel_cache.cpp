@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "content_hash.h"
 #include "spyre/machine.h"
 
 extern char **environ;
@@ -32,12 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kFnvOffset = 1469598103934665603ull, kFnvPrime = 1099511628211ull;
-
-uint64_t fnv1a(const char *p, size_t n, uint64_t h = kFnvOffset) {
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * kFnvPrime;
-    return h;
-}
 
 std::string hex(uint64_t v) {
     char s[17];
@@ -176,18 +171,18 @@ std::string KernelCache::generator_path(const std::string &family) const { retur
 
 std::string KernelCache::key_text(const std::string &family, const KernelParams &params) {
     const std::string gen = generator_path(family);
-    auto it = generator_hashes_.find(gen);
-    if (it == generator_hashes_.end()) {
+    auto it = file_hashes_.find(gen);
+    if (it == file_hashes_.end()) {
         const std::string bytes = read_all(gen);
         if (bytes.empty()) throw std::runtime_error("kernel cache: no generator " + gen + " (is gen_" + family + " built?)");
-        it = generator_hashes_.emplace(gen, hex(fnv1a(bytes.data(), bytes.size())) + " " + std::to_string(bytes.size())).first;
+        it = file_hashes_.emplace(gen, hex(content_hash(bytes)) + " " + std::to_string(bytes.size())).first;
     }
     std::string key = "spyre-halide C++ kernel cache v1\ngenerator gen_" + family + " " + it->second + "\n";
     for (const std::string &library : project_libraries(bin_dir_)) {  // the planner and machine model it loads
-        auto h = generator_hashes_.find(library);
-        if (h == generator_hashes_.end()) {
+        auto h = file_hashes_.find(library);
+        if (h == file_hashes_.end()) {
             const std::string bytes = read_all(library);
-            h = generator_hashes_.emplace(library, hex(fnv1a(bytes.data(), bytes.size())) + " " + std::to_string(bytes.size())).first;
+            h = file_hashes_.emplace(library, hex(content_hash(bytes)) + " " + std::to_string(bytes.size())).first;
         }
         key += "library " + fs::path(library).filename().string() + " " + h->second + "\n";
     }
@@ -203,7 +198,7 @@ std::shared_ptr<const ProgramKernel> KernelCache::get(const std::string &family,
     const std::string key = key_text(family, params);
     if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
 
-    const std::string id = hex(fnv1a(key.data(), key.size()));
+    const std::string id = hex(content_hash(key));
     const std::string name = family + "_" + id;  // the kernel's function (and profile) name
     const std::string entry = dir_ + "/" + id;
     std::error_code ec;

@@ -56,7 +56,7 @@ private:
     bool progress_;
     int compiled_ = 0, hits_ = 0;
     std::mutex mutex_;
-    std::map<std::string, std::string> generator_hashes_;  // generator path -> hash of its bytes
+    std::map<std::string, std::string> file_hashes_;  // generator or library path -> hash and size of its bytes
     std::map<std::string, std::shared_ptr<const ProgramKernel>> loaded_;  // by key text
 };
 

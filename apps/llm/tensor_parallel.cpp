@@ -11,6 +11,7 @@
 #include <mpi.h>
 #endif
 
+#include "content_hash.h"
 #include "decoder.h"
 #include "spyre/spyre_runtime.h"
 
@@ -106,8 +107,7 @@ int ranks_in_job() {
 #ifdef LLM_WITH_MPI
 
 void check_ranks_agree(spyre_comm_t *comm, const std::string &what) {
-    uint64_t mine = 1469598103934665603ull;  // FNV-1a of the description
-    for (unsigned char c : what) mine = (mine ^ c) * 1099511628211ull;
+    uint64_t mine = spyre_apps::content_hash(what);
     std::vector<uint64_t> all(spyre_comm_size(comm));
     if (MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD) != MPI_SUCCESS) {
         throw std::runtime_error("the ranks could not exchange their run descriptions");
