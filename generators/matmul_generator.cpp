@@ -21,6 +21,11 @@
 // counts the R tile in the footprint and its loads in the estimate. It
 // combines with every activation, dtype and knob. residual=false compiles the
 // same programs as before the parameter existed.
+// shared_weight_layout=true pads B and the bias along N to whole blocks of
+// (stick lanes x the machine's cores) columns rather than to the plan's tiles,
+// and plans only tilings whose padded N fits: the layout then depends on N, the
+// type and the machine alone, so an app that runs one weight through kernels
+// of several M (apps/llm's prefill and decode) places it once.
 // dtype=int8: A and B are int8, the bias, R and C int32, and the accumulation
 // is exact int32 arithmetic with two's-complement wrap-around, like the host's
 // Halide int32 (the algorithm is the natural acc += i32(A) * i32(B), which
@@ -65,6 +70,9 @@ public:
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_MATMUL_KNOBS, spyre::MatmulSpyreOptions)
     // A residual R(n, m) added after the activation (see the header comment).
     GeneratorParam<bool> residual{"residual", false};
+    // B and the bias in a layout that depends on N, the type and the machine only, so
+    // kernels of one weight at several M read one copy of it (MatmulShape::shared_weight_layout).
+    GeneratorParam<bool> shared_weight_layout{"shared_weight_layout", false};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
@@ -102,7 +110,7 @@ public:
     }
 
     void generate() {
-        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual};
+        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual, shared_weight_layout};
         plan_ = spyre::plan_matmul_spyre(shape_, knob_options());
         const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
         // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
@@ -145,11 +153,12 @@ public:
     }
 
     // Multiples are the Spyre tiles (ignored by host builds); K of A and B
-    // is padded identically, to whole input sticks.
+    // is padded identically, to whole input sticks; B's and the bias's N to
+    // the plan's bp (its np, or the shared weight layout's wider extent).
     void constrain_tensors() {
         spyre::constrain_tensor(*A, {shape_.k, shape_.m}, {plan_.in_lanes, plan_.mp});
-        spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.np, plan_.in_lanes});
-        spyre::constrain_tensor(*bias, {shape_.n}, {plan_.np});
+        spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.bp, plan_.in_lanes});
+        spyre::constrain_tensor(*bias, {shape_.n}, {plan_.bp});
         spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
         if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
     }
@@ -169,6 +178,7 @@ public:
                    {"dtype", shape_.dtype == Int(8) ? "int8" : shape_.dtype.bits() == 16 ? "float16" : "float32"},
                    {"activation", act}};
         if (R) t.fixed["residual"] = "true";
+        if (shape_.shared_weight_layout) t.fixed["shared_weight_layout"] = "true";
         // Tile candidates no larger than the (PT-pass / stick) rounded extents.
         const int lanes = spyre::stick_lanes(shape_.dtype);
         std::vector<int> tms = {0}, tns = {0};

@@ -292,6 +292,11 @@ int epilogue_stages(Activation a) {
     return a == Activation::Gelu || a == Activation::Silu ? 1 : 0;
 }
 
+int shared_weight_padded_n(const MatmulShape &shape) {
+    const int64_t block = (int64_t)stick_lanes(shape.dtype) * scheduling_machine().cores;
+    return (int)std::min<int64_t>(((int64_t)shape.n + block - 1) / block * block, INT32_MAX);
+}
+
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
     const MachineDescription &machine = scheduling_machine();
     const int bytes = shape.dtype.bytes(), out_bytes = matmul_output_type(shape).bytes();
@@ -303,6 +308,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     const int tn_step = std::max(64, lanes);
     const int mp8 = round_up(shape.m, machine.pt_pass_rows), np64 = round_up(shape.n, tn_step);
     const int max_cores = usable_cores(options.max_cores);
+    // Under a shared weight layout only plans whose padded N fits in it.
+    const int weight_np = shape.shared_weight_layout ? shared_weight_padded_n(shape) : 0;
 
     // Candidate tiles: multiples of 64 columns up to 1024 and of 8 rows up to 1024,
     // or only the forced tile (rows in whole PT passes, columns in whole sticks).
@@ -359,6 +366,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             // is 769 sticks, a prime) would otherwise leave most cores idle.
             for (int cn = 1; cn <= std::min(max_cores, min_n_tiles); cn++) {
                 const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
+                if (weight_np && np > weight_np) continue;
                 for (int cm : divisors(m_tiles)) {
                   for (int sharing = 0; sharing < 4; sharing++) {
                     // Which operands the cores of a chain pass along the ring: A along N, B along M.
@@ -387,6 +395,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.tk = tk;
                     p.mp = mp;
                     p.np = np;
+                    p.bp = weight_np ? weight_np : np;
                     p.kp = kp;
                     p.cm = cm;
                     p.cn = cn;
@@ -413,6 +422,12 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             }
             }
         }
+    }
+    if (weight_np && options.tile_n > 0) {
+        _halide_user_assert(round_up(shape.n, tns.front()) <= weight_np)
+            << "matmul Spyre schedule: tile_n=" << options.tile_n << " pads N (" << shape.n << ") to "
+            << round_up(shape.n, tns.front()) << " columns, past the shared weight layout's " << weight_np
+            << " (shared_weight_layout=true): use a tile_n that divides " << weight_np << ", or tile_n=0";
     }
     if (options.tile_m > 0 || options.tile_n > 0) {
         _halide_user_assert(search.found())

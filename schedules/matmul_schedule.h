@@ -45,7 +45,17 @@ struct MatmulShape {
     Halide::Type dtype;  // of A and B: float16, float32, or int8 (then bias, R and C are int32)
     Activation activation = Activation::None;
     bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
+    // B and the bias padded along N to whole blocks of (stick lanes x the machine's cores)
+    // columns instead of to this plan's tiles: a layout that depends on N, the type and the
+    // machine only, so kernels of one weight at several M (an LLM's prefill and decode)
+    // read one copy of it. Plans are limited to those whose padded N fits in it (gen_matmul
+    // shared_weight_layout=true).
+    bool shared_weight_layout = false;
 };
+
+// B's padded N under shape.shared_weight_layout: N rounded up to whole blocks of
+// (stick lanes x the scheduling machine's cores) columns.
+int shared_weight_padded_n(const MatmulShape &shape);
 
 // The type of C, the bias and R: int32 for int8 operands (accumulated in int32
 // on the PT), else the operands' type.
@@ -55,6 +65,7 @@ Halide::Type matmul_output_type(const MatmulShape &shape);
 struct MatmulSpyrePlan {
     int tm = 0, tn = 0, tk = 0;  // tile sizes; tk == kp unless K is chunked
     int mp = 0, np = 0, kp = 0;  // padded extents (multiples of cm * tm, cn * tn, the input stick)
+    int bp = 0;                  // B's and the bias's padded N: np, or shared_weight_padded_n (>= np)
     int cm = 1, cn = 1;          // cores along m and n
     int in_lanes = 0;            // stick lanes of the dtype
     int64_t footprint_bytes = 0; // estimated scratchpad bytes per core

@@ -18,6 +18,7 @@ struct MatmulCase {
     const char *dtype;
     const char *activation;
     bool residual = false;
+    bool shared_weight_layout = false;  // B and the bias padded past the plan's N (one layout for every M)
 };
 
 Activation activation_of(const std::string &a) {
@@ -30,7 +31,8 @@ Activation activation_of(const std::string &a) {
 std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
     const MatmulCase &c = info.param;
     return std::string(c.dtype) + "_" + c.activation + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
-           std::to_string(c.k) + (c.residual ? "_residual" : "");
+           std::to_string(c.k) + (c.residual ? "_residual" : "") +
+           (c.shared_weight_layout ? "_shared_weight_layout" : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -48,13 +50,20 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
                                                  {"dtype", c.dtype},
                                                  {"activation", c.activation}};
     if (c.residual) params["residual"] = "true";
+    if (c.shared_weight_layout) params["shared_weight_layout"] = "true";
     set_compiling_for_spyre(true);
-    const MatmulSpyrePlan plan =
-        plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual});
+    const MatmulSpyrePlan plan = plan_matmul_spyre(
+        MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout});
     set_compiling_for_spyre(false);
+    if (c.shared_weight_layout) {
+        EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
+        EXPECT_GT(plan.bp, plan.np) << "the case should read B through a layout wider than its plan's N";
+    } else {
+        EXPECT_EQ(plan.bp, plan.np);
+    }
     Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
-    Halide::Buffer<> B_p = padded_copy(B, {plan.np, plan.kp});
-    Halide::Buffer<> bias_p = padded_copy(bias, {plan.np});
+    Halide::Buffer<> B_p = padded_copy(B, {plan.bp, plan.kp});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.bp});
     Halide::Buffer<> spyre, host;
     if (c.residual) {
         Halide::Buffer<> R_p = padded_copy(R, {plan.np, plan.mp});
@@ -139,7 +148,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{1, 4096, 4096, "float16", "none", true},  // decode
                                            MatmulCase{1, 4096, 4096, "float32", "gelu", true},
                                            MatmulCase{512, 4096, 40, "float16", "gelu", true},  // a batch, small K
-                                           MatmulCase{512, 4096, 4096, "float16", "none", true}),  // a batch
+                                           MatmulCase{512, 4096, 4096, "float16", "none", true},  // a batch
+                                           // One weight, one layout, at two M (apps/llm's prefill and decode).
+                                           MatmulCase{64, 1000, 128, "float16", "none", false, true},
+                                           MatmulCase{1, 1000, 128, "float16", "none", false, true},
+                                           MatmulCase{8, 300, 70, "float32", "silu", true, true}),
                          case_name);
 
 // dtype=int8: int8 A and B, int32 bias, R and C, accumulated in int32 on the PT
