@@ -19,6 +19,7 @@
 // zeros); every filter row is one PT matmul (n = co, m = output pixels, k =
 // kw x ci: its taps folded) on the staged input rows, every tap with pad > 0,
 // see schedules/conv2d_schedule.h.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -60,6 +61,11 @@ public:
 
     void configure() {
         _halide_user_assert((int)pad >= 0) << "conv2d: pad must be >= 0, not " << (int)pad;
+        // The padded image's extents must stay 32-bit (computed in 64 bits: pad near INT_MAX overflowed).
+        _halide_user_assert((int64_t)width + 2 * (int64_t)pad <= INT32_MAX && (int64_t)height + 2 * (int64_t)pad <= INT32_MAX)
+            << "conv2d: pad=" << (int)pad << " is too large: the padded image (width + 2 pad = "
+            << (int64_t)width + 2 * (int64_t)pad << ", height + 2 pad = " << (int64_t)height + 2 * (int64_t)pad
+            << ") must hold fewer than 2^31 pixels per dimension";
         // The plan and the algorithm see the padded image; the input tensor is the true one.
         shape_ = spyre::Conv2dShape{ci_size, co_size, (int)width + 2 * (int)pad, (int)height + 2 * (int)pad, kw, kh,
                                     batch, dtype, activation, (int)pad};

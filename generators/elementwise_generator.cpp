@@ -77,8 +77,7 @@ public:
             << "elementwise: for Spyre, op=swiglu needs d0 (the gate's width; a is 2 d0 wide) to be whole sticks of "
             << spyre::stick_lanes(t) << " " << t << " lanes, so the up half a(d0.., y, z) starts on a stick; d0="
             << shape_.d0 << " is not";
-        _halide_user_assert(max_cores >= 0 && tile_rows >= 0)
-            << "elementwise: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0 (0: chosen by the planner)";
+        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         _halide_user_assert(device_order.value() == "zyx" || device_order.value() == "yzx")
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";

@@ -41,7 +41,7 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "softmax: dtype must be float16 or float32, not " << t;
         _halide_user_assert(cols >= 1 && rows >= 1)
             << "softmax: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
-        _halide_user_assert(max_cores >= 0 && tile_rows >= 0) << "softmax: max_cores must be >= 0 (0: the machine's core count) and tile_rows >= 0";
+        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         spyre::check_tensor_fits("softmax", "in", {{"cols", cols}, {"rows", rows}}, t);
         in = add_input<Buffer<>>("in", t, 2);
         out = add_output<Buffer<>>("out", t, 2);

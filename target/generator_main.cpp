@@ -19,6 +19,10 @@
 // whose files are published into DIR when the run succeeds (staged_outputs.h). A failing generator (a bad
 // parameter, a schedule the backend refuses) prints one line
 // "<program>: error: <message>" and exits with status 1.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -92,13 +96,33 @@ std::string strip_namespaces(const std::string &function_name) {
 
 // A generator's error message on one line: Halide's "Error: " prefix and
 // trailing newlines dropped, inner newlines joined with "; ".
+// The generator parameters of this run as given ("name=value"), to name the one a
+// message is about.
+std::vector<std::string> g_parameter_args;
+
+// Halide's "Unable to parse: VALUE" (a GeneratorParam given a value its type cannot
+// hold, e.g. an int of 2^31) names neither the parameter nor the type: say both.
+std::string name_the_parameter(const std::string &message) {
+    const std::string marker = "Unable to parse: ";
+    if (message.rfind(marker, 0) != 0) return message;
+    const std::string value = message.substr(marker.size());
+    std::string named;
+    for (const std::string &arg : g_parameter_args) {
+        const size_t eq = arg.find('=');
+        if (eq != std::string::npos && arg.substr(eq + 1) == value) named += (named.empty() ? "" : ", ") + arg;
+    }
+    if (named.empty()) return message;
+    return named + ": the value is not of the parameter's type (an integer parameter takes a whole number from "
+                   "-2147483648 to 2147483647, a bool true or false)";
+}
+
 std::string one_line(std::string message) {
     for (const char *prefix : {"Unhandled exception: ", "Error: "}) {
         if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
     }
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     for (size_t at; (at = message.find('\n')) != std::string::npos;) message.replace(at, 1, "; ");
-    return message;
+    return name_the_parameter(message);
 }
 
 // GenGen's error output with each "Unhandled exception: ..." turned into
@@ -149,6 +173,7 @@ int main(int argc, char **argv) {
             i++;
             continue;
         }
+        if (a.find('=') != std::string::npos) g_parameter_args.push_back(a);
         args.push_back(a);
     }
 
@@ -171,8 +196,15 @@ int main(int argc, char **argv) {
 
     if (options.function_name.empty()) options.function_name = options.generator_name;
     if (!options.output_dir.empty() && !std::filesystem::is_directory(options.output_dir)) {
+        std::error_code ec;
+        const bool exists = std::filesystem::exists(options.output_dir, ec);
         std::cerr << argv[0] << ": error: the output directory '-o " << options.output_dir
-                  << "' does not exist (create it first)\n";
+                  << (exists ? "' is not a directory\n" : "' does not exist (create it first)\n");
+        return 1;
+    }
+    if (!options.output_dir.empty() && access(options.output_dir.c_str(), W_OK) != 0) {
+        std::cerr << argv[0] << ": error: the output directory '-o " << options.output_dir
+                  << "' is not writable: " << std::strerror(errno) << "\n";
         return 1;
     }
     // This run's schedule context: the target kind and the machine (SPYRE_MACHINE, SPYRE_MACHINE_SET).

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "output_files.h"
 #include "Halide.h"
 #include "spyre/error.h"
 #include "spyre/host_run.h"
@@ -135,6 +136,11 @@ int run(int argc, char **argv) {
         else fail("unknown argument '" + a + "'");
     }
     if (generator.empty()) fail("-g GENERATOR is required");
+    // Every output path is checked before the host build runs (output_files.h).
+    for (const auto &[name, path] : outputs) {
+        const std::string why = output_path_problem(path);
+        if (!why.empty()) fail("--output " + name + "=" + path + ": cannot write it: " + why);
+    }
 
     const Program p = decode_program(read_file_bytes(program_path));
     std::map<std::string, HostTensor> inputs;
@@ -192,6 +198,7 @@ int run(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("spyre-host-reference");
     try {
         return run(argc, argv);
     } catch (const std::exception &e) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "output_files.h"
 #include "HalideBuffer.h"
 #include "bmm_host.h"
 #include "bmm_spyre.h"
@@ -91,6 +92,7 @@ void print_halide_error(void *, const char *message) { std::fprintf(stderr, "%s"
 }  // namespace
 
 int main() {
+    check_stdout_at_exit("bmm");
     halide_set_error_handler(print_halide_error);
     if (spyre_timing_only()) {
         std::fprintf(stderr, "bmm: this demo checks the Spyre kernel's values against the host build, and a "

@@ -94,36 +94,6 @@ int64_t ModelShape::weight_bytes_per_step(int layers, int batch) const {
     return layers * layer_weight_bytes() + 2 * ((int64_t)hidden + (int64_t)vocab * hidden + (int64_t)batch * hidden);
 }
 
-ModelWeights random_weights(const ModelShape &s, int layers, uint64_t seed) {
-    // Uniform weights of variance 1/fan_in keep every projection's output near unit variance.
-    auto uniform = [&](std::vector<int> extents, int fan_in, uint64_t stream) {
-        Tensor t(kF16, extents);
-        fill_uniform_f16(t, seed * 1000003 + stream, 0.0f, std::sqrt(3.0f / (float)fan_in));
-        return t;
-    };
-    auto norm = [&](uint64_t stream) {
-        Tensor t(kF16, s.hidden);
-        fill_uniform_f16(t, seed * 1000003 + stream, 1.0f, 0.2f);
-        return t;
-    };
-    ModelWeights w;
-    for (int l = 0; l < layers; l++) {
-        const uint64_t base = 100 + 10 * (uint64_t)l;
-        LayerWeights lw;
-        lw.attn_norm = norm(base + 0);
-        lw.wqkv = uniform({s.qkv_features(), s.hidden}, s.hidden, base + 1);
-        lw.wo = uniform({s.hidden, s.hidden}, s.hidden, base + 2);
-        lw.mlp_norm = norm(base + 3);
-        lw.wgu = uniform({2 * s.ffn, s.hidden}, s.hidden, base + 4);
-        lw.wdown = uniform({s.hidden, s.ffn}, s.ffn, base + 5);
-        w.layers.push_back(std::move(lw));
-    }
-    w.embedding = uniform({s.hidden, s.vocab}, 3, 1);  // unit variance
-    w.final_norm = norm(2);
-    w.lm_head = uniform({s.vocab, s.hidden}, s.hidden, 3);
-    return w;
-}
-
 Decoder::Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch,
                  RunRecorder *recorder, std::vector<KernelEntry> kernels, spyre_comm_t *comm)
     : r_(realization), shape_(shape), kernels_(std::move(kernels)), comm_(comm), layers_(layers), batch_(batch),
@@ -186,17 +156,20 @@ void Decoder::copies(const std::string &label, const std::function<void()> &op) 
 Tensor Decoder::place_weight(const Tensor *host, const std::vector<int> &extents, const std::string &kernel_role,
                              const char *arg) {
     if (!r_.on_device()) return *host;  // the host chain reads the host weights themselves
-    // Shares the host weight's memory (functional) or has none (timing-only).
-    Tensor t = host && !r_.timing_only() ? *host : Tensor(kF16, nullptr, extents);
+    // Device memory only: the values are written into it from the host piece, which
+    // the caller then drops (a weight lives once, on the device).
+    Tensor t(kF16, nullptr, extents);
     spyre_device_layout layout;
     if (!kernel_role.empty() && program_layout(kernel(kernel_role), arg, &layout)) {
         r_.check(spyre_device_malloc_with_layout(nullptr, t.raw_buffer(), &layout), "weight device_malloc");
     } else {
         r_.check(t.device_malloc(spyre_device_interface()), "weight device_malloc");
     }
-    if (t.data()) {
-        t.set_host_dirty();
-        r_.check(t.copy_to_device(spyre_device_interface()), "weight upload");
+    if (host && !r_.timing_only()) {
+        if (host->dimensions() != t.dimensions() || host->number_of_elements() != t.number_of_elements()) {
+            throw std::logic_error("a weight's host piece does not have the extents it is placed with");
+        }
+        r_.check(spyre_device_write_values(nullptr, t.raw_buffer(), host->data()), "weight upload");
     }
     return t;
 }
@@ -236,15 +209,17 @@ bool Decoder::has_role(const std::string &role) const {
     return false;
 }
 
-void Decoder::load_weights(const ModelWeights *host) {
-    if (!host && !r_.timing_only()) throw std::logic_error("a functional run needs weights");
+void Decoder::load_weights(const WeightSource *source) {
+    if (!source && !r_.timing_only()) throw std::logic_error("a functional run needs weights");
     const ModelShape &s = shape_;
     const std::string d = "d" + std::to_string(batch_) + "_";
     layer_.clear();
     second_copy_bytes_ = 0;
     const bool progress = r_.on_device() && layers_ > 4 && s.rank == 0;  // rank 0 speaks for the job
     for (int l = 0; l < layers_; l++) {
-        const LayerWeights *hw = host ? &host->layers[l] : nullptr;
+        LayerWeights piece;  // this layer's host copy, dropped at the end of the iteration on the device
+        if (source) piece = source->layer(l);
+        const LayerWeights *hw = source ? &piece : nullptr;
         LayerState st;
         st.attn_norm = place(hw ? &hw->attn_norm : nullptr, {s.hidden}, "norm", "weight");
         st.wqkv = place(hw ? &hw->wqkv : nullptr, {s.qkv_features(), s.hidden}, "qkv", "B");
@@ -258,6 +233,9 @@ void Decoder::load_weights(const ModelWeights *host) {
         if (progress) std::fprintf(stderr, "\rweights: layer %d/%d placed", l + 1, layers_);
     }
     if (progress) std::fprintf(stderr, "\n");
+    OuterWeights outer;
+    if (source) outer = source->outer();
+    const OuterWeights *host = source ? &outer : nullptr;
     embedding_ = place_weight(host ? &host->embedding : nullptr, {s.hidden, s.vocab_total}, "", nullptr);  // read by copies only
     // The prefill's last token goes through the batch-1 LM head.
     final_norm_ = place_for(host ? &host->final_norm : nullptr, {s.hidden}, d + "norm", "d1_norm", "weight");

@@ -27,6 +27,7 @@
 #include "spyre/spyre_collectives.h"
 #include "spyre/spyre_device.h"
 #include "kernel_fn.h"
+#include "model_weights.h"
 #include "run_report.h"
 
 namespace llm {
@@ -69,19 +70,6 @@ const std::vector<KernelEntry> &compiled_kernels();
 // into tp slices of ceil(V / tp) rows (the last padded). Throws naming what does not divide.
 ModelShape tensor_parallel_shard(const ModelShape &full, int tp, int rank);
 
-// Random weights, reproducible from a seed, on the host: the inputs of a
-// functional run (timing-only runs have none).
-struct LayerWeights {
-    Tensor attn_norm, wqkv, wo, mlp_norm, wgu, wdown;
-};
-struct ModelWeights {
-    std::vector<LayerWeights> layers;
-    Tensor embedding, final_norm, lm_head;
-};
-ModelWeights random_weights(const ModelShape &shape, int layers, uint64_t seed);
-// The rows and columns of `full` (weights of the whole model) that `shard` holds.
-ModelWeights shard_weights(const ModelWeights &full, const ModelShape &full_shape, const ModelShape &shard);
-
 class Decoder {
 public:
     // batch: sequences decoded together (one of shape.batches); prefill runs per sequence.
@@ -90,10 +78,11 @@ public:
     Decoder(const Realization &realization, const ModelShape &shape, int layers, int batch, RunRecorder *recorder,
             std::vector<KernelEntry> kernels = compiled_kernels(), spyre_comm_t *comm = nullptr);
 
-    // Uploads the weights (functional) or allocates them on the device
-    // without values (timing-only: host is null). Each weight is placed in
-    // the device layout of the kernel argument it feeds.
-    void load_weights(const ModelWeights *host);
+    // Places the weights: on the device each in the layout of the kernel
+    // argument it feeds, uploaded from `source` a layer at a time, the host
+    // copy dropped once placed (functional), or allocated without values
+    // (timing-only: source is null); on the host, the source's tensors themselves.
+    void load_weights(const WeightSource *source);
 
     // Prefill of sequence `slot`'s prompt (shape.prompt tokens, positions
     // 0..prompt-1): writes the slot's KV cache, returns the greedy next token

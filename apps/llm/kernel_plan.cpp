@@ -35,30 +35,30 @@ std::vector<PlannedKernel> kernel_plan(const ModelShape &s, const std::vector<in
     const std::string residual = s.adds_residual() ? "true" : "false";
     std::vector<PlannedKernel> plan = {
         {"p_norm", "rmsnorm", params({{"cols", H}, {"rows", P}})},
-        {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}})},
+        {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}}, {{"shared_weight_layout", "true"}})},
         {"p_rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", P}})},
         {"p_kt", "transpose", params({{"x", D}, {"y", P}, {"batch", KVH}})},
         {"p_attn", "attention", params({{"d", D}, {"s", P}, {"heads", QH}, {"kv_heads", KVH}}, {{"causal", "true"}})},
-        {"p_oproj", "matmul", params({{"m", P}, {"n", H}, {"k", W}}, {{"residual", residual}})},
-        {"p_gu", "matmul", params({{"m", P}, {"n", 2 * F}, {"k", H}})},
+        {"p_oproj", "matmul", params({{"m", P}, {"n", H}, {"k", W}}, {{"residual", residual}, {"shared_weight_layout", "true"}})},
+        {"p_gu", "matmul", params({{"m", P}, {"n", 2 * F}, {"k", H}}, {{"shared_weight_layout", "true"}})},
         {"p_swiglu", "elementwise", params({{"d0", F}, {"d1", P}, {"d2", 1}}, {{"op", "swiglu"}})},
-        {"p_down", "matmul", params({{"m", P}, {"n", H}, {"k", F}}, {{"residual", residual}})},
+        {"p_down", "matmul", params({{"m", P}, {"n", H}, {"k", F}}, {{"residual", residual}, {"shared_weight_layout", "true"}})},
     };
     std::vector<int> batches = batches_in;
     if (std::find(batches.begin(), batches.end(), 1) == batches.end()) batches.insert(batches.begin(), 1);
     for (int b : batches) {
         const std::string d = "d" + std::to_string(b) + "_";
         plan.push_back({d + "norm", "rmsnorm", params({{"cols", H}, {"rows", b}})});
-        plan.push_back({d + "qkv", "matmul", params({{"m", b}, {"n", NQKV}, {"k", H}})});
+        plan.push_back({d + "qkv", "matmul", params({{"m", b}, {"n", NQKV}, {"k", H}}, {{"shared_weight_layout", "true"}})});
         plan.push_back({d + "rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", b}})});
         plan.push_back({d + "kt", "transpose", params({{"x", D}, {"y", 1}, {"batch", KVH * b}})});
         plan.push_back({d + "attn", "attention",
                         params({{"d", D}, {"s", s.capacity}, {"q", s.group()}, {"heads", KVH * b}}, {{"key_mask", "true"}})});
-        plan.push_back({d + "oproj", "matmul", params({{"m", b}, {"n", H}, {"k", W}}, {{"residual", residual}})});
-        plan.push_back({d + "gu", "matmul", params({{"m", b}, {"n", 2 * F}, {"k", H}})});
+        plan.push_back({d + "oproj", "matmul", params({{"m", b}, {"n", H}, {"k", W}}, {{"residual", residual}, {"shared_weight_layout", "true"}})});
+        plan.push_back({d + "gu", "matmul", params({{"m", b}, {"n", 2 * F}, {"k", H}}, {{"shared_weight_layout", "true"}})});
         plan.push_back({d + "swiglu", "elementwise", params({{"d0", F}, {"d1", b}, {"d2", 1}}, {{"op", "swiglu"}})});
-        plan.push_back({d + "down", "matmul", params({{"m", b}, {"n", H}, {"k", F}}, {{"residual", residual}})});
-        plan.push_back({d + "lm", "matmul", params({{"m", b}, {"n", s.vocab}, {"k", H}})});
+        plan.push_back({d + "down", "matmul", params({{"m", b}, {"n", H}, {"k", F}}, {{"residual", residual}, {"shared_weight_layout", "true"}})});
+        plan.push_back({d + "lm", "matmul", params({{"m", b}, {"n", s.vocab}, {"k", H}}, {{"shared_weight_layout", "true"}})});
     }
     return plan;
 }

@@ -262,13 +262,15 @@ int64_t card_bytes(const ModelShape &s, int layers, int batch) {
     return weights + kv;
 }
 
-// Bytes of host memory a functional run needs per rank: the whole model's random weights
-// (made on the host, then sharded) and the simulated card's memory, which holds its values
-// in host memory too; with --check, the host chain's KV cache as well.
+// Bytes of host memory a functional run needs per rank: the simulated card's memory (which
+// holds its values in host memory), and the largest weight piece made on the host at once
+// with its shard (weights are made a layer at a time and dropped once placed); with --check,
+// the host chain's whole model and KV cache as well.
 int64_t host_bytes(const ModelShape &full, const ModelShape &s, int layers, int batch, bool check) {
+    const int64_t pieces = largest_weight_piece_bytes(full) + (s.tp > 1 ? largest_weight_piece_bytes(s) : 0);
     const int64_t weights = full.weight_bytes_per_step(layers, 0) + 2ll * full.hidden * full.vocab_total;
     const int64_t kv = 2ll * layers * full.capacity * full.head_dim * full.kvheads * batch * 2;
-    return weights + card_bytes(s, layers, batch) + (check ? kv : 0);
+    return card_bytes(s, layers, batch) + pieces + (check ? weights + kv : 0);
 }
 
 // What this process may allocate: the memory the kernel says is available, and the address-space limit.
@@ -289,6 +291,7 @@ int64_t host_bytes_available() {
 }
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("llm");
     halide_set_error_handler(keep_going_on_error);
     const ModelShape &built = compiled_shape();
     CLI::App app{"Runs a decoder-only language model (configuration '" + built.name +
@@ -434,11 +437,11 @@ int main(int argc, char **argv) {
             for (int l = layers - 1; l >= 1 && !fits; l--) {
                 if (ranks_here * host_bytes(full, s, l, batch, check) <= available) fits = l;
             }
-            std::fprintf(stderr, "llm: a functional run of %d layers needs %.1f GB of host memory (%sthe weights made "
-                         "on the host and the simulated card's memory%s); this host can give %.1f GB (available "
+            std::fprintf(stderr, "llm: a functional run of %d layers needs %.1f GB of host memory (%sthe simulated "
+                         "card's memory and one layer's weights as they are made%s); this host can give %.1f GB (available "
                          "memory and the address-space limit): use --timing-only%s\n",
                          layers, host_needed / 1e9, ranks_here > 1 ? "every rank on this host holds " : "",
-                         check ? ", and the host chain's KV cache" : "", available / 1e9,
+                         check ? ", and the host chain's whole model and KV cache" : "", available / 1e9,
                          fits ? (" or --layers " + std::to_string(fits) + " or fewer").c_str() : "");
             return 2;
         }
@@ -461,22 +464,23 @@ int main(int argc, char **argv) {
         std::vector<std::vector<int>> prompts;
         for (int b = 0; b < batch; b++) prompts.push_back(random_tokens(s.prompt, s.vocab_total, seed * 31 + b));
 
-        ModelWeights weights;
-        if (!timing_only) {
-            const auto t0 = std::chrono::steady_clock::now();
-            weights = random_weights(full, layers, seed);
-            std::fprintf(stderr, "random weights: %.1f s\n",
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-
+        // The weights are made a layer at a time as they are placed; only the host
+        // reference chain (--check) holds the whole model on the host.
+        const RandomWeights random(full, seed);
+        ModelWeights held;
         Run host_run;
         if (check) {
             std::fprintf(stderr, "host reference chain ...\n");
+            held = hold_weights(random, layers);
             Realization host(false, false);
             Decoder h(host, s, layers, batch, nullptr);
-            h.load_weights(&weights);
+            const HeldWeights host_weights(held);
+            h.load_weights(&host_weights);
             host_run = run_model(h, nullptr, s, batch, steps, prompts, nullptr, true, false);
         }
+        const HeldWeights held_source(held);
+        const WeightSource &model_weights = check ? static_cast<const WeightSource &>(held_source) : random;
+        const ShardedWeights shard(model_weights, full, s);
 
         // The build's model at --tp 1 runs its linked kernels (checked against the plan the cache
         // would compile, so the two stay one list); a shard's come from the kernel cache.
@@ -490,15 +494,15 @@ int main(int argc, char **argv) {
                              cache.directory().c_str());
             }
         }
-        ModelWeights shard;
-        if (tp > 1 && !timing_only) {
-            shard = shard_weights(weights, full, s);
-            weights = ModelWeights{};  // each rank keeps only its shard (the host check is TP 1 only)
-        }
         Realization device(true, timing_only);
         RunRecorder rec;
         Decoder d(device, s, layers, batch, &rec, kernels, ranks.comm);
-        d.load_weights(timing_only ? nullptr : tp > 1 ? &shard : &weights);
+        const auto load0 = std::chrono::steady_clock::now();
+        d.load_weights(timing_only ? nullptr : &shard);
+        if (!timing_only && rank == 0) {
+            std::fprintf(stderr, "weights made and placed on the device: %.1f s\n",
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count());
+        }
         if (d.second_copy_bytes()) {
             std::printf("     weights placed twice (a prefill kernel was compiled with another layout of them than "
                         "the decode kernels): %.1f MB more device memory\n", d.second_copy_bytes() / 1e6);

@@ -2,6 +2,7 @@
 // (tensor_parallel.h), and each rank's shard of the model and its weights (decoder.h).
 #include "tensor_parallel.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -61,39 +62,47 @@ Tensor zeros(const std::vector<int> &extents) {
 
 }  // namespace
 
-ModelWeights shard_weights(const ModelWeights &full, const ModelShape &f, const ModelShape &s) {
-    if (s.tp == 1) return full;
+ShardedWeights::ShardedWeights(const WeightSource &full, const ModelShape &full_shape, const ModelShape &shard)
+    : full_(full), f_(full_shape), s_(shard) {}
+
+LayerWeights ShardedWeights::layer(int layer) const {
+    const LayerWeights fl = full_.layer(layer);
+    if (s_.tp == 1) return fl;
+    const ModelShape &f = f_, &s = s_;
     const int D = f.head_dim, H = f.hidden, r = s.rank;
     const int q0 = r * s.qheads;             // this rank's first query head
     const int kv0 = q0 / f.group();          // the first KV head its query heads read
-    ModelWeights w;
-    for (const LayerWeights &fl : full.layers) {
-        LayerWeights l;
-        l.attn_norm = fl.attn_norm;
-        l.mlp_norm = fl.mlp_norm;
-        // wqkv (N = [Q heads | K heads | V heads] x D, K = H): this rank's heads of each, in that order.
-        l.wqkv = zeros({s.qkv_features(), H});
-        copy_rows(fl.wqkv, 0, q0 * D, s.qheads * D, l.wqkv, 0);
-        copy_rows(fl.wqkv, 0, (f.qheads + kv0) * D, s.kvheads * D, l.wqkv, s.qheads * D);
-        copy_rows(fl.wqkv, 0, (f.qheads + f.kvheads + kv0) * D, s.kvheads * D, l.wqkv, (s.qheads + s.kvheads) * D);
-        // wo (N = H, K = attention width): the rows of K this rank's heads produce.
-        l.wo = zeros({H, s.attention_width()});
-        copy_rows(fl.wo, 1, q0 * D, s.attention_width(), l.wo, 0);
-        // wgu (N = [gate | up] x F): this rank's columns of each.
-        l.wgu = zeros({2 * s.ffn, H});
-        copy_rows(fl.wgu, 0, r * s.ffn, s.ffn, l.wgu, 0);
-        copy_rows(fl.wgu, 0, f.ffn + r * s.ffn, s.ffn, l.wgu, s.ffn);
-        // wdown (N = H, K = F): this rank's columns of K.
-        l.wdown = zeros({H, s.ffn});
-        copy_rows(fl.wdown, 1, r * s.ffn, s.ffn, l.wdown, 0);
-        w.layers.push_back(std::move(l));
-    }
+    LayerWeights l;
+    l.attn_norm = fl.attn_norm;
+    l.mlp_norm = fl.mlp_norm;
+    // wqkv (N = [Q heads | K heads | V heads] x D, K = H): this rank's heads of each, in that order.
+    l.wqkv = zeros({s.qkv_features(), H});
+    copy_rows(fl.wqkv, 0, q0 * D, s.qheads * D, l.wqkv, 0);
+    copy_rows(fl.wqkv, 0, (f.qheads + kv0) * D, s.kvheads * D, l.wqkv, s.qheads * D);
+    copy_rows(fl.wqkv, 0, (f.qheads + f.kvheads + kv0) * D, s.kvheads * D, l.wqkv, (s.qheads + s.kvheads) * D);
+    // wo (N = H, K = attention width): the rows of K this rank's heads produce.
+    l.wo = zeros({H, s.attention_width()});
+    copy_rows(fl.wo, 1, q0 * D, s.attention_width(), l.wo, 0);
+    // wgu (N = [gate | up] x F): this rank's columns of each.
+    l.wgu = zeros({2 * s.ffn, H});
+    copy_rows(fl.wgu, 0, r * s.ffn, s.ffn, l.wgu, 0);
+    copy_rows(fl.wgu, 0, f.ffn + r * s.ffn, s.ffn, l.wgu, s.ffn);
+    // wdown (N = H, K = F): this rank's columns of K.
+    l.wdown = zeros({H, s.ffn});
+    copy_rows(fl.wdown, 1, r * s.ffn, s.ffn, l.wdown, 0);
+    return l;
+}
+
+OuterWeights ShardedWeights::outer() const {
+    const OuterWeights full = full_.outer();
+    if (s_.tp == 1) return full;
+    OuterWeights w;
     w.embedding = full.embedding;
     w.final_norm = full.final_norm;
     // lm_head (N = vocabulary, K = H): this rank's slice, zero rows past the vocabulary.
-    w.lm_head = zeros({s.vocab, H});
-    const int v0 = r * s.vocab;
-    copy_rows(full.lm_head, 0, v0, std::min(s.vocab, s.vocab_total - v0), w.lm_head, 0);
+    w.lm_head = zeros({s_.vocab, f_.hidden});
+    const int v0 = s_.rank * s_.vocab;
+    copy_rows(full.lm_head, 0, v0, std::min(s_.vocab, s_.vocab_total - v0), w.lm_head, 0);
     return w;
 }
 

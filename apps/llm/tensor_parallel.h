@@ -1,15 +1,32 @@
 // Tensor parallelism for the decoder: one MPI rank per simulated card
 // (libspyre_collectives). The shard of the model a rank holds is decoder.h's
-// tensor_parallel_shard / shard_weights; this file is the ranks themselves:
-// joining them and the two collectives the chain uses. Built without MPI (no
+// tensor_parallel_shard; its weights are a ShardedWeights source (below); the
+// rest of this file is the ranks themselves: joining them and the two
+// collectives the chain uses. Built without MPI (no
 // libspyre_collectives), a run with tp > 1 is refused with that reason.
 #pragma once
 
 #include <string>
 
+#include "model_weights.h"
 #include "spyre/spyre_collectives.h"
 
 namespace llm {
+
+struct ModelShape;
+
+// The rows and columns of the whole model's weights (`full`, of shape `full_shape`)
+// that rank `shard.rank`'s shard holds, cut from each piece as it is asked for.
+class ShardedWeights : public WeightSource {
+public:
+    ShardedWeights(const WeightSource &full, const ModelShape &full_shape, const ModelShape &shard);
+    LayerWeights layer(int l) const override;
+    OuterWeights outer() const override;
+
+private:
+    const WeightSource &full_;
+    const ModelShape &f_, &s_;
+};
 
 // Joins the MPI job (MPI_Init through spyre_comm_world). Throws with the reason if
 // this build has no MPI or the job cannot start.

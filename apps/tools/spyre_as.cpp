@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "output_files.h"
 #include "spyre/assembler.h"
 #include "spyre/error.h"
 #include "spyre/program_format.h"
@@ -30,6 +31,7 @@ std::string read_text_file(const std::string &path) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("spyre-as");
     CLI::App app{"Assemble a Spyre program from text into a .spyre binary"};
     std::string input, output;
     app.add_option("FILE", input, "assembly source (.s)")->required();

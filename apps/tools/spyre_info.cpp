@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "output_files.h"
 #include "spyre/error.h"
 #include "spyre/machine.h"
 
@@ -178,6 +179,7 @@ void print_usage(FILE *out) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("spyre-info");
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (std::strcmp(argv[i], "--json") == 0) {

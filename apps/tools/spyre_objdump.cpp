@@ -12,12 +12,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "output_files.h"
 #include "spyre/assembler.h"
 #include "spyre/error.h"
 #include "spyre/program_format.h"
 #include "spyre/validator.h"
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("spyre-objdump");
     CLI::App app{"Print a Spyre program (.spyre) as assembly text"};
     std::string path;
     bool no_validate = false;

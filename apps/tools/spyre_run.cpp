@@ -119,6 +119,7 @@ void write_trace_file(const std::string &path, const SimulationResult &sim, cons
 }  // namespace
 
 int main(int argc, char **argv) {
+    check_stdout_at_exit("spyre-run");
     CLI::App app{"Run a Spyre program on the simulated device"};
     std::string program_path, report_path, trace_path, svg_path, sync = "normal";
     uint64_t seed = 1;

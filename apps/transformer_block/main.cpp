@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "output_files.h"
 #include "HalideBuffer.h"
 #include "spyre/dtype.h"
 #include "spyre/spyre_device.h"
@@ -429,6 +430,7 @@ void print_table(const Profile &before, const Profile &after, const RankChangeCo
 }  // namespace
 
 int main() {
+    check_stdout_at_exit("transformer_block");
     std::printf("transformer_block: seq %d, hidden %d, %d heads (head dim %d), MLP %d, float16, causal attention\n",
                 kSeq, kHidden, kHeads, kHeadDim, kMlp);
     std::mt19937 rng(20240611);

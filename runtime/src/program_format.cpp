@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -335,13 +336,19 @@ void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes
                                         : path + ".tmp-" + std::to_string((long long)getpid()) + "-" +
                                               std::to_string(counter++);
     {
+        errno = 0;
         std::ofstream f(target, std::ios::binary | std::ios::trunc);
-        if (!f) throw Error("cannot write '" + path + "'");
+        if (!f) {
+            const int err = errno;
+            std::string why = err ? std::strerror(err) : "cannot be opened";
+            if (fs::is_directory(path, ec)) why = "it is a directory";
+            throw Error("cannot write '" + path + "': " + why);
+        }
         f.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
         f.close();
         if (!f) {
             if (!in_place) fs::remove(target, ec);
-            throw Error("error writing '" + path + "'");
+            throw Error("error writing '" + path + "'" + (errno ? std::string(": ") + std::strerror(errno) : std::string()));
         }
     }
     if (in_place) return;
