@@ -38,6 +38,13 @@ Stmt make_runtime_call(const RuntimeCallArguments &args) {
     return LetStmt::make(status, call, AssertStmt::make(status_var == 0, status_var));
 }
 
+Stmt begin_kernel_call(const Stmt &pipeline, bool has_user_context) {
+    Expr user_context = has_user_context ? Variable::make(type_of<void *>(), "__user_context")
+                                         : reinterpret(type_of<void *>(), cast<uint64_t>(0));
+    Expr call = Call::make(Int(32), "spyre_begin_kernel_call", {user_context}, Call::Extern);
+    return Block::make(Evaluate::make(call), pipeline);
+}
+
 namespace {
 class ReplaceStatement : public IRMutator {
 public:

@@ -27,6 +27,12 @@ struct RuntimeCallArguments {
 
 Halide::Internal::Stmt make_runtime_call(const RuntimeCallArguments &args);
 
+// `pipeline` preceded by spyre_begin_kernel_call(__user_context): the first thing
+// the generated function does, before Halide's own argument checks, so every kernel
+// call starts with an empty spyre_last_error() (a call refused by those checks, which
+// report through halide_error, never leaves an earlier call's message there).
+Halide::Internal::Stmt begin_kernel_call(const Halide::Internal::Stmt &pipeline, bool has_user_context);
+
 // `s` with the statement `region` replaced by `replacement`.
 Halide::Internal::Stmt replace_statement(const Halide::Internal::Stmt &s, const Halide::Internal::IRNode *region,
                                          const Halide::Internal::Stmt &replacement);

@@ -235,7 +235,8 @@ private:
         }
         Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
         std::set<std::string> name_set(kernel_tensors.names.begin(), kernel_tensors.names.end());
-        return compiler::strip_spyre_argument_checks(result, name_set);
+        return compiler::begin_kernel_call(compiler::strip_spyre_argument_checks(result, name_set),
+                                           in_.options.user_context);
     }
 
     const std::string &kernel() const { return in_.options.kernel_name; }

@@ -560,6 +560,11 @@ int spyre_get_kernel_stats(const char *kernel, spyre_kernel_stats *out) {
 
 const char *spyre_last_error(void) { return spyre::last_error().c_str(); }
 
+int spyre_begin_kernel_call(void *) {
+    spyre::set_last_error("");
+    return 0;
+}
+
 void spyre_print_profile(FILE *out) {
     if (out == nullptr) return;
     std::vector<spyre_kernel_stats> rows;

@@ -155,6 +155,36 @@ TEST_F(AotArgumentChecks, ABufferCoveringTheRegionButNotOfTheCompiledShapeFailsL
     EXPECT_EQ(below.spyre, below.host) << "A min -2 extent k+2";
 }
 
+// spyre_last_error() describes the latest kernel call: a later call refused for its type or
+// rank never leaves an earlier call's message there, and a successful call clears it.
+TEST_F(AotArgumentChecks, TheLastErrorIsTheLatestCallsNeverAnEarlierOne) {
+    Buffer<float> a, b, c;
+    dense(a, b, c);
+    a.raw_buffer()->dim[1].min = 5;
+    ASSERT_NE(aot_bmm_spyre(a, b, c), 0);
+    const std::string first = spyre_last_error();
+    ASSERT_NE(first, "");
+    for (const bool wrong_type : {true, false}) {
+        Buffer<float> a2, b2, c2;
+        dense(a2, b2, c2);
+        if (wrong_type) {
+            a2.raw_buffer()->type = halide_type_t(halide_type_int, 32);
+        } else {
+            a2 = Buffer<float>(K, M);
+            fill(a2, 1);
+        }
+        ASSERT_NE(aot_bmm_spyre(a2, b2, c2), 0);
+        const std::string now = spyre_last_error();
+        EXPECT_NE(now, first) << (wrong_type ? "A int32" : "A rank 2") << ": the earlier call's message is still there";
+        EXPECT_TRUE(now.empty() || now.find("buffer 'A'") != std::string::npos) << now;
+    }
+    Buffer<float> a3, b3, c3;
+    dense(a3, b3, c3);
+    ASSERT_NE(aot_bmm_spyre(a, b, c), 0);
+    ASSERT_EQ(aot_bmm_spyre(a3, b3, c3), 0);
+    EXPECT_EQ(std::string(spyre_last_error()), "") << "a successful call leaves no message";
+}
+
 TEST_F(AotArgumentChecks, TheMinErrorNamesTheBufferTheDimensionAndTheRegion) {
     Buffer<float> a, b, c;
     dense(a, b, c);
