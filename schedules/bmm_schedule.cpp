@@ -1,8 +1,11 @@
 // Schedules of the batched matmul (see bmm_schedule.h).
 #include "bmm_schedule.h"
+#include "matmul_cost.h"
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -83,7 +86,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     // The work unit is one K step of one output tile: its PT matmul and, once per
     // tile, the cast of the accumulator and the store.
     t.tiles_per_core = (double)loops.bt * loops.mt * loops.nt * loops.chunks;
-    const double type_factor = shape.dtype == Float(32) ? m.pt_fp32_rate_factor : 1.0;
+    const double type_factor = planning::pt_type_factor(shape.dtype, m);
     t.compute_cycles_per_tile = m.pt_matmul_cycles(tm, tn, tk, type_factor) +
                                 m.sfu_instruction_cycles(tn, tm, 4, MachineDescription::SfuCost::Simple) / loops.chunks;
     t.waited_transfers_per_tile = 1 + 1.0 / loops.chunks;  // the step's loads; the tile's store
@@ -146,9 +149,20 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     std::reverse(tns.begin(), tns.end());
     const int64_t budget = planning::scratchpad_budget(scheduling_machine(), planning::ScratchpadReserve::TilesCounted);
     const int max_cores = usable_cores(options.max_cores);
-    planning::PlanSearch<BmmSpyrePlan> search;
+    // A bmm of one batch is the matmul of its (m, n, k) without the bias: its candidates are the
+    // matmul's (tiles staged per K chunk or per tile, B never resident, the same K chunks) costed
+    // with the matmul's model (matmul_cost.h), so gen_bmm batch=1 ranks its tilings as gen_matmul
+    // ranks the same work, and the planner's tie tolerance is the matmul's.
+    const bool as_matmul = shape.batch == 1;
+    // SPYRE_BMM_PLAN_LOG=1 lists the batch-1 candidates and their estimates on stderr.
+    const char *log_env = std::getenv("SPYRE_BMM_PLAN_LOG");
+    const bool plan_log = log_env && *log_env && *log_env != '0';
+    planning::PlanSearch<BmmSpyrePlan> search(as_matmul ? planning::kMatmulTieTolerance : planning::kTieTolerance);
     for (int tm : tms) {
         for (int tn : tns) {
+            // The matmul's model is checked against the simulator for its own tile range (up to
+            // 1024 columns: *MatmulPlannerRanking*); wider tiles it estimates 12% fast (64 x 1280).
+            if (as_matmul && options.tile_n == 0 && tn > 1024) continue;
             // K chunks: the forced one, else the whole K and the largest chunks whose
             // one and two copies fit beside the accumulator and result tiles.
             const int64_t tile_bytes = (int64_t)tm * tn * (4 + bytes);
@@ -163,6 +177,14 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                 }
             }
             if (options.tile_k == 0 && std::find(tks.begin(), tks.end(), kp) == tks.end()) tks.insert(tks.begin(), kp);
+            if (as_matmul && options.tile_k == 0 && options.double_buffer && !tks.empty()) {
+                // As the matmul planner: smaller double-buffered chunks of an even count shorten
+                // the pipeline's ends at the cost of more PT pass fills.
+                const int largest = *std::min_element(tks.begin(), tks.end());
+                for (int c = largest - lanes; c >= lanes && kp / c <= 64; c -= lanes) {
+                    if (kp % c == 0 && (kp / c) % 2 == 0 && std::find(tks.begin(), tks.end(), c) == tks.end()) tks.push_back(c);
+                }
+            }
             const int np = round_up(shape.n, std::max(tn, lanes)), mp = round_up(shape.m, tm);
             const int n_tiles = np / tn, m_tiles = mp / tm;
             // Core splits over (batch, N tiles, M tiles): batch first, and N first.
@@ -181,16 +203,32 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             for (int tk : tks) {
                 for (const std::vector<int> &split : splits) {
                     for (bool resident : {false, true}) {
-                        if (resident && (!options.resident_b || tk < kp)) continue;
+                        if (resident && (!options.resident_b || tk < kp || as_matmul)) continue;
                         for (bool share : {false, true}) {
                             if (share && (!options.share_a || split[1] < 2)) continue;
                             for (bool share_b : {false, true}) {
-                                if (share_b && (!options.share_b || resident || split[2] < 2)) continue;
+                                if (share_b && (!options.share_b || resident || split[2] < 2 || (as_matmul && tk == kp))) continue;
                                 const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
                                 const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
                                 BmmSpyrePlan p = c.plan;
                                 p.double_buffer = v.double_buffer;
                                 p.footprint_bytes = v.footprint_bytes;
+                                if (as_matmul && v.legal) {
+                                    const MatmulCandidate mc{tm, tn, tk, kp, p.cm, p.cn, (int64_t)(mp / tm / p.cm),
+                                                             (int64_t)(np / tn / p.cn), v.double_buffer, share, share_b,
+                                                             /*result_double_buffer=*/false};
+                                    planning::Verdict mv = v;
+                                    mv.cycles = estimate_matmul(scheduling_machine(),
+                                                                MatmulShape{shape.m, shape.n, shape.k, shape.dtype}, mc)
+                                                    .cycles;
+                                    if (plan_log && mv.legal) {
+                                        std::fprintf(stderr, "bmm plan candidate (as matmul): tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d share_b=%d est_us=%.2f\n",
+                                                     tm, tn, tk, p.cm, p.cn, (int)mv.double_buffer, (int)share, (int)share_b,
+                                                     mv.cycles / scheduling_machine().clock_ghz / 1000.0);
+                                    }
+                                    search.offer(p, mv);
+                                    continue;
+                                }
                                 search.offer(p, v);
                             }
                         }

@@ -65,7 +65,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     const int xo_extent = shape.out_width(), yo_extent = shape.out_height();
     const int taps = shape.kw * shape.kh;
     const int64_t budget = planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted);
-    const double type_factor = shape.dtype == Float(32) ? machine.pt_fp32_rate_factor : 1.0;
+    const double type_factor = planning::pt_type_factor(shape.dtype, machine);
     const int pass = machine.pt_pass_rows;
     const int max_cores = usable_cores(options.max_cores);
     const int sfu_stages = 3 + (shape.activation == Activation::Relu ? 1 : 0);  // widen the bias, init, act, cast
@@ -92,7 +92,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     // among near-equal candidates the tie rule's more cores is the better bet (ResNet's 3x3 layer
     // of 64 channels at 56 x 56: 14 cores estimated 13.6 us, simulated 15.0; 28 cores 13.8 us and
     // 12.3).
-    planning::PlanSearch<Conv2dSpyrePlan> search(0.02);
+    planning::PlanSearch<Conv2dSpyrePlan> search(planning::kConv2dTieTolerance);
     bool refused_for_pad = false;  // a candidate was left out only because pad needs one tile per core
     for (int tn : tns) {
         const int n_tiles = round_up(shape.co, tn) / tn;

@@ -13,6 +13,11 @@ int64_t scratchpad_budget(const MachineDescription &m, ScratchpadReserve reserve
     return m.scratchpad_bytes - m.scratchpad_bytes / (reserve == ScratchpadReserve::TilesCounted ? 10 : 4);
 }
 
+double pt_type_factor(const Halide::Type &t, const MachineDescription &m) {
+    const DType d = t == Halide::Float(32) ? DType::F32 : t == Halide::Int(8) ? DType::I8 : DType::F16;
+    return m.pt_rate_factor(d);
+}
+
 int staging_trip(std::initializer_list<int> trips) {
     for (int t : trips) {
         if (t > 1) return t;

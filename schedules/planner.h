@@ -56,6 +56,10 @@ enum class ScratchpadReserve { SfuRowWork, TilesCounted };
 int64_t scratchpad_budget(const MachineDescription &m = scheduling_machine(),
                           ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork);
 
+// The PT's rate factor for matmul inputs of Halide type `t` (machine.h's
+// pt_rate_factor: fp32 and int8 at their factors, fp16 at 1).
+double pt_type_factor(const Halide::Type &t, const MachineDescription &m = scheduling_machine());
+
 // The trip count of the loop the backend double-buffers around a stage: the
 // innermost per-core loop of more than one iteration (loops of one iteration
 // vanish), given innermost first; 1 if every loop runs once.
@@ -180,6 +184,11 @@ double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDe
 // offered: a family offers its candidates in its order of preference (fewer,
 // larger tiles first: fewer instructions and DMA descriptors).
 constexpr double kTieTolerance = 1e-4;
+// Coarser estimates tie wider: the matmul cost (matmul_cost.h) resolves 0.1%;
+// conv2d's leaves out the DRAM contention few tiles per core meet, so among
+// candidates within 2% more cores win (docs/planning.md).
+constexpr double kMatmulTieTolerance = 1e-3;
+constexpr double kConv2dTieTolerance = 0.02;
 
 template <typename Plan>
 class PlanSearch {

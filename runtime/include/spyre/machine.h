@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "spyre/dtype.h"
+
 namespace spyre {
 
 struct MachineParameterInfo {
@@ -64,6 +66,12 @@ struct MachineDescription {
     // PT MACs per cycle per core that a full pass sustains, for an input type
     // factor (1 fp16, pt_fp32_rate_factor, pt_int8_rate_factor).
     double pt_macs_per_cycle(double type_factor) const { return pt_sustained_macs_per_ns / clock_ghz * type_factor; }
+    // The PT's rate for matmul inputs of `t` relative to fp16: pt_fp32_rate_factor for
+    // fp32, pt_int8_rate_factor for int8, 1 otherwise. The one place the type picks
+    // the rate (the timing model and every planner ask here).
+    double pt_rate_factor(DType t) const {
+        return t == DType::F32 ? pt_fp32_rate_factor : t == DType::I8 ? pt_int8_rate_factor : 1.0;
+    }
 
     // The timing model's compute terms (runtime/src/sim/timing_model.cpp calls
     // these, and so do the compiler's planners, schedules/planner.h: one formula).

@@ -16,15 +16,9 @@ uint64_t TimingModel::matmul_macs(const int64_t *f) const {
     return (uint64_t)f[F::m] * (uint64_t)f[F::n] * (uint64_t)f[F::k];
 }
 
-namespace {
-double type_rate_factor(const MachineDescription &m, DType t) {
-    return t == DType::F32 ? m.pt_fp32_rate_factor : t == DType::I8 ? m.pt_int8_rate_factor : 1.0;
-}
-}  // namespace
-
 double TimingModel::matmul_peak_cycles(const int64_t *f) const {
     const DType t = (DType)f[isa::field::Matmul::in_type];
-    return (double)matmul_macs(f) / (m_.pt_peak_macs_per_cycle_fp16 * type_rate_factor(m_, t));
+    return (double)matmul_macs(f) / (m_.pt_peak_macs_per_cycle_fp16 * m_.pt_rate_factor(t));
 }
 
 double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
@@ -32,7 +26,7 @@ double TimingModel::compute_cycles(isa::Opcode op, const int64_t *f) const {
     if (op == isa::Opcode::Matmul) {
         namespace F = isa::field::Matmul;
         const DType t = (DType)f[F::in_type];
-        return m_.pt_matmul_cycles((double)f[F::m], (double)f[F::n], (double)f[F::k], type_rate_factor(m_, t));
+        return m_.pt_matmul_cycles((double)f[F::m], (double)f[F::n], (double)f[F::k], m_.pt_rate_factor(t));
     }
     // SFU: bytes moved through the vector unit of both corelets.
     int64_t n = 0, rows = 0, eb = 0;
