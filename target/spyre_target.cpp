@@ -1,6 +1,8 @@
 // Whether the active schedule context compiles for Spyre, and the driver options (see spyre_target.h).
 #include "spyre_target.h"
 
+#include <cstdint>
+
 #include "schedule_context.h"
 
 namespace spyre {
@@ -23,7 +25,10 @@ void set_driver_options(const DriverOptions &o) {
 
 int padded_extent(int extent, int multiple) {
     if (!is_spyre() || multiple <= 1) return extent;
-    return (extent + multiple - 1) / multiple * multiple;
+    const int64_t padded = ((int64_t)extent + multiple - 1) / multiple * multiple;  // 64 bits: no overflow
+    _halide_user_assert(padded <= INT32_MAX) << "Spyre: extent " << extent << " padded to whole multiples of " << multiple
+                                              << " is " << padded << ", past the 2^31 - 1 a Halide 14 extent can hold";
+    return (int)padded;
 }
 
 Halide::Target host_reference_target() {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <string>
@@ -57,14 +58,17 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
             if (at != std::string::npos) info.shape_name = v->name.substr(0, at);
         }
     }
-    int stride = 1;
+    // In 64 bits: the stride past the last dimension (never set) can pass 2^31; a stride that
+    // is set and would not fit is left alone, since add_tensor below refuses such a tensor.
+    int64_t stride = 1;
     for (size_t d = 0; d < extents.size(); d++) {
         int mult = std::max(1, multiples[d]);
         if (is_spyre() && (int)d == info.stick_dim) mult = std::lcm(mult, stick_lanes(info.type));
         const int padded = padded_extent(extents[d], mult);
         info.padded.push_back(padded);
         // The estimate is the static shape too: the stock autoschedulers (auto_schedule=true) require one.
-        buf.dim((int)d).set_bounds(0, padded).set_stride(stride).set_estimate(0, padded);
+        buf.dim((int)d).set_bounds(0, padded).set_estimate(0, padded);
+        if (stride <= INT32_MAX) buf.dim((int)d).set_stride((int)stride);
         stride *= padded;
     }
     if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
