@@ -29,7 +29,20 @@ import tempfile
 import time
 
 PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/halide14"
-MACHINE_PARAMS = "32,2097152,40"
+# Halide's machine_params for the stock autoschedulers (parallelism, last-level cache bytes,
+# balance): the machine's cores and per-core scratchpad, read from the machine description
+# (spyre-info --json) in main(); the balance is Halide 14's default (MachineParams::generic()).
+MACHINE_PARAMS = None
+HALIDE_DEFAULT_BALANCE = 40
+
+
+def machine_params(build):
+    """"cores,scratchpad_bytes,balance" of the machine this process sees (SPYRE_MACHINE, SPYRE_MACHINE_SET)."""
+    r = subprocess.run([os.path.join(build, "bin", "spyre-info"), "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("spyre-info --json failed: " + (r.stderr.strip() or r.stdout.strip()))
+    p = json.loads(r.stdout)["parameters"]
+    return "%d,%d,%d" % (p["cores"]["value"], p["scratchpad_bytes"]["value"], HALIDE_DEFAULT_BALANCE)
 # name -> plugin libraries, comma-separated ("" for the hand schedule); SPYRE is ours,
 # <build>/lib/libautoschedule_spyre.so. Legalized_<Name> runs the stock <Name> and our
 # legalization layer (autoscheduler/stock_legalization.h), so it loads both plugins.
@@ -278,7 +291,6 @@ def search_seconds(row):
 
 def write_md(path, rows, kernels, schedulers, csv_path, svg_path, budget):
     by = {(r["kernel"], r["scheduler"]): r for r in rows}
-    stock = [s for s in schedulers if s not in ("hand", "Spyre")]
     ours = "Spyre" in schedulers and "hand" in schedulers
     out = []
     o = out.append
@@ -514,6 +526,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="fail unless every point has a row, hand times are > 0 and every compiled point matches the host build")
     args = ap.parse_args()
+    global MACHINE_PARAMS
+    MACHINE_PARAMS = machine_params(args.build)
 
     kernels = [k for k in KERNELS if not args.kernels or k[0] in args.kernels.split(",")]
     schedulers = [s for s in SCHEDULERS if not args.schedulers or s[0] in args.schedulers.split(",")]

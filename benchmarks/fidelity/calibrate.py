@@ -33,12 +33,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity  # noqa: E402
-from row_mapping import map_row  # noqa: E402
+from row_mapping import ROW_REDUCTIONS, map_row  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MACHINE_JSON = os.path.join(ROOT, "runtime", "machine", "spyre_machine.json")
 MIB = 1 << 20
-ROW_REDUCTIONS = {"sum_rows", "mean_rows", "amax_rows"}
 STREAMING = {"add", "add_scalar", "add_bcast_row", "add_bcast_col", "mul_bcast_row", "neg", "transpose", "linear"}
 
 
@@ -114,17 +113,13 @@ def log_errors(results, split):
             if r["status"] == "ok" and r["best_of_group"] and r["split"] == split and r["ratio"] > 0]
 
 
-def rms(xs):
-    return math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else float("nan")
-
-
 def describe(results, split):
     e = [abs(r["ratio"] - 1) for r in results
          if r["status"] == "ok" and r["best_of_group"] and r["split"] == split]
     if not e:
         return "no rows"
     return "%d rows, median |sim/hw-1| %.1f%%, p90 %.1f%%, RMS %.1f%%" % (
-        len(e), 100 * fidelity.median(e), 100 * fidelity.percentile(e, 90), 100 * rms(e))
+        len(e), 100 * fidelity.median(e), 100 * fidelity.percentile(e, 90), 100 * fidelity.rms(e))
 
 
 def golden_search(f, lo, hi, iters):
@@ -152,7 +147,7 @@ def fit_group(ev, name, selector, params, values, rounds, iters):
         name, len(selected), len(fit_ids), describe([base[i] for i in selected], "fit")))
 
     def objective(v):
-        return rms(log_errors(ev.results(v, selected), "fit"))
+        return fidelity.rms(log_errors(ev.results(v, selected), "fit"))
 
     values = dict(values)
     current = objective(values)

@@ -48,13 +48,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from row_mapping import map_row  # noqa: E402
+from row_mapping import ROW_REDUCTIONS, map_row  # noqa: E402
 from kernel_runs import Harness, log, run_kernels  # noqa: E402,F401  (calibrate.py uses fidelity.Harness)
 
 MIB = 1 << 20
 # The single-resource target groups: (name, predicate on a result row). Targets: median |sim/hw - 1| <= 10%,
 # 90th percentile <= 20%.
-ROW_REDUCTIONS = {"sum_rows", "mean_rows", "amax_rows", "max_rows"}
 TARGETS = [
     ("(a) matmul on 1-2 cores", lambda r: r["op_class"] == "matmul" and r["cores"] <= 2),
     ("(b) add, gelu, row reductions, transposes on 32 cores, >= 8 MiB moved",

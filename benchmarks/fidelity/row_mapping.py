@@ -31,6 +31,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+# The op classes that reduce each row to one value (fidelity.py's and calibrate.py's row groups).
+ROW_REDUCTIONS = frozenset({"sum_rows", "mean_rows", "amax_rows", "max_rows"})
+
 ELEMENTWISE_OPS = ("add", "mul", "gelu", "silu")  # gen_elementwise's `op` values
 SCALAR_DEFAULTS = {"eps": "1e-5"}  # run-time scalars by name; any other scalar gets 1
 DEFAULT_CORES = 32
