@@ -10,6 +10,7 @@
 
 #include "spyre/machine.h"
 #include "schedule_context.h"
+#include "spyre_types.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
@@ -60,7 +61,7 @@ int lanes_of(const std::string &what, const Func &f) {
     if (!has_sticks(t)) {
         std::ostringstream os;
         os << "the type " << t << " has no stick layout on Spyre (sticks are " << scheduling_machine().stick_bytes
-           << " bytes of float32, float16, int32 or int8)";
+           << " bytes of float32, float16, int32 or int8): " << compiler::spyre_type_fix(t);
         fail(what, os.str());
     }
     return stick_lanes(t);

@@ -286,7 +286,7 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
     DType dt;
     if (!spyre_dtype(op->type, &dt)) {
         fail("the scratchpad buffer '" + op->name + "' has element type " + type_text(op->type) +
-             ", which Spyre does not support (float32, float16, int32, int8)");
+             ", which Spyre does not support (float32, float16, int32, int8): " + spyre_type_fix(op->type));
     }
     BufferInfo b;
     b.type = op->type;

@@ -77,7 +77,10 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
             }
             const int64_t stride = env_.evaluate(r->stride, {});
             DType dt;
-            if (!spyre_dtype(ld->type.element_of(), &dt)) fail("unsupported element type in '" + ld->name + "'");
+            if (!spyre_dtype(ld->type.element_of(), &dt)) {
+                fail("'" + ld->name + "' has element type " + type_text(ld->type.element_of()) +
+                     ", which Spyre does not support: " + spyre_type_fix(ld->type.element_of()));
+            }
             SymOperand tmp = new_temp(r->lanes, ld->type);
             // A gather: r->lanes rows of one element, `stride` elements apart.
             namespace C = isa::field::Copy;
@@ -149,7 +152,8 @@ void CoreSelector::emit_sfu(std::vector<ProgramNode> &out, isa::Opcode op, const
               int n, const Type &t) {
     DType dt;
     if (!spyre_dtype(t.element_of(), &dt)) {
-        fail("arithmetic in type " + type_text(t.element_of()) + " is not supported on Spyre (float32, float16, int32, int8)");
+        fail("arithmetic in type " + type_text(t.element_of()) + " is not supported on Spyre (float32, float16, int32, int8): " +
+             spyre_type_fix(t.element_of()));
     }
     if ((isa::opcode_spec(op).flags & isa::FloatOnly) && !t.is_float()) {
         fail(std::string(isa::opcode_spec(op).mnemonic) + " on " + type_text(t.element_of()) + " is not supported (floats only)");
@@ -229,7 +233,11 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     if (const Sub *o = e.as<Sub>()) return binary(isa::Opcode::Sub, o->a, o->b);
     if (const Mul *o = e.as<Mul>()) return binary(isa::Opcode::Mul, o->a, o->b);
     if (const Div *o = e.as<Div>()) {
-        if (!t.is_float()) fail("integer division is not supported on the SFU");
+        if (!t.is_float()) {
+            fail("integer division (" + type_text(t.element_of()) + ") is not supported on the SFU, which divides floats "
+                 "only: divide in float32 and cast back (Halide's integer division rounds toward negative infinity: "
+                 "cast<int>(floor(f32(a) / f32(b))) is exact while |a| < 2^24), or compute the quotient on the host");
+        }
         return binary(isa::Opcode::Div, o->a, o->b);
     }
     if (const Min *o = e.as<Min>()) return binary(isa::Opcode::Min, o->a, o->b);
@@ -254,8 +262,9 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
         SfuSource sa = operand(o->value, lanes, out);
         DType from, to;
         if (!spyre_dtype(o->value.type().element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
+            const Type bad = spyre_dtype(o->value.type().element_of(), &from) ? t.element_of() : o->value.type().element_of();
             fail("cast from " + type_text(o->value.type().element_of()) + " to " + type_text(t.element_of()) +
-                 " is not supported on Spyre");
+                 " is not supported on Spyre (it has no " + type_text(bad) + "): " + spyre_type_fix(bad));
         }
         if (sa.mode != 0) {
             SymOperand tmp = new_temp(lanes, o->value.type());
@@ -380,7 +389,11 @@ SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std:
     r.addr = mask;
     if (ct.element_of() != t.element_of()) {
         DType from, to;
-        if (!spyre_dtype(ct.element_of(), &from) || !spyre_dtype(t.element_of(), &to)) fail("unsupported comparison type");
+        if (!spyre_dtype(ct.element_of(), &from) || !spyre_dtype(t.element_of(), &to)) {
+            const Type bad = spyre_dtype(ct.element_of(), &from) ? t.element_of() : ct.element_of();
+            fail("a comparison of " + type_text(ct.element_of()) + " values selecting " + type_text(t.element_of()) +
+                 " is not supported on Spyre: " + spyre_type_fix(bad));
+        }
         SymOperand conv = new_temp(lanes, t);
         emit_cast(out, conv, to, mask, from, lanes);
         r.addr = conv;

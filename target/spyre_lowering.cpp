@@ -35,6 +35,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "argument_checks.h"
 #include "device_region.h"
@@ -289,7 +290,11 @@ private:
             a.name = info->argument_name.empty() ? n : info->argument_name;
             a.kind = uses.stored.count(n) ? ArgKind::Output : ArgKind::Input;
             if (!compiler::spyre_dtype(info->type, &a.shape.dtype)) {
-                throw CompileError("Spyre: the kernel argument '" + n + "' has a type Spyre does not support");
+                std::ostringstream type;
+                type << info->type;
+                throw CompileError("Spyre: the kernel argument '" + n + "' has type " + type.str() +
+                                   ", which Spyre does not support (float32, float16, int32, int8): " +
+                                   compiler::spyre_type_fix(info->type));
             }
             a.shape.extent.assign(info->extents.begin(), info->extents.end());
             a.layout = default_layout(a.shape, m.stick_bytes, info->stick_dim);

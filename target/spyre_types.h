@@ -2,6 +2,8 @@
 // the backend that names a tensor or an instruction's type.
 #pragma once
 
+#include <string>
+
 #include "Halide.h"
 #include "spyre/dtype.h"
 
@@ -16,6 +18,19 @@ inline bool spyre_dtype(const Halide::Type &t, DType *out) {
     else if (t.is_int() && t.bits() == 8) *out = DType::I8;
     else return false;
     return true;
+}
+
+// What to use instead of a Halide type Spyre has no dtype for (the fix a refusal names).
+inline std::string spyre_type_fix(const Halide::Type &t) {
+    if (t.is_bool()) return "keep a condition inside a select(), whose value has a Spyre type";
+    if ((t.is_int() || t.is_uint()) && t.bits() <= 16) {
+        return "cast it to int32 (every " + std::string(t.is_uint() ? "u" : "") + "int" + std::to_string(t.bits()) +
+               " value fits, and the SFU computes in int32)" +
+               (t.bits() == 8 ? ", or keep int8 where the values fit it" : std::string()) + ", or to float32";
+    }
+    if (t.is_int() || t.is_uint()) return "use int32 where the values fit, else float32";
+    if (t.is_float() && t.bits() == 64) return "use float32";
+    return "use float32, float16, int32 or int8";
 }
 
 }  // namespace compiler

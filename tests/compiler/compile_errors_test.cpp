@@ -338,6 +338,56 @@ TEST(SpyreCompile, AnInt8ProductWrittenAsI32CastsCompilesOnTheSfuAndMatches) {
     expect_int8_product_matches(/*widen_first=*/false, "i8p");
 }
 
+// Integer division has no SFU instruction: the refusal says so and what to use instead.
+TEST(SpyreCompileErrors, IntegerDivisionNamesTheFloatRoute) {
+    set_compiling_for_spyre(true);
+    ImageParam A(Int(32), 2, "idiv_A"), B(Int(32), 2, "idiv_B");
+    Func q("idiv_q"), out("idiv_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func as = A.in(), bs = B.in();
+    q(x, y) = as(x, y) / bs(x, y);
+    out(x, y) = q(x, y);
+    constrain_tensor(A, {64, 32});
+    constrain_tensor(B, {64, 32});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 32});
+    out.split(y, core, yi, 1).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(as, out, core);
+    stage_in_scratchpad(bs, out, core);
+    stage_in_scratchpad(q, out, core);
+    const std::string msg = spyre_compile_error_of(out, "idiv");
+    EXPECT_NE(msg.find("integer division (int32) is not supported on the SFU"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("divide in float32 and cast back"), std::string::npos) << msg;
+}
+
+// A uint16 tensor has no Spyre dtype: the first directive that lays it out in sticks refuses it,
+// naming the Func, the type and the fix.
+TEST(SpyreCompileErrors, AUint16TensorNamesTheTypeAndTheFix) {
+    set_compiling_for_spyre(true);
+    ImageParam A(UInt(16), 2, "u16_A");
+    Func out("u16_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func as = A.in();
+    out(x, y) = as(x, y);
+    constrain_tensor(A, {64, 32});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 32});
+    out.split(y, core, yi, 1).parallel(core);
+    std::string msg;
+    try {
+        stick_vectorize(out, x);
+        stage_in_scratchpad(as, out, core);
+        msg = spyre_compile_error_of(out, "u16");
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("Func 'u16_out'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the type uint16 has no stick layout on Spyre"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cast it to int32 (every uint16 value fits"), std::string::npos) << msg;
+}
+
 // matmul_on_pt of int8 operands into a float32 accumulator: the PT multiplies int8 into
 // int32 only; the error names the Func and says to accumulate in int32.
 TEST(SpyreCompileErrors, MatmulOnPtOfInt8OperandsIntoFloat32NamesTheInt32Accumulator) {
