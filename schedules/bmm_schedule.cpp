@@ -151,8 +151,9 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     const int max_cores = usable_cores(options.max_cores);
     // A bmm of one batch is the matmul of its (m, n, k) without the bias: its candidates are the
     // matmul's (tiles staged per K chunk or per tile, B never resident, the same K chunks) costed
-    // with the matmul's model (matmul_cost.h), so gen_bmm batch=1 ranks its tilings as gen_matmul
-    // ranks the same work, and the planner's tie tolerance is the matmul's.
+    // with the matmul's model (matmul_cost.h; it also charges the bias load and the accumulator's
+    // initialisation per tile, which the bmm does differently: a small per-tile term), so gen_bmm
+    // batch=1 ranks its tilings as gen_matmul ranks the same work, at the matmul's tie tolerance.
     const bool as_matmul = shape.batch == 1;
     // SPYRE_BMM_PLAN_LOG=1 lists the batch-1 candidates and their estimates on stderr.
     const char *log_env = std::getenv("SPYRE_BMM_PLAN_LOG");
@@ -180,8 +181,8 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
             if (as_matmul && options.tile_k == 0 && options.double_buffer && !tks.empty()) {
                 // As the matmul planner: smaller double-buffered chunks of an even count shorten
                 // the pipeline's ends at the cost of more PT pass fills.
-                const int largest = *std::min_element(tks.begin(), tks.end());
-                for (int c = largest - lanes; c >= lanes && kp / c <= 64; c -= lanes) {
+                const int smallest_offered = *std::min_element(tks.begin(), tks.end());
+                for (int c = smallest_offered - lanes; c >= lanes && kp / c <= 64; c -= lanes) {
                     if (kp % c == 0 && (kp / c) % 2 == 0 && std::find(tks.begin(), tks.end(), c) == tks.end()) tks.push_back(c);
                 }
             }

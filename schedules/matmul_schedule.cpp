@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -27,7 +28,10 @@ int epilogue_stages(Activation a) {
 }
 
 int shared_weight_padded_n(const MatmulShape &shape) {
-    const int64_t block = (int64_t)stick_lanes(shape.dtype) * scheduling_machine().cores;
+    // Whole tile-column steps (plan_matmul_spyre's tn_step: 64 columns or a whole stick) per core,
+    // so the one-step tiles on one core always fit whatever the lanes and the core count.
+    const int lanes = stick_lanes(shape.dtype);
+    const int64_t block = (int64_t)std::lcm(std::max(64, lanes), lanes) * scheduling_machine().cores;
     return (int)std::min<int64_t>(((int64_t)shape.n + block - 1) / block * block, INT32_MAX);
 }
 
@@ -169,6 +173,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             << " tile (tile_m=" << options.tile_m << ", tile_n=" << options.tile_n << "; rows x columns) fits in the scratchpad ("
             << budget << " bytes)";
     }
+    _halide_user_assert(search.found() || !weight_np)
+        << "matmul Spyre schedule: no plan pads N (" << shape.n << ") within the shared weight layout's " << weight_np
+        << " columns (shared_weight_layout=true) and fits the scratchpad (" << budget << " bytes)";
     _halide_user_assert(search.found())
         << "matmul Spyre schedule: even a one-stick K chunk of an 8x64 tile does not fit in the scratchpad (" << budget
         << " bytes)";

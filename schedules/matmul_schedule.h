@@ -45,7 +45,7 @@ struct MatmulShape {
     Halide::Type dtype;  // of A and B: float16, float32, or int8 (then bias, R and C are int32)
     Activation activation = Activation::None;
     bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
-    // B and the bias padded along N to whole blocks of (stick lanes x the machine's cores)
+    // B and the bias padded along N to whole blocks of (a tile-column step x the machine's cores)
     // columns instead of to this plan's tiles: a layout that depends on N, the type and the
     // machine only, so kernels of one weight at several M (an LLM's prefill and decode)
     // read one copy of it. Plans are limited to those whose padded N fits in it (gen_matmul
@@ -54,7 +54,7 @@ struct MatmulShape {
 };
 
 // B's padded N under shape.shared_weight_layout: N rounded up to whole blocks of
-// (stick lanes x the scheduling machine's cores) columns.
+// (a tile-column step, 64 columns or a whole stick, x the scheduling machine's cores) columns.
 int shared_weight_padded_n(const MatmulShape &shape);
 
 // The type of C, the bias and R: int32 for int8 operands (accumulated in int32

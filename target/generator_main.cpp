@@ -94,14 +94,13 @@ std::string strip_namespaces(const std::string &function_name) {
     return pos == std::string::npos ? function_name : function_name.substr(pos + 2);
 }
 
-// A generator's error message on one line: Halide's "Error: " prefix and
-// trailing newlines dropped, inner newlines joined with "; ".
 // The generator parameters of this run as given ("name=value"), to name the one a
 // message is about.
 std::vector<std::string> g_parameter_args;
 
 // Halide's "Unable to parse: VALUE" (a GeneratorParam given a value its type cannot
-// hold, e.g. an int of 2^31) names neither the parameter nor the type: say both.
+// hold, e.g. an int of 2^31) names neither the parameter nor the type: name the
+// parameters given that value (every one of them, when several share it) and the types' forms.
 std::string name_the_parameter(const std::string &message) {
     const std::string marker = "Unable to parse: ";
     if (message.rfind(marker, 0) != 0) return message;
@@ -113,9 +112,11 @@ std::string name_the_parameter(const std::string &message) {
     }
     if (named.empty()) return message;
     return named + ": the value is not of the parameter's type (an integer parameter takes a whole number from "
-                   "-2147483648 to 2147483647, a bool true or false)";
+                   "-2147483648 to 2147483647, a float a decimal number, a bool true or false)";
 }
 
+// A generator's error message on one line: Halide's "Error: " prefix and
+// trailing newlines dropped, inner newlines joined with "; ", an unparsable value named.
 std::string one_line(std::string message) {
     for (const char *prefix : {"Unhandled exception: ", "Error: "}) {
         if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
@@ -198,8 +199,14 @@ int main(int argc, char **argv) {
     if (!options.output_dir.empty() && !std::filesystem::is_directory(options.output_dir)) {
         std::error_code ec;
         const bool exists = std::filesystem::exists(options.output_dir, ec);
+        // A missing path under a regular file cannot be created: say which file is in the way.
+        std::filesystem::path up = std::filesystem::path(options.output_dir).parent_path();
+        while (!up.empty() && !std::filesystem::exists(up, ec)) up = up.parent_path();
+        const bool under_a_file = !exists && !up.empty() && !std::filesystem::is_directory(up, ec);
         std::cerr << argv[0] << ": error: the output directory '-o " << options.output_dir
-                  << (exists ? "' is not a directory\n" : "' does not exist (create it first)\n");
+                  << (exists         ? "' is not a directory\n"
+                      : under_a_file ? "' cannot be created: '" + up.string() + "' is a file, not a directory\n"
+                                     : std::string("' does not exist (create it first)\n"));
         return 1;
     }
     if (!options.output_dir.empty() && access(options.output_dir.c_str(), W_OK) != 0) {

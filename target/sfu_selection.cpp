@@ -235,8 +235,9 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
     if (const Div *o = e.as<Div>()) {
         if (!t.is_float()) {
             fail("integer division (" + type_text(t.element_of()) + ") is not supported on the SFU, which divides floats "
-                 "only: divide in float32 and cast back (Halide's integer division rounds toward negative infinity: "
-                 "cast<int>(floor(f32(a) / f32(b))) is exact while |a| and |b| are below 2^23), or compute the quotient on the host");
+                 "only: divide in float32 and cast back (Halide's a / b keeps the remainder non-negative: "
+                 "floor(f32(a) / f32(b)) for b > 0, ceil(...) for b < 0, exact while |a| and |b| are below 2^23), "
+                 "or compute the quotient on the host");
         }
         return binary(isa::Opcode::Div, o->a, o->b);
     }

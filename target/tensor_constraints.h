@@ -68,8 +68,10 @@ void constrain_tensor(T &buf, const std::vector<int> &extents, std::vector<int> 
         info.padded.push_back(padded);
         // The estimate is the static shape too: the stock autoschedulers (auto_schedule=true) require one.
         buf.dim((int)d).set_bounds(0, padded).set_estimate(0, padded);
-        if (stride <= INT32_MAX) buf.dim((int)d).set_stride((int)stride);
-        stride *= padded;
+        if (stride <= INT32_MAX) {
+            buf.dim((int)d).set_stride((int)stride);
+            stride *= padded;  // both factors below 2^31: no overflow
+        }
     }
     if constexpr (std::is_base_of_v<Halide::Internal::GeneratorOutputBase, T>) {
         // An output's estimates belong to its Func, which is what the autoschedulers read.

@@ -166,9 +166,9 @@ Tensor Decoder::place_weight(const Tensor *host, const std::vector<int> &extents
         r_.check(t.device_malloc(spyre_device_interface()), "weight device_malloc");
     }
     if (host && !r_.timing_only()) {
-        if (host->dimensions() != t.dimensions() || host->number_of_elements() != t.number_of_elements()) {
-            throw std::logic_error("a weight's host piece does not have the extents it is placed with");
-        }
+        bool same = host->dimensions() == t.dimensions();
+        for (int d = 0; same && d < t.dimensions(); d++) same = host->dim(d).extent() == t.dim(d).extent();
+        if (!same) throw std::logic_error("a weight's host piece does not have the extents it is placed with");
         r_.check(spyre_device_write_values(nullptr, t.raw_buffer(), host->data()), "weight upload");
     }
     return t;

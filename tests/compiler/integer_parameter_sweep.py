@@ -82,7 +82,11 @@ def run_one(bin_dir, generator, key, value, out_dir):
     line = err_lines[0]
     if not re.match(r"\S*gen_" + generator + r": error: ", line):
         return f"{where}: the line is not 'gen_{generator}: error: ...': {line}"
-    if key not in line or value not in line:
+    # "key=value" or "key" ... "value", each a whole word (not part of "gen_matmul" or of -2147483648).
+    named_pair = re.search(r"(?<![\w-])" + re.escape(key) + "=" + re.escape(value) + r"(?!\d)", line)
+    named_apart = (re.search(r"(?<![\w-])" + re.escape(key) + r"(?!\w)", line.split(": error: ", 1)[-1]) and
+                   re.search(r"(?<![\w-])" + re.escape(value) + r"(?!\d)", line))
+    if not (named_pair or named_apart):
         return f"{where}: the error does not name the parameter and the value as given: {line}"
     return None
 

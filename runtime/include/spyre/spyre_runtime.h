@@ -63,10 +63,12 @@ int spyre_get_last_run_stats(spyre_kernel_stats *out);
 /* All runs of the named kernel, summed (calls counts them). Returns 0, or -1 if unknown. */
 int spyre_get_kernel_stats(const char *kernel, spyre_kernel_stats *out);
 /* The message of the last failure in this thread ("" if none). Every generated
- * kernel call begins by clearing it (spyre_begin_kernel_call), so after a kernel
- * call it describes that call: "" when the call succeeded or was refused by
- * Halide's own argument checks (a wrong type or rank, reported through
- * halide_error and the kernel's return code), never an earlier call's message. */
+ * kernel's pipeline begins by clearing it (spyre_begin_kernel_call, ahead of the
+ * checks of its buffers' types, ranks and shapes), so after a kernel call that
+ * reached its pipeline it describes that call: "" when the call succeeded or
+ * was refused by Halide's own checks (reported through halide_error and the
+ * kernel's return code). A check Halide makes before the pipeline body
+ * starts (outside what the Spyre lowering sees) does not clear it. */
 const char *spyre_last_error(void);
 /* Called first by every generated kernel, before its argument checks: clears this
  * thread's spyre_last_error(). Returns 0. */
