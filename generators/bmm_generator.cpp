@@ -1,4 +1,6 @@
-// Batched matrix multiply: C(n, m, b) = sum_k A(k, m, b) * B(n, k, b).
+// Batched matrix multiply: C(n, m, b) = sum_k A(k, m, b) * B(n, k, b), or with
+// broadcast_b=true a 3-D @ 2-D product C(n, m, b) = sum_k A(k, m, b) * B(n, k):
+// one weight for every batch, as torch.matmul broadcasts it.
 //
 // Shapes are static (GeneratorParams), innermost dimension first. fp16
 // kernels accumulate in fp32 in the algorithm itself. For Spyre builds the
@@ -30,13 +32,16 @@ public:
     GeneratorParam<int> n_size{"n", 512};
     GeneratorParam<int> k_size{"k", 512};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // B is one n x k matrix broadcast over the batch (B(n, k)): the product is a matmul of
+    // batch x m rows, and the Spyre schedule is planned as one (schedules/bmm_schedule.h).
+    GeneratorParam<bool> broadcast_b{"broadcast_b", false};
     // Knobs of the Spyre schedule (SPYRE_BMM_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_BMM_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_BMM_KNOBS, spyre::BmmSpyreOptions)
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;   // A(k, m, b)
-    Input<Buffer<>> *B = nullptr;   // B(n, k, b)
+    Input<Buffer<>> *B = nullptr;   // B(n, k, b), or B(n, k) with broadcast_b
     Output<Buffer<>> *C = nullptr;  // C(n, m, b)
 
     void configure() {
@@ -48,21 +53,26 @@ public:
         (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         const spyre::ShapeDim b{"batch", batch}, m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
         spyre::check_tensor_fits("bmm", "A", {k, m, b}, t);
-        spyre::check_tensor_fits("bmm", "B", {n, k, b}, t);
+        if (broadcast_b) {
+            spyre::check_tensor_fits("bmm", "B", {n, k}, t);
+        } else {
+            spyre::check_tensor_fits("bmm", "B", {n, k, b}, t);
+        }
         spyre::check_tensor_fits("bmm", "C", {n, m, b}, t);
         A = add_input<Buffer<>>("A", t, 3);
-        B = add_input<Buffer<>>("B", t, 3);
+        B = add_input<Buffer<>>("B", t, broadcast_b ? 2 : 3);
         C = add_output<Buffer<>>("C", t, 3);
     }
 
     void generate() {
-        shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype};
+        shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype, broadcast_b};
         plan_ = spyre::plan_bmm_spyre(shape_, knob_options());
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");
         acc_(n_, m_, b_) = 0.0f;
-        acc_(n_, m_, b_) += cast<float>((*A)(k_, m_, b_)) * cast<float>((*B)(n_, k_, b_));
+        const Expr b_value = shape_.broadcast_b ? (*B)(n_, k_) : (*B)(n_, k_, b_);
+        acc_(n_, m_, b_) += cast<float>((*A)(k_, m_, b_)) * cast<float>(b_value);
         result_(n_, m_, b_) = cast(shape_.dtype, acc_(n_, m_, b_));
         (*C)(n_, m_, b_) = result_(n_, m_, b_);
 
@@ -73,7 +83,11 @@ public:
     // is padded identically, to whole input sticks.
     void constrain_tensors() {
         spyre::constrain_tensor(*A, {shape_.k, shape_.m, shape_.batch}, {plan_.in_lanes, plan_.tm, 1});
-        spyre::constrain_tensor(*B, {shape_.n, shape_.k, shape_.batch}, {plan_.tn, plan_.in_lanes, 1});
+        if (shape_.broadcast_b) {
+            spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.tn, plan_.in_lanes});
+        } else {
+            spyre::constrain_tensor(*B, {shape_.n, shape_.k, shape_.batch}, {plan_.tn, plan_.in_lanes, 1});
+        }
         spyre::constrain_tensor(*C, {shape_.n, shape_.m, shape_.batch}, {plan_.tn, plan_.tm, 1});
     }
 
@@ -84,7 +98,8 @@ public:
         t.output = Func(*C).name();
         t.fixed = {{"batch", std::to_string(shape_.batch)}, {"m", std::to_string(shape_.m)},
                    {"n", std::to_string(shape_.n)},         {"k", std::to_string(shape_.k)},
-                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"}};
+                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
+                   {"broadcast_b", shape_.broadcast_b ? "true" : "false"}};
         const int lanes = spyre::stick_lanes(shape_.dtype);
         const int kp = spyre::padded_extent(shape_.k, lanes);
         std::vector<int> k_chunks = {0};

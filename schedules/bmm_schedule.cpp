@@ -73,13 +73,16 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     // batch loop when a core has one row of tiles) starts once per batch, or once.
     if (resident) t.staging_starts = loops.mt > 1 ? loops.bt : 1;
     // DRAM: A per tile (per row of tiles with B resident), once per chain when shared;
-    // B per tile, or each core's slice once per batch; C once.
-    const double a_all = (double)shape.batch * p.mp * p.kp * bytes, b_all = (double)shape.batch * p.np * p.kp * bytes;
+    // B per tile, or each core's slice once per batch; C once. A broadcast B is one
+    // matrix, read per tile of every batch's rows, and a B chain spans the batch too.
+    const double a_all = (double)shape.batch * p.mp * p.kp * bytes;
+    const double b_all = (shape.broadcast_b ? 1.0 : (double)shape.batch) * p.np * p.kp * bytes;
     const double a_copies = resident ? p.cn : (double)p.np / tn;
-    const double b_copies = resident ? p.cm : (double)p.mp / tm;
+    const double b_copies = resident ? p.cm : (double)p.mp / tm * (shape.broadcast_b ? shape.batch : 1);
+    const int b_chain = shape.broadcast_b ? p.cb * p.cm : p.cm;
     // A resident B slice loads at each batch's start, on every core at once, before its
     // first tile computes (fixed_cycles below), not in the pipelined stream.
-    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + (resident ? 0.0 : b_all * b_copies / (share_b ? p.cm : 1));
+    t.read_bytes = a_all * a_copies / (share ? p.cn : 1) + (resident ? 0.0 : b_all * b_copies / (share_b ? b_chain : 1));
     if (resident) t.fixed_cycles += loops.bt * m.dram_cycles(b_all * b_copies / loops.bt, 0, p.cores());
     t.write_bytes = (double)shape.batch * p.mp * p.np * bytes;
     t.cores = p.cores();
@@ -101,7 +104,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
         // The same for B along the cores of one column range (B staged per tile or K chunk, never resident).
         const double b_piece = (double)tn * tk * bytes;
         t.ring_bytes_per_core += b_all * b_copies / (double)(p.cb * p.cm * p.cn);
-        t.chain_fill += planning::chain_fill_cycles(b_piece, p.cm, /*in_pieces=*/false, m);
+        t.chain_fill += planning::chain_fill_cycles(b_piece, b_chain, /*in_pieces=*/false, m);
     }
     return c;
 }
@@ -149,13 +152,16 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     std::reverse(tns.begin(), tns.end());
     const int64_t budget = planning::scratchpad_budget(scheduling_machine(), planning::ScratchpadReserve::TilesCounted);
     const int max_cores = usable_cores(options.max_cores);
-    // A bmm of one batch is the matmul of its (m, n, k) without the bias: its candidates are the
-    // matmul's (tiles staged per K chunk or per tile, B never resident, the same K chunks) costed
-    // with the matmul's model (matmul_cost.h; it also charges the bias load and the accumulator's
-    // initialisation per tile, which the bmm does differently: a small per-tile term), so gen_bmm
-    // batch=1 ranks its tilings as gen_matmul ranks the same work, at the matmul's tie tolerance.
-    const bool as_matmul = shape.batch == 1;
-    // SPYRE_BMM_PLAN_LOG=1 lists the batch-1 candidates and their estimates on stderr.
+    // A bmm of one batch is the matmul of its (m, n, k) without the bias, and one whose B is
+    // broadcast over the batch the matmul of batch x m rows (its tiles never straddle two
+    // batches: M is padded per batch). Its candidates are the matmul's (tiles staged per K chunk
+    // or per tile, B never resident, the same K chunks) costed with the matmul's model
+    // (matmul_cost.h; it also charges the bias load and the accumulator's initialisation per
+    // tile, which the bmm does differently: a small per-tile term), its cores along the batch
+    // counted as cores along M, so gen_bmm ranks its tilings as gen_matmul ranks the same work,
+    // at the matmul's tie tolerance.
+    const bool as_matmul = shape.is_matmul();
+    // SPYRE_BMM_PLAN_LOG=1 lists these matmul candidates and their estimates on stderr.
     const char *log_env = std::getenv("SPYRE_BMM_PLAN_LOG");
     const bool plan_log = log_env && *log_env && *log_env != '0';
     planning::PlanSearch<BmmSpyrePlan> search(as_matmul ? planning::kMatmulTieTolerance : planning::kTieTolerance);
@@ -208,23 +214,26 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                         for (bool share : {false, true}) {
                             if (share && (!options.share_a || split[1] < 2)) continue;
                             for (bool share_b : {false, true}) {
-                                if (share_b && (!options.share_b || resident || split[2] < 2 || (as_matmul && tk == kp))) continue;
+                                const int b_chain = shape.broadcast_b ? split[0] * split[2] : split[2];
+                                if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp))) continue;
                                 const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
                                 const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
                                 BmmSpyrePlan p = c.plan;
                                 p.double_buffer = v.double_buffer;
                                 p.footprint_bytes = v.footprint_bytes;
                                 if (as_matmul && v.legal) {
-                                    const MatmulCandidate mc{tm, tn, tk, kp, p.cm, p.cn, (int64_t)(mp / tm / p.cm),
+                                    // Rows: each core's batches times its M tiles; the cores along the batch are along M.
+                                    const MatmulCandidate mc{tm, tn, tk, kp, p.cb * p.cm, p.cn,
+                                                             (int64_t)(shape.batch / p.cb) * (mp / tm / p.cm),
                                                              (int64_t)(np / tn / p.cn), v.double_buffer, share, share_b,
                                                              /*result_double_buffer=*/false};
                                     planning::Verdict mv = v;
                                     mv.cycles = estimate_matmul(scheduling_machine(),
-                                                                MatmulShape{shape.m, shape.n, shape.k, shape.dtype}, mc)
+                                                                MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc)
                                                     .cycles;
                                     if (plan_log && mv.legal) {
-                                        std::fprintf(stderr, "bmm plan candidate (as matmul): tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d share_b=%d est_us=%.2f\n",
-                                                     tm, tn, tk, p.cm, p.cn, (int)mv.double_buffer, (int)share, (int)share_b,
+                                        std::fprintf(stderr, "bmm plan candidate (as matmul): tm=%d tn=%d tk=%d cb=%d cm=%d cn=%d db=%d share=%d share_b=%d est_us=%.2f\n",
+                                                     tm, tn, tk, p.cb, p.cm, p.cn, (int)mv.double_buffer, (int)share, (int)share_b,
                                                      mv.cycles / scheduling_machine().clock_ghz / 1000.0);
                                     }
                                     search.offer(p, mv);

@@ -1,5 +1,6 @@
-// Schedules of the batched matmul C(n,m,b) = sum_k A(k,m,b) * B(n,k,b)
-// (generators/bmm_generator.cpp), kept apart from the algorithm.
+// Schedules of the batched matmul C(n,m,b) = sum_k A(k,m,b) * B(n,k,b), or
+// * B(n,k) when B is broadcast over the batch (generators/bmm_generator.cpp),
+// kept apart from the algorithm.
 //
 // schedule_bmm_host: a CPU schedule for the host reference build.
 // schedule_bmm_spyre: the shape the Spyre lowering pass compiles, per core
@@ -9,7 +10,8 @@
 // with one constant-extent parallel loop over the cores outside. With a
 // shared A (plan.a_shared) the cores that differ only in their N range load
 // each A tile once per chain and pass it along the ring (share_over_ring); with a
-// shared B (plan.b_shared) the cores that differ only in their M range do the same with B.
+// shared B (plan.b_shared) the cores that differ only in their M range (and, with a
+// broadcast B, their batch) do the same with B.
 #pragma once
 
 #include "Halide.h"
@@ -30,6 +32,10 @@ struct BmmFuncs {
 struct BmmShape {
     int batch = 1, m = 1, n = 1, k = 1;
     Halide::Type dtype;
+    bool broadcast_b = false;  // B is one n x k matrix for every batch (a 3-D @ 2-D product)
+
+    // The product is one matmul (batch 1, or a B broadcast over the batch: batch x m rows).
+    bool is_matmul() const { return batch == 1 || broadcast_b; }
 };
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
@@ -43,7 +49,8 @@ struct BmmSpyrePlan {
     bool b_resident = false;     // each core's whole B slice (N range x K) stays in scratchpad: B is read once
     bool double_buffer = false;  // the staged (non-resident) input tiles have two copies
     bool a_shared = false;       // the cores of one batch and row range (cn > 1) pass A tiles along the ring
-    bool b_shared = false;       // the cores of one batch and column range (cm > 1) pass B tiles along the ring
+    bool b_shared = false;       // the cores of one batch and column range (cm > 1) pass B tiles along the ring;
+                                 // with a broadcast B, the cores of one column range (cb x cm > 1)
     double estimated_us = 0;     // the planner's estimate (schedules/planner.h)
 
     bool k_chunked() const { return tk < kp; }

@@ -1,6 +1,7 @@
 // gen_bmm built for Spyre against the host build of the same generator, on
 // random non-constant data, over shapes that are not multiples of a stick,
-// of a tile or of the core count, batch 1, K below a stick, both dtypes.
+// of a tile or of the core count, batch 1, K below a stick, both dtypes, and a
+// B broadcast over the batch (broadcast_b=true: B(n, k), planned as one matmul).
 #include <gtest/gtest.h>
 
 #include "bmm_schedule.h"
@@ -12,12 +13,13 @@ namespace {
 struct BmmCase {
     int batch, m, n, k;
     const char *dtype;
+    bool broadcast_b = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<BmmCase> &info) {
     const BmmCase &c = info.param;
     return std::string(c.dtype) + "_b" + std::to_string(c.batch) + "_m" + std::to_string(c.m) + "_n" +
-           std::to_string(c.n) + "_k" + std::to_string(c.k);
+           std::to_string(c.n) + "_k" + std::to_string(c.k) + (c.broadcast_b ? "_broadcast_b" : "");
 }
 
 class BmmDualRealization : public ::testing::TestWithParam<BmmCase> {};
@@ -26,17 +28,20 @@ TEST_P(BmmDualRealization, SpyreMatchesHost) {
     const BmmCase c = GetParam();
     const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
     Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m, c.batch}, 1);
-    Halide::Buffer<> B = random_buffer("B", t, {c.n, c.k, c.batch}, 2);
+    const std::vector<int> b_true = c.broadcast_b ? std::vector<int>{c.n, c.k} : std::vector<int>{c.n, c.k, c.batch};
+    Halide::Buffer<> B = random_buffer("B", t, b_true, 2);
     const std::map<std::string, std::string> params = {{"batch", std::to_string(c.batch)},
                                                        {"m", std::to_string(c.m)},
                                                        {"n", std::to_string(c.n)},
                                                        {"k", std::to_string(c.k)},
-                                                       {"dtype", c.dtype}};
+                                                       {"dtype", c.dtype},
+                                                       {"broadcast_b", c.broadcast_b ? "true" : "false"}};
     set_compiling_for_spyre(true);
-    const BmmSpyrePlan plan = plan_bmm_spyre(BmmShape{c.batch, c.m, c.n, c.k, t});
+    const BmmSpyrePlan plan = plan_bmm_spyre(BmmShape{c.batch, c.m, c.n, c.k, t, c.broadcast_b});
     set_compiling_for_spyre(false);
     Halide::Buffer<> A_padded = padded_copy(A, {plan.kp, plan.mp, c.batch});
-    Halide::Buffer<> B_padded = padded_copy(B, {plan.np, plan.kp, c.batch});
+    Halide::Buffer<> B_padded =
+        padded_copy(B, c.broadcast_b ? std::vector<int>{plan.np, plan.kp} : std::vector<int>{plan.np, plan.kp, c.batch});
     Halide::Buffer<> spyre = run_generator("bmm", params, true, t, {c.n, c.m, c.batch}, A_padded, B_padded);
     Halide::Buffer<> host = run_generator("bmm", params, false, t, {c.n, c.m, c.batch}, A, B);
 
@@ -73,7 +78,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BmmDualRealization,
                                            BmmCase{5, 100, 36, 130, "float16"},  // odd batch, ragged tiles
                                            BmmCase{8, 96, 192, 64, "float32"},   // more tiles than cores
                                            BmmCase{2, 128, 256, 300, "float16"}, // K not a stick multiple
-                                           BmmCase{1, 200, 40, 96, "float32"}),  // M over several tiles
+                                           BmmCase{1, 200, 40, 96, "float32"},   // M over several tiles
+                                           // One B for every batch: M tiles padded per batch, cores along the batch.
+                                           BmmCase{4, 64, 128, 256, "float32", true},
+                                           BmmCase{3, 100, 70, 40, "float16", true},
+                                           BmmCase{2, 33, 65, 17, "float16", true}),
                          case_name);
 
 }  // namespace

@@ -170,18 +170,22 @@ FamilyCase reduce_rows_case(const std::string &name, int d0, int d1, const std::
     return c;
 }
 
+// broadcast_b: one B for every batch (a matmul of batch x m rows, B never resident, so the
+// resident_b knob is not varied).
 FamilyCase bmm_case(const std::string &name, int batch, int m, int n, int depth, const std::vector<std::string> &tiles_m,
-                    const std::vector<std::string> &tiles_n, const std::vector<std::string> &cores) {
+                    const std::vector<std::string> &tiles_n, const std::vector<std::string> &cores,
+                    bool broadcast_b = false) {
     FamilyCase c;
     c.name = name;
     c.generator = "bmm";
     c.fixed = {{"batch", std::to_string(batch)}, {"m", std::to_string(m)}, {"n", std::to_string(n)},
-               {"k", std::to_string(depth)}, {"dtype", "float16"}};
+               {"k", std::to_string(depth)}, {"dtype", "float16"}, {"broadcast_b", broadcast_b ? "true" : "false"}};
     c.alternatives = product({{"tile_m", tiles_m}, {"tile_n", tiles_n}, {"max_cores", cores},
-                              {"resident_b", {"true", "false"}}, {"share_a", {"true", "false"}},
-                              {"share_b", {"true", "false"}}});
+                              {"resident_b", broadcast_b ? std::vector<std::string>{"false"}
+                                                         : std::vector<std::string>{"true", "false"}},
+                              {"share_a", {"true", "false"}}, {"share_b", {"true", "false"}}});
     c.estimate = [=](const KnobValues &k) {
-        const BmmShape s{batch, m, n, depth, Halide::Float(16)};
+        const BmmShape s{batch, m, n, depth, Halide::Float(16), broadcast_b};
         BmmSpyreOptions o;
         o.max_cores = knob(k, "max_cores"), o.tile_m = knob(k, "tile_m"), o.tile_n = knob(k, "tile_n");
         o.resident_b = knob_bool(k, "resident_b"), o.share_a = knob_bool(k, "share_a");
@@ -283,6 +287,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // Batch 1 is a matmul: cores along N and M, A and B shared over the ring, N = 2560
                       // in 640-column tiles (4 of them, which 32 cores split 4 x 8) or powers of two.
                       bmm_case("bmm_batch1_1024x2560x1024", 1, 1024, 2560, 1024, {"64", "128"}, {"256", "640"}, {"32"}),
+                      // A weight broadcast over the batch is the matmul of batch x m rows: the cores along
+                      // the batch count as cores along M, and B chains span them.
+                      bmm_case("bmm_broadcast_b_4x256x2560x1024", 4, 256, 2560, 1024, {"64", "128"}, {"256", "640"},
+                               {"32"}, /*broadcast_b=*/true),
                       conv2d_case("conv2d_3x3_64ch_32x32", 64, 32, {"1", "2", "8"}, {"32", "8"}),
                       // ResNet's 3x3 layer at 56 x 56: the cores along the rows trade against the
                       // rows each reads twice (its halo) and the chain fill of the shared weights.
