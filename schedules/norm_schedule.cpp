@@ -3,11 +3,10 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <string>
 
 #include "spyre/machine.h"
 #include "planner.h"
+#include "row_tile_planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -21,81 +20,46 @@ constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 
 }  // namespace
 
-// The candidate space: c cores (from the most that each get a row down to
-// half of them, or to one if no tile fits with those), each with ceil(rows / c) rows, in tiles of at most 64 rows; the
-// rows are padded to cores x tiles x tile_rows, which must be the rows padded
-// to whole tiles. Per core, once: the weight (and
-// bias) as staged and widened to float32, the SFU temporaries; per row: the
-// input and the result (double-buffered), centered (layernorm) and squares
-// (float32), the per-row scalars. Legality, double buffering and cost are the
-// framework's (planner.h).
+// A row of the norm for the row-tile planner (row_tile_planner.h; tiles of at most
+// 64 rows, the tensors padded to whole tiles only). Per core, once: the weight (and
+// bias) as staged and widened to float32, the SFU temporaries; per row: the input
+// and the result (double-buffered), centered (layernorm) and squares (float32), the
+// per-row scalars.
 NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options) {
     using MD = MachineDescription;
     const MachineDescription &m = scheduling_machine();
-    NormSpyrePlan base;
-    base.cols = cols;
-    base.rows = rows;
-    base.in_lanes = (int)(m.stick_bytes / t.bytes());
-    base.cols_padded = (cols + base.in_lanes - 1) / base.in_lanes * base.in_lanes;
-    base.row_vector = planning::row_vector_lanes(base.cols_padded, base.in_lanes);
-    const int64_t cp = base.cols_padded;
-    const int64_t per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * base.row_vector * 4;
-    const int64_t buffered_row = cp * 2 * t.bytes();
-    const int64_t fixed_row = cp * ((centered ? 4 : 0) + 4) + 4 * 4;
-    const int64_t budget = planning::scratchpad_budget();
-    const int64_t fit_once = (budget - per_core) / (buffered_row + fixed_row);
-    if (fit_once < 1) {
-        throw std::runtime_error("norm: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
-                                 std::to_string(buffered_row + fixed_row) + " bytes per row, " +
-                                 std::to_string(budget - per_core) + " available)");
-    }
-    _halide_user_assert(options.tile_rows <= fit_once)
-        << "norm Spyre schedule: tile_rows=" << options.tile_rows << " rows of " << cols
-        << " elements do not fit the scratchpad (at most " << fit_once << " rows per tile)";
+    NormSpyrePlan p;
+    p.cols = cols;
+    p.rows = rows;
+    p.in_lanes = (int)(m.stick_bytes / t.bytes());
+    p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
+    p.row_vector = planning::row_vector_lanes(p.cols_padded, p.in_lanes);
+    const int64_t cp = p.cols_padded;
+    RowTileWork w;
+    w.family = "norm";
+    w.cols = cols;
+    w.rows = rows;
+    w.max_tile_rows = 64;
+    w.padding = RowPadding::WholeTiles;
+    w.fixed_bytes_per_core = cp * (t.bytes() + 4) * (centered ? 2 : 1) + (int64_t)kSfuTemps * p.row_vector * 4;
+    w.buffered_bytes_per_row = cp * 2 * t.bytes();
+    w.fixed_bytes_per_row = cp * ((centered ? 4 : 0) + 4) + 4 * 4;
+    w.read_bytes_per_row = w.write_bytes_per_row = (double)cp * t.bytes();
+    w.read_bytes_per_core = (double)cp * t.bytes() * (centered ? 2 : 1);
     // Per row on the SFU: the sums across the row (and the centering), the squares,
     // the scaling by the inverse, the weight (and bias), the casts of fp16.
-    const int vec = base.row_vector;
-    const double row_sfu = (centered ? 2 : 1) * planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
-                           ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
-                               planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::Simple);
-    const int max_cores = usable_cores(options.max_cores);
-    const int most = std::max(1, std::min(max_cores, rows));
-    const int fit = (int)std::min<int64_t>(64, fit_once);
-    planning::PlanSearch<NormSpyrePlan> search;
-    planning::Verdict last;
-    // At least half the most cores; fewer only if no tile fits with those (a forced tile_rows).
-    for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
-        const int rows_per_core = (rows + c - 1) / c;
-        for (int tile = options.tile_rows > 0 ? options.tile_rows : std::min(fit, rows_per_core); tile >= 1; tile--) {
-            const int tiles_per_core = (rows_per_core + tile - 1) / tile;
-            NormSpyrePlan p = base;
-            p.cores = c;
-            p.tile_rows = tile;
-            p.rows_padded = c * tiles_per_core * tile;
-            if (c > 1 && (int64_t)(c - 1) * tiles_per_core * tile >= rows) continue;  // a core of padding only
-            // The tensors are padded to whole tiles only (generators/norm_generator.h, so
-            // they keep the layout the kernels around them use): no tile past that.
-            if (p.rows_padded != round_up(rows, tile)) continue;
-            planning::TiledPlan tp;
-            tp.buffered_bytes = buffered_row * tile;
-            tp.fixed_bytes = fixed_row * tile + per_core;
-            tp.staging_trip = tiles_per_core;
-            tp.read_bytes = (double)p.rows_padded * cp * t.bytes() + (double)c * cp * t.bytes() * (centered ? 2 : 1);
-            tp.write_bytes = (double)p.rows_padded * cp * t.bytes();
-            tp.cores = c;
-            tp.tiles_per_core = tiles_per_core;
-            tp.compute_cycles_per_tile = tile * row_sfu;
-            last = planning::judge(tp, options.double_buffer && rows >= 2);
-            p.double_buffer = last.double_buffer;
-            p.footprint_bytes = last.footprint_bytes;
-            search.offer(p, last);
-            if (options.tile_rows > 0) break;
-        }
-    }
-    if (!search.found()) {
-        throw std::runtime_error("norm: no tile of rows of " + std::to_string(cols) + " elements fits: " + last.reason);
-    }
-    return planning::with_estimate(search);
+    const int vec = p.row_vector;
+    w.compute_cycles_per_row = (centered ? 2 : 1) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
+                               ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
+                                   planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
+    const RowTilePlan r = plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer});
+    p.cores = r.cores;
+    p.tile_rows = r.tile_rows;
+    p.rows_padded = r.rows_padded;
+    p.double_buffer = r.double_buffer;
+    p.footprint_bytes = r.footprint_bytes;
+    p.estimated_us = r.estimated_us;
+    return p;
 }
 
 void schedule_norm_host(NormFuncs f, const Target &target) {

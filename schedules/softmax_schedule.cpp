@@ -3,10 +3,10 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "spyre/machine.h"
 #include "planner.h"
+#include "row_tile_planner.h"
 #include "spyre_schedule.h"
 #include "tensor_constraints.h"
 
@@ -14,71 +14,42 @@ namespace spyre {
 
 using namespace Halide;
 
-// The candidate space: c cores (from the most that each get a row down to
-// half of them, or to one if no tile fits with those), each with ceil(rows / c) rows, in tiles of at most 32 rows; the rows
-// are padded to cores x tiles x tile_rows. Per row: the input, exp (f32) and the
-// result, and two scalars. Legality, double buffering and cost are the
-// framework's (planner.h).
+// A row of softmax for the row-tile planner (row_tile_planner.h; tiles of at most
+// 32 rows). Per row: the input and the result (double-buffered), exp (f32) and two
+// scalars.
 SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const SoftmaxSpyreOptions &options) {
     using MD = MachineDescription;
     const MachineDescription &m = scheduling_machine();
-    SoftmaxSpyrePlan base;
-    base.cols = cols;
-    base.rows = rows;
-    base.in_lanes = (int)(m.stick_bytes / t.bytes());
-    base.f32_lanes = (int)(m.stick_bytes / 4);
-    base.cols_padded = (cols + base.in_lanes - 1) / base.in_lanes * base.in_lanes;
-    base.row_vectors = options.row_vectors;
-    const int64_t cp = base.cols_padded;
-    const int64_t buffered_row = cp * 2 * t.bytes();                 // the input and the result
-    const int64_t fixed_row = cp * 4 + 2 * m.stick_bytes;            // exp (f32) and the max and sum
-    const int64_t budget = planning::scratchpad_budget();
-    if (2 * buffered_row + fixed_row > budget && buffered_row + fixed_row > budget) {
-        throw std::runtime_error("softmax: a row of " + std::to_string(cols) + " elements does not fit the scratchpad (" +
-                                 std::to_string(buffered_row + fixed_row) + " bytes per row)");
-    }
+    SoftmaxSpyrePlan p;
+    p.cols = cols;
+    p.rows = rows;
+    p.in_lanes = (int)(m.stick_bytes / t.bytes());
+    p.f32_lanes = (int)(m.stick_bytes / 4);
+    p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
+    p.row_vectors = options.row_vectors;
+    const int64_t cp = p.cols_padded;
+    RowTileWork w;
+    w.family = "softmax";
+    w.cols = cols;
+    w.rows = rows;
+    w.max_tile_rows = 32;
+    w.buffered_bytes_per_row = cp * 2 * t.bytes();          // the input and the result
+    w.fixed_bytes_per_row = cp * 4 + 2 * m.stick_bytes;     // exp (f32) and the max and sum
+    w.read_bytes_per_row = w.write_bytes_per_row = (double)cp * t.bytes();
     // Per row on the SFU: the max and the sum across the row, exp(x - max) and the
     // product by 1/sum, and the casts of fp16; one instruction per row vector.
-    const int vec = options.row_vectors ? planning::row_vector_lanes(base.cols_padded, base.in_lanes) : base.f32_lanes;
-    const double row_sfu = 2 * planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
-                           planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::Transcendental) +
-                           (2 + (t.bits() == 16 ? 2 : 0)) * planning::sfu_row_cycles(base.cols_padded, vec, 4, MD::SfuCost::Simple);
-    const int max_cores = usable_cores(options.max_cores);
-    const int most = std::max(1, std::min(max_cores, rows));
-    const int fit = (int)std::min<int64_t>(32, budget / (buffered_row + fixed_row));
-    planning::PlanSearch<SoftmaxSpyrePlan> search;
-    planning::Verdict last;
-    // At least half the most cores; fewer only if no tile fits with those (a forced tile_rows).
-    for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
-        const int per_core = (rows + c - 1) / c;
-        // A forced tile_rows is taken as it is (but at most what fits once).
-        const int forced = (int)std::min<int64_t>(options.tile_rows, budget / (buffered_row + fixed_row));
-        for (int tile = options.tile_rows > 0 ? forced : std::min(fit, per_core); tile >= 1; tile--) {
-            if (options.tile_rows > 0 && tile != forced) break;
-            const int tiles_per_core = (per_core + tile - 1) / tile;
-            SoftmaxSpyrePlan p = base;
-            p.cores = c;
-            p.tile_rows = tile;
-            p.rows_padded = c * tiles_per_core * tile;
-            if (c > 1 && (int64_t)(c - 1) * tiles_per_core * tile >= rows) continue;  // a core of padding only
-            planning::TiledPlan tp;
-            tp.buffered_bytes = buffered_row * tile;
-            tp.fixed_bytes = fixed_row * tile;
-            tp.staging_trip = tiles_per_core;
-            tp.read_bytes = tp.write_bytes = (double)p.rows_padded * cp * t.bytes();
-            tp.cores = c;
-            tp.tiles_per_core = tiles_per_core;
-            tp.compute_cycles_per_tile = tile * row_sfu;
-            last = planning::judge(tp, options.double_buffer);
-            p.double_buffer = last.double_buffer;
-            p.footprint_bytes = last.footprint_bytes;
-            search.offer(p, last);
-        }
-    }
-    if (!search.found()) {
-        throw std::runtime_error("softmax: no tile of rows of " + std::to_string(cols) + " elements fits: " + last.reason);
-    }
-    return planning::with_estimate(search);
+    const int vec = options.row_vectors ? planning::row_vector_lanes(p.cols_padded, p.in_lanes) : p.f32_lanes;
+    w.compute_cycles_per_row = 2 * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
+                               planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Transcendental) +
+                               (2 + (t.bits() == 16 ? 2 : 0)) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
+    const RowTilePlan r = plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer});
+    p.cores = r.cores;
+    p.tile_rows = r.tile_rows;
+    p.rows_padded = r.rows_padded;
+    p.double_buffer = r.double_buffer;
+    p.footprint_bytes = r.footprint_bytes;
+    p.estimated_us = r.estimated_us;
+    return p;
 }
 
 void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {
