@@ -138,22 +138,30 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.cm = cm;
                     p.cn = cn;
                     p.in_lanes = lanes;
-                    p.footprint_bytes = footprint + (result_db ? result_copy : 0);
                     p.double_buffer = db;
                     p.double_buffer_result = result_db;
                     p.dram_bytes = (int64_t)(read + write);
                     p.a_shared = share;
                     p.b_shared = share_b;
-                    // The footprint and the loops are legal by construction (a chunk that
-                    // fits the budget; at most K chunks, N tiles and M tiles per core); the
-                    // cost is estimate_matmul, the chain pipeline the shared estimate does
-                    // not model (checked against the simulator by *MatmulPlannerRanking*).
-                    planning::Verdict v;
-                    v.legal = true;
-                    v.double_buffer = db && (tk == kp || (kp / tk) % 2 == 0);  // as the backend buffers
-                    v.footprint_bytes = p.footprint_bytes;
-                    v.cores = cm * cn;
+                    // Legality is the framework's (judge: the scratchpad budget, the hardware
+                    // loops: K chunks, N tiles and M tiles per core); the cost is estimate_matmul,
+                    // which follows the chain pipeline the shared estimate does not model
+                    // (checked against the simulator by *MatmulPlannerRanking*), and so does
+                    // the double buffering: the backend pipelines a K loop of even trips only.
+                    planning::TiledPlan tp;
+                    tp.reserve = planning::ScratchpadReserve::TilesCounted;
+                    tp.buffered_bytes = second_copies(tm, tn, tk, bytes);  // A and B, one copy
+                    tp.fixed_bytes = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual) -
+                                     tp.buffered_bytes + (result_db ? result_copy : 0);
+                    const int n_trips = (int)std::min<int64_t>(nt, INT32_MAX), m_trips = (int)std::min<int64_t>(mt, INT32_MAX);
+                    tp.staging_trip = tk < kp ? kp / tk : planning::staging_trip({n_trips, m_trips});
+                    tp.per_core_trips = {kp / tk, n_trips, m_trips};
+                    tp.cores = cm * cn;
+                    planning::Verdict v = planning::judge(tp, db);
+                    if (plan_log && !v.legal) std::fprintf(stderr, "  refused: %s\n", v.reason.c_str());
+                    v.double_buffer = db && (tk == kp || (kp / tk) % 2 == 0);
                     v.cycles = cost.cycles;
+                    p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v);
                   }
                 }
