@@ -91,12 +91,11 @@
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "attention_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -104,7 +103,8 @@ namespace {
 
 using namespace Halide;
 
-class Attention : public Generator<Attention> {
+class Attention
+    : public spyre::FamilyGenerator<Attention, spyre::AttentionSpyreOptions, spyre::AttentionSpyrePlan> {
 public:
     GeneratorParam<int> d_size{"d", 64};
     GeneratorParam<int> s_size{"s", 1024};
@@ -166,7 +166,7 @@ public:
         spyre::AttentionSpyreOptions options = knob_options();
         options.kv_tile = kv_tile;
         options.kv_heads = kv_heads;
-        plan_ = spyre::plan_attention_spyre(d, s, hs, q_size, t, options);
+        plan_ = plan_for(options);
         const bool spyre = spyre::is_spyre();
         // Padded head dim on Spyre (the device tensors), the true one on the host; the sequence
         // is padded to whole KV tiles in both builds (the host reads the padded keys as zeros).
@@ -245,7 +245,11 @@ public:
         f.result(f.d, f.i, f.h) = cast(t, f.state(f.d, f.i, f.h)[0] / f.state(dp, f.i, f.h)[0]);
         (*O)(f.d, f.i, f.h) = f.result(f.d, f.i, f.h);
         f.out = *O;
-        nx_ = nx;
+        // The host build's state and pv rows are the nx of [O | l], whatever the schedule.
+        if (!spyre) {
+            f.state.bound(f.n, 0, nx);
+            f.pv.bound(f.n, 0, nx);
+        }
 
         constrain_tensors();
     }
@@ -276,77 +280,80 @@ public:
         return str;
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template() {
-        const Type t_in = dtype;
-        const int d = d_size, s = s_size, hs = heads;
-        spyre::ScheduleTemplate t;
-        t.generator = "attention";
-        t.output = Func(*O).name();
-        t.fixed = {{"d", std::to_string(d)},
-                   {"s", std::to_string(s)},
-                   {"q", std::to_string((int)q_size)},
-                   {"heads", std::to_string(hs)},
-                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"},
-                   {"causal", causal ? "true" : "false"},
-                   {"key_mask", key_mask ? "true" : "false"},
-                   {"scale", float_string(scale)},
-                   {"kv_tile", std::to_string((int)kv_tile)}};
-        if (group() > 1) t.fixed["kv_heads"] = std::to_string((int)kv_heads);
-        auto options_of = [kv = (int)kv_tile, kvh = group() > 1 ? (int)kv_heads : 0](const spyre::KnobValues &v) {
-            spyre::AttentionSpyreOptions o = spyre::options_of<spyre::AttentionSpyreOptions>(v);
-            o.kv_tile = kv;
-            o.kv_heads = kvh;
-            return o;
-        };
-        // Query tiles of whole sticks that fit and keep the algorithm (KV tiles, padded sequence).
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::AttentionSpyreOptions";
+    std::string family() const { return "attention"; }
+    spyre::AttentionSpyrePlan plan_for(const spyre::AttentionSpyreOptions &o) const {
+        return spyre::plan_attention_spyre(d_size, s_size, heads, q_size, dtype, o);
+    }
+    // The KV tile and the KV heads are the algorithm's (GeneratorParams, not knobs).
+    spyre::AttentionSpyreOptions options_from(const spyre::KnobValues &v) const {
+        spyre::AttentionSpyreOptions o = spyre::options_of<spyre::AttentionSpyreOptions>(v);
+        o.kv_tile = kv_tile;
+        o.kv_heads = group() > 1 ? (int)kv_heads : 0;
+        return o;
+    }
+    // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
+    // change them (the query tile may change).
+    void check_plan(const spyre::AttentionSpyrePlan &p) const {
+        _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.qp == plan_.qp && p.nx == plan_.nx &&
+                            p.kv_tile == plan_.kv_tile)
+            << "attention: the schedule knobs changed the algorithm (query tile " << p.tile << ": KV tiles of "
+            << p.kv_tile << ", s padded to " << p.sp << "; the algorithm has KV tiles of " << plan_.kv_tile
+            << " and s padded to " << plan_.sp << ")";
+    }
+    // The wrappers are made here, not in generate(): the legalization layer cannot
+    // save a Func that has wrappers.
+    void schedule_spyre() {
+        f_.q_in = Q->in();
+        f_.kt_in = Kt->in(f_.scores);
+        f_.v_in = V->in(f_.vx);
+        if (KM) f_.key_mask_in = KM->in();
+        spyre::schedule_attention_spyre(f_, plan_, has_mask_);
+    }
+    void schedule_host() { spyre::schedule_attention_host(f_, get_target()); }
+    spyre::KnobValues shape_params() const {
+        spyre::KnobValues p = {{"d", std::to_string((int)d_size)},
+                               {"s", std::to_string((int)s_size)},
+                               {"q", std::to_string((int)q_size)},
+                               {"heads", std::to_string((int)heads)},
+                               {"dtype", spyre::dtype_param(dtype)},
+                               {"causal", causal ? "true" : "false"},
+                               {"key_mask", key_mask ? "true" : "false"},
+                               {"scale", float_string(scale)},
+                               {"kv_tile", std::to_string((int)kv_tile)}};
+        if (group() > 1) p["kv_heads"] = std::to_string((int)kv_heads);
+        return p;
+    }
+    // Query tiles of whole sticks that fit and keep the algorithm (KV tiles, padded sequence).
+    std::map<std::string, std::vector<int>> knob_candidates() const {
         std::vector<int> tiles = {0};
         for (int c : {64, 128, 256}) {
-            if (keeps_algorithm(c, t_in)) tiles.push_back(c);
+            if (keeps_algorithm(c, dtype)) tiles.push_back(c);
         }
-        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}});
-        t.apply = [this, options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
-            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, options_of(v));
-            // The algorithm was built with the KV tiles and padded extents of plan_; the knobs must not
-            // change them (the query tile may change).
-            _halide_user_assert(p.dp == plan_.dp && p.sp == plan_.sp && p.qp == plan_.qp && p.nx == plan_.nx &&
-                                p.kv_tile == plan_.kv_tile)
-                << "attention: the schedule knobs changed the algorithm (query tile " << p.tile << ": KV tiles of "
-                << p.kv_tile << ", s padded to " << p.sp << "; the algorithm has KV tiles of " << plan_.kv_tile
-                << " and s padded to " << plan_.sp << ")";
-            plan_ = p;
-            constrain_tensors();
-            f_.q_in = Q->in();
-            f_.kt_in = Kt->in(f_.scores);
-            f_.v_in = V->in(f_.vx);
-            if (KM) f_.key_mask_in = KM->in();
-            spyre::schedule_attention_spyre(f_, plan_, has_mask_);
-        };
-        t.source = [options_of, t_in, d, s, hs, q = (int)q_size](const spyre::KnobValues &v) {
-            const spyre::AttentionSpyreOptions o = options_of(v);
-            const spyre::AttentionSpyrePlan p = spyre::plan_attention_spyre(d, s, hs, q, t_in, o);
-            std::ostringstream os;
-            os << "// plan: query tiles of " << p.tile << ", KV tiles of " << p.kv_tile << " (s padded to " << p.sp
-               << ", the query rows to " << p.qp << ", d to " << p.dp
-               << "), cores " << p.ch << " x " << p.cq << " (heads x query tiles), "
-               << (p.double_buffer || p.double_buffer_q ? "double" : "single") << "-buffered, "
-               << (p.resident_kv ? "K and V resident per KV head, " : "") << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::AttentionSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "options.kv_tile = " << o.kv_tile << ";  // the generator's kv_tile\n";
-            if (o.kv_heads > 0) os << "options.kv_heads = " << o.kv_heads << ";  // the generator's kv_heads\n";
-            os << "f_.q_in = Q->in();\n"
-               << "f_.kt_in = Kt->in(f_.scores);\n"
-               << "f_.v_in = V->in(f_.vx);\n"
-               << "if (KM) f_.key_mask_in = KM->in();\n"
-               << "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, q, dtype, options), "
-                  "has_mask_);\n";
-            return os.str();
-        };
-        t.legalize = [this, t_in](const spyre::StockScheduleDecisions &dec, std::vector<std::string> *kept,
-                                  std::vector<std::string> *changed) { return legalize_stock(dec, t_in, kept, changed); };
-        spyre::register_schedule_template(std::move(t));
+        return {{"tile", tiles}};
+    }
+    std::string describe(const spyre::AttentionSpyrePlan &p) const {
+        return "query tiles of " + std::to_string(p.tile) + ", KV tiles of " + std::to_string(p.kv_tile) + " (s padded to " +
+               std::to_string(p.sp) + ", the query rows to " + std::to_string(p.qp) + ", d to " + std::to_string(p.dp) +
+               "), cores " + std::to_string(p.ch) + " x " + std::to_string(p.cq) + " (heads x query tiles), " +
+               (p.double_buffer || p.double_buffer_q ? "double" : "single") + "-buffered, " +
+               (p.resident_kv ? "K and V resident per KV head, " : "") + std::to_string(p.footprint_bytes) +
+               " scratchpad bytes per core";
+    }
+    std::string knob_lines(const spyre::AttentionSpyreOptions &o) const {
+        std::string s = spyre::knob_assignments(o) + "options.kv_tile = " + std::to_string(o.kv_tile) +
+                        ";  // the generator's kv_tile\n";
+        if (o.kv_heads > 0) s += "options.kv_heads = " + std::to_string(o.kv_heads) + ";  // the generator's kv_heads\n";
+        return s;
+    }
+    std::string schedule_call() const {
+        return "f_.q_in = Q->in();\n"
+               "f_.kt_in = Kt->in(f_.scores);\n"
+               "f_.v_in = V->in(f_.vx);\n"
+               "if (KM) f_.key_mask_in = KM->in();\n"
+               "spyre::schedule_attention_spyre(f_, spyre::plan_attention_spyre(d, s, heads, q, dtype, options), "
+               "has_mask_);\n";
     }
 
     // Whether a forced query tile fits and keeps the KV tiles and padded extents of plan_ (which the
@@ -369,8 +376,9 @@ public:
     // rounded up to whole sticks and lowered by a stick until it fits and
     // divides the padded sequence; the KV tiles are the algorithm's; the state
     // and the result fused into the query tiles, the per-tile Funcs into the KV tiles.
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
+        const Type t_in = dtype;
         const std::string o = Func(*O).name();
         auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
         const int lanes = plan_.lanes;
@@ -399,40 +407,12 @@ public:
         return spyre::knob_values(knobs);
     }
 
-    void schedule() {
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                // The wrappers are made here, not in generate(): the legalization layer cannot
-                // save a Func that has wrappers.
-                f_.q_in = Q->in();
-                f_.kt_in = Kt->in(f_.scores);
-                f_.v_in = V->in(f_.vx);
-                if (KM) f_.key_mask_in = KM->in();
-                spyre::schedule_attention_spyre(f_, plan_, has_mask_);
-            } else {
-                register_schedule_template();  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("attention"));
-        } else {
-            f_.state.bound(f_.n, 0, nx_);
-            f_.pv.bound(f_.n, 0, nx_);
-            if (hand) {
-                spyre::schedule_attention_host(f_, get_target());
-            }
-        }
-    }
-
 private:
     spyre::AttentionFuncs f_{Func(), Func("result"), Func("state"), Func("pv"), Func("vx"), Func("probs"),
                              Func("tile_max"), Func("scores"), Func("s"), Func("mask"), Func(), Func(), Func(),
                              RDom(), RDom(), RDom(), RDom(), RDom(),
                              Var("d"), Var("i"), Var("h"), Var("j"), Var("t"), Var("n"), Var("z")};
-    spyre::AttentionSpyrePlan plan_;
     bool has_mask_ = false;
-    int nx_ = 0;
 };
 
 }  // namespace

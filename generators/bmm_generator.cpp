@@ -9,15 +9,13 @@
 // padding holds zeros, so the result is the same.
 //
 // The schedules live in schedules/bmm_schedule.cpp.
-#include <sstream>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "bmm_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -25,7 +23,7 @@ namespace {
 
 using namespace Halide;
 
-class Bmm : public Generator<Bmm> {
+class Bmm : public spyre::FamilyGenerator<Bmm, spyre::BmmSpyreOptions, spyre::BmmSpyrePlan> {
 public:
     GeneratorParam<int> batch{"batch", 8};
     GeneratorParam<int> m_size{"m", 512};
@@ -66,7 +64,7 @@ public:
 
     void generate() {
         shape_ = spyre::BmmShape{batch, m_size, n_size, k_size, dtype, broadcast_b};
-        plan_ = spyre::plan_bmm_spyre(shape_, knob_options());
+        plan_ = plan_for(knob_options());
 
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(shape_.dtype)), "k");
@@ -91,55 +89,43 @@ public:
         spyre::constrain_tensor(*C, {shape_.n, shape_.m, shape_.batch}, {plan_.tn, plan_.tm, 1});
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::BmmFuncs &funcs) {
-        spyre::ScheduleTemplate t;
-        t.generator = "bmm";
-        t.output = Func(*C).name();
-        t.fixed = {{"batch", std::to_string(shape_.batch)}, {"m", std::to_string(shape_.m)},
-                   {"n", std::to_string(shape_.n)},         {"k", std::to_string(shape_.k)},
-                   {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
-                   {"broadcast_b", shape_.broadcast_b ? "true" : "false"}};
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::BmmSpyreOptions";
+    std::string family() const { return "bmm"; }
+    spyre::BmmSpyrePlan plan_for(const spyre::BmmSpyreOptions &o) const { return spyre::plan_bmm_spyre(shape_, o); }
+    void schedule_spyre() { spyre::schedule_bmm_spyre(funcs(), A->in(), B->in(), shape_, plan_); }
+    void schedule_host() { spyre::schedule_bmm_host(funcs(), shape_, get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"batch", std::to_string(shape_.batch)}, {"m", std::to_string(shape_.m)},
+                {"n", std::to_string(shape_.n)},         {"k", std::to_string(shape_.k)},
+                {"dtype", spyre::dtype_param(shape_.dtype)}, {"broadcast_b", shape_.broadcast_b ? "true" : "false"}};
+    }
+    // K chunks: whole, or 256 to 2048 when they divide the padded K.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
         const int lanes = spyre::stick_lanes(shape_.dtype);
         const int kp = spyre::padded_extent(shape_.k, lanes);
         std::vector<int> k_chunks = {0};
         for (int c : {256, 512, 1024, 2048}) {
             if (c % lanes == 0 && c < kp && kp % c == 0) k_chunks.push_back(c);
         }
-        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_k", k_chunks}});
-        auto options_of = spyre::options_of<spyre::BmmSpyreOptions>;
-        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_bmm_spyre(shape_, options_of(v));
-            constrain_tensors();
-            spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
-        };
-        t.source = [this, options_of](const spyre::KnobValues &v) {
-            const spyre::BmmSpyreOptions o = options_of(v);
-            const spyre::BmmSpyrePlan p = spyre::plan_bmm_spyre(shape_, o);
-            std::ostringstream os;
-            os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cb << " x "
-               << p.cm << " x " << p.cn << " (batch x m x n), B " << (p.b_resident ? "resident" : "staged per tile")
-               << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::BmmSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape, spyre::plan_bmm_spyre(shape, options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                        std::vector<std::string> *changed) {
-            return legalize_stock(d, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+        return {{"tile_k", k_chunks}};
+    }
+    std::string describe(const spyre::BmmSpyrePlan &p) const {
+        return "tiles " + std::to_string(p.tm) + " x " + std::to_string(p.tn) + " x " + std::to_string(p.tk) +
+               " (m x n x k), cores " + std::to_string(p.cb) + " x " + std::to_string(p.cm) + " x " + std::to_string(p.cn) +
+               " (batch x m x n), B " + (p.b_resident ? "resident" : "staged per tile") + ", " +
+               spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        return "spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape, spyre::plan_bmm_spyre(shape, options));\n";
     }
 
     // The legalization of a stock schedule (see ScheduleTemplate::legalize): its
     // tiles of C along m and n and its K split, rounded to the PT and stick rules
     // and shrunk until they fit; its fusion of acc into C's tiles; one static
     // core split in place of its parallel loops; whole-stick vectors.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
         const std::string out = Func(*C).name(), acc = acc_.name();
         const int lanes = spyre::stick_lanes(shape_.dtype);
         const int kp = spyre::padded_extent(shape_.k, lanes);
@@ -160,7 +146,7 @@ public:
         // Shrink the tile until the planner finds a K chunk that fits the scratchpad.
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
             v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);
-            (void)spyre::plan_bmm_spyre(shape_, options_of(v));
+            (void)spyre::plan_bmm_spyre(shape_, options_from(v));
         });
         const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back("tile of C: " + describe_tile(stock_m) + " x " + describe_tile(stock_n) + " (m x n) -> " +
@@ -183,29 +169,13 @@ public:
         return v;
     }
 
-    void schedule() {
-        const spyre::BmmFuncs funcs{*C, result_, acc_, k_, n_, m_, b_};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_bmm_spyre(funcs, A->in(), B->in(), shape_, plan_);
-            } else {
-                register_schedule_template(funcs);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("bmm"));
-        } else if (hand) {
-            spyre::schedule_bmm_host(funcs, shape_, get_target());
-        }
-    }
-
 private:
+    spyre::BmmFuncs funcs() { return {*C, result_, acc_, k_, n_, m_, b_}; }
+
     Var n_{"n"}, m_{"m"}, b_{"b"};
     Func acc_{"acc"}, result_{"result"};
     RDom k_;
     spyre::BmmShape shape_;
-    spyre::BmmSpyrePlan plan_;
 };
 
 }  // namespace

@@ -29,13 +29,12 @@
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "elementwise_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "spyre_schedule.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -43,7 +42,8 @@ namespace {
 
 using namespace Halide;
 
-class Elementwise : public Generator<Elementwise> {
+class Elementwise
+    : public spyre::FamilyGenerator<Elementwise, spyre::ElementwiseSpyreOptions, spyre::ElementwiseSpyrePlan> {
 public:
     GeneratorParam<int> d0{"d0", 1024};
     GeneratorParam<int> d1{"d1", 2048};
@@ -90,9 +90,7 @@ public:
     }
 
     void generate() {
-        const spyre::ElementwiseSpyreOptions options = knob_options();
-        plan_ = spyre::plan_elementwise_spyre(shape_, options);
-        device_order_ = options.device_order;
+        plan_ = plan_for(knob_options());
         const Type t = dtype;
         Expr v = cast<float>((*a)(x_, y_, z_));
         Expr r;
@@ -134,7 +132,7 @@ public:
         return wide(x_, y_, z_);
     }
 
-    // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; device_order_ the layout.
+    // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; the plan's device order the layout.
     void constrain_tensors() {
         spyre::constrain_tensor(*a, {shape_.a_d0(), shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         spyre::constrain_tensor(*out, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
@@ -143,7 +141,7 @@ public:
             spyre::constrain_tensor(*b, {bc[0] ? 1 : shape_.d0, bc[1] ? 1 : shape_.d1, bc[2] ? 1 : shape_.d2},
                                     {1, bc[1] ? 1 : plan_.tile_rows, 1});
         }
-        if (spyre::is_spyre() && device_order_ == "yzx") {
+        if (spyre::is_spyre() && plan_.device_order == "yzx") {
             const spyre::StickLayout rows_outermost{0, {1, 2, 0}};
             spyre::set_device_layout(*a, rows_outermost);
             spyre::set_device_layout(*out, rows_outermost);
@@ -151,57 +149,44 @@ public:
         }
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::ElementwiseFuncs &funcs) {
-        spyre::ScheduleTemplate t;
-        t.generator = "elementwise";
-        t.output = Func(*out).name();
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::ElementwiseSpyreOptions";
+    std::string family() const { return "elementwise"; }
+    spyre::ElementwiseSpyrePlan plan_for(const spyre::ElementwiseSpyreOptions &o) const {
+        return spyre::plan_elementwise_spyre(shape_, o);
+    }
+    void schedule_spyre() { spyre::schedule_elementwise_spyre(funcs(), a->in(), b ? b->in() : Func(), shape_, plan_); }
+    void schedule_host() { spyre::schedule_elementwise_host(funcs(), shape_, get_target()); }
+    spyre::KnobValues shape_params() const {
         std::string bc;
         for (int d = 0; d < 3; d++) {
             if (shape_.broadcast_b[d]) bc += (bc.empty() ? "d" : ",d") + std::to_string(d);
         }
-        t.fixed = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
-                   {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
-                   {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
-        t.knobs = spyre::schedule_knobs(knob_options());
-        auto options_of = spyre::options_of<spyre::ElementwiseSpyreOptions>;
-        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
-            const spyre::ElementwiseSpyreOptions o = options_of(v);
-            plan_ = spyre::plan_elementwise_spyre(shape_, o);
-            device_order_ = o.device_order;
-            constrain_tensors();
-            spyre::schedule_elementwise_spyre(funcs, a->in(), b ? b->in() : Func(), shape_, plan_);
-        };
-        t.source = [this, options_of](const spyre::KnobValues &v) {
-            const spyre::ElementwiseSpyreOptions o = options_of(v);
-            const spyre::ElementwiseSpyrePlan p = spyre::plan_elementwise_spyre(shape_, o);
-            const std::string &order = o.device_order;
-            std::ostringstream os;
-            os << "// plan: tiles of " << p.tile_rows << " rows (d1 padded to " << p.d1p << "), SFU vectors of "
-               << p.row_vector << " lanes, cores " << p.cores_d2 << " x " << p.cores_d1 << " x " << p.cores_d0
-               << " (d2 x d1 x d0), device order "
-               << order << ", " << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::ElementwiseSpyreOptions options;\n"
-               << spyre::knob_assignments(o, {"device_order"})
-               << "// device_order=" << order << ": the layout of a, b and out (constrain_tensors())\n"
-               << "spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape, "
-                  "spyre::plan_elementwise_spyre(shape, options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                        std::vector<std::string> *changed) {
-            return legalize_stock(d, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+        return {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
+                {"d2", std::to_string(shape_.d2)}, {"dtype", spyre::dtype_param(shape_.dtype)},
+                {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
+    }
+    std::string describe(const spyre::ElementwiseSpyrePlan &p) const {
+        return "tiles of " + std::to_string(p.tile_rows) + " rows (d1 padded to " + std::to_string(p.d1p) +
+               "), SFU vectors of " + std::to_string(p.row_vector) + " lanes, cores " + std::to_string(p.cores_d2) +
+               " x " + std::to_string(p.cores_d1) + " x " + std::to_string(p.cores_d0) + " (d2 x d1 x d0), device order " +
+               p.device_order + ", " + spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    // device_order is the layout of the tensors, not a line of the schedule.
+    std::string knob_lines(const spyre::ElementwiseSpyreOptions &o) const {
+        return spyre::knob_assignments(o, {"device_order"}) + "// device_order=" + o.device_order +
+               ": the layout of a, b and out (constrain_tensors())\n";
+    }
+    std::string schedule_call() const {
+        return "spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape, "
+               "spyre::plan_elementwise_spyre(shape, options));\n";
     }
 
     // The legalization of a stock schedule: rows per tile from its tile of out
     // along y (1, one row per parallel iteration, when y is not split), halved
     // until the planner accepts it; the dense layout; the fusion into the tiles.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
         const std::string o = Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
         int rows = std::min(std::max(stock_rows, 1), shape_.d1);
@@ -211,7 +196,7 @@ public:
         spyre::KnobValues v = spyre::knob_values(start);
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);
-            (void)spyre::plan_elementwise_spyre(shape_, options_of(v));
+            (void)plan_for(options_from(v));
         });
         const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
@@ -230,24 +215,9 @@ public:
         return v;
     }
 
-    void schedule() {
-        const spyre::ElementwiseFuncs f{*out, result_, intermediates_, x_, y_, z_};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_elementwise_spyre(f, a->in(), b ? b->in() : Func(), shape_, plan_);
-            } else {
-                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("elementwise"));
-        } else if (hand) {
-            spyre::schedule_elementwise_host(f, shape_, get_target());
-        }
-    }
-
 private:
+    spyre::ElementwiseFuncs funcs() { return {*out, result_, intermediates_, x_, y_, z_}; }
+
     // "d1", "d0,d2", "" or "none": the dims along which b has extent 1.
     void parse_broadcast(const std::string &spec) {
         std::stringstream ss(spec);
@@ -266,8 +236,6 @@ private:
     Func result_{"result"};
     std::vector<Func> intermediates_;  // unary ops: Funcs result reads (inlined on the host)
     spyre::ElementwiseShape shape_;
-    spyre::ElementwiseSpyrePlan plan_;
-    std::string device_order_;  // "zyx" or "yzx": the device_order param, or the knob in apply
 };
 
 }  // namespace

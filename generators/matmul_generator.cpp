@@ -34,18 +34,16 @@
 // relu (an integer max); gelu and silu are refused: requantize first.
 // The schedules are in schedules/matmul_schedule.cpp.
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "matmul_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -54,7 +52,7 @@ namespace {
 using namespace Halide;
 using spyre::Activation;
 
-class Matmul : public Generator<Matmul> {
+class Matmul : public spyre::FamilyGenerator<Matmul, spyre::MatmulSpyreOptions, spyre::MatmulSpyrePlan> {
 public:
     GeneratorParam<int> m_size{"m", 512};
     GeneratorParam<int> n_size{"n", 512};
@@ -111,7 +109,7 @@ public:
 
     void generate() {
         shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual, shared_weight_layout};
-        plan_ = spyre::plan_matmul_spyre(shape_, knob_options());
+        plan_ = plan_for(knob_options());
         const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
         // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
         const Type acc_t = in_t == Int(8) ? Int(32) : Float(32);
@@ -163,23 +161,28 @@ public:
         if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::MatmulFuncs &funcs) {
-        spyre::ScheduleTemplate t;
-        t.generator = "matmul";
-        t.output = Func(*C).name();
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::MatmulSpyreOptions";
+    std::string family() const { return "matmul"; }
+    spyre::MatmulSpyrePlan plan_for(const spyre::MatmulSpyreOptions &o) const { return spyre::plan_matmul_spyre(shape_, o); }
+    void schedule_spyre() {
+        spyre::schedule_matmul_spyre(funcs(), A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
+    }
+    void schedule_host() { spyre::schedule_matmul_host(funcs(), shape_, get_target()); }
+    spyre::KnobValues shape_params() const {
         const char *act = shape_.activation == Activation::Relu   ? "relu"
                           : shape_.activation == Activation::Gelu ? "gelu"
                           : shape_.activation == Activation::Silu ? "silu"
                                                                   : "none";
-        t.fixed = {{"m", std::to_string(shape_.m)},
-                   {"n", std::to_string(shape_.n)},
-                   {"k", std::to_string(shape_.k)},
-                   {"dtype", shape_.dtype == Int(8) ? "int8" : shape_.dtype.bits() == 16 ? "float16" : "float32"},
-                   {"activation", act}};
-        if (R) t.fixed["residual"] = "true";
-        if (shape_.shared_weight_layout) t.fixed["shared_weight_layout"] = "true";
-        // Tile candidates no larger than the (PT-pass / stick) rounded extents.
+        spyre::KnobValues p = {{"m", std::to_string(shape_.m)}, {"n", std::to_string(shape_.n)},
+                               {"k", std::to_string(shape_.k)}, {"dtype", spyre::dtype_param(shape_.dtype)},
+                               {"activation", act}};
+        if (R) p["residual"] = "true";
+        if (shape_.shared_weight_layout) p["shared_weight_layout"] = "true";
+        return p;
+    }
+    // Tile candidates no larger than the (PT-pass / stick) rounded extents.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
         const int lanes = spyre::stick_lanes(shape_.dtype);
         std::vector<int> tms = {0}, tns = {0};
         for (int c : {64, 128, 256}) {
@@ -188,44 +191,27 @@ public:
         for (int c : {64, 128, 256, 512}) {
             if (c <= spyre::round_up(shape_.n, lanes)) tns.push_back(c);
         }
-        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile_m", tms}, {"tile_n", tns}});
-        auto options_of = spyre::options_of<spyre::MatmulSpyreOptions>;
-        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_matmul_spyre(shape_, options_of(v));
-            constrain_tensors();
-            spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
-        };
-        t.source = [this, options_of](const spyre::KnobValues &v) {
-            const spyre::MatmulSpyreOptions o = options_of(v);
-            const spyre::MatmulSpyrePlan p = spyre::plan_matmul_spyre(shape_, o);
-            std::ostringstream os;
-            os << "// plan: tiles " << p.tm << " x " << p.tn << " x " << p.tk << " (m x n x k), cores " << p.cm << " x "
-               << p.cn << " (m x n), " << (p.double_buffer ? "double" : "single") << "-buffered"
-               << (p.double_buffer_result ? " (result too)" : "") << (p.a_shared ? ", A shared over the ring" : "")
-               << (p.b_shared ? ", B shared over the ring" : "")
-               << ", " << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::MatmulSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
-                  "spyre::plan_matmul_spyre(shape, options)"
-               << (R ? ", R->in()" : "") << ");\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                        std::vector<std::string> *changed) {
-            return legalize_stock(d, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+        return {{"tile_m", tms}, {"tile_n", tns}};
+    }
+    std::string describe(const spyre::MatmulSpyrePlan &p) const {
+        return "tiles " + std::to_string(p.tm) + " x " + std::to_string(p.tn) + " x " + std::to_string(p.tk) +
+               " (m x n x k), cores " + std::to_string(p.cm) + " x " + std::to_string(p.cn) + " (m x n), " +
+               (p.double_buffer ? "double" : "single") + "-buffered" + (p.double_buffer_result ? " (result too)" : "") +
+               (p.a_shared ? ", A shared over the ring" : "") + (p.b_shared ? ", B shared over the ring" : "") + ", " +
+               std::to_string(p.footprint_bytes) + " scratchpad bytes per core";
+    }
+    std::string schedule_call() const {
+        return std::string("spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
+                           "spyre::plan_matmul_spyre(shape, options)") +
+               (R ? ", R->in()" : "") + ");\n";
     }
 
     // The legalization of a stock schedule: its tile of C along m and n, rounded
     // to whole PT passes and sticks and shrunk until the planner finds a K chunk
     // that fits; the planner's K chunk (no K knob); acc, the epilogue and the
     // bias fused into C's tiles.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
         const std::string c = Func(*C).name();
         const int lanes = spyre::stick_lanes(shape_.dtype);
         auto tile = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
@@ -240,7 +226,7 @@ public:
         spyre::MatmulSpyrePlan p;
         const bool shrank = spyre::shrink_matmul_tile_to_fit(&tm, &tn, lanes, [&](int m, int n) {
             v["tile_m"] = std::to_string(m), v["tile_n"] = std::to_string(n);
-            p = spyre::plan_matmul_spyre(shape_, options_of(v));
+            p = spyre::plan_matmul_spyre(shape_, options_from(v));
         });
         const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back("tile of C: " + tile(stock_m) + " x " + tile(stock_n) + " (m x n) -> " + std::to_string(tm) + " x " +
@@ -264,25 +250,13 @@ public:
         return v;
     }
 
-    void schedule() {
-        spyre::MatmulFuncs funcs{*C, result_, acc_, bias_f_, {}, k_, n_, m_};
-        if (act_.defined()) funcs.epilogue.push_back(act_);
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
-            } else {
-                register_schedule_template(funcs);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("matmul"));
-        } else if (hand) {
-            spyre::schedule_matmul_host(funcs, shape_, get_target());
-        }
+private:
+    spyre::MatmulFuncs funcs() {
+        spyre::MatmulFuncs f{*C, result_, acc_, bias_f_, {}, k_, n_, m_};
+        if (act_.defined()) f.epilogue.push_back(act_);
+        return f;
     }
 
-private:
     // R's wrapper, staged per tile of C on Spyre (undefined without a residual).
     Func residual_in() { return R ? R->in() : Func(); }
 
@@ -290,7 +264,6 @@ private:
     Func acc_{"acc"}, bias_f_{"bias_f"}, act_{"act"}, result_{"result"};
     RDom k_;
     spyre::MatmulShape shape_;
-    spyre::MatmulSpyrePlan plan_;
 };
 
 }  // namespace

@@ -13,25 +13,26 @@
 #pragma once
 
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "norm_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
 namespace spyre {
 
 template <bool Centered>
-class NormGenerator : public Halide::Generator<NormGenerator<Centered>> {
+class NormGenerator : public FamilyGenerator<NormGenerator<Centered>, NormSpyreOptions, NormSpyrePlan> {
+    using Family = FamilyGenerator<NormGenerator<Centered>, NormSpyreOptions, NormSpyrePlan>;
+    using Family::plan_;
+
 public:
     template <typename T>
     using GeneratorParam = Halide::GeneratorParam<T>;
@@ -80,7 +81,7 @@ public:
     void generate() {
         using namespace Halide;
         const Type t = dtype;
-        plan_ = plan_norm_spyre(cols, rows, t, Centered, knob_options());
+        plan_ = plan_for(knob_options());
         const float inv_n = 1.0f / (float)(int)cols;
         RDom r(0, (int)cols, "r");
         // The value that is squared and normalized: v, or v - mean for layernorm.
@@ -123,61 +124,48 @@ public:
         constrain_tensor(*out, {cols, rows}, {1, plan_.tile_rows});
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const NormFuncs &funcs) {
-        const Halide::Type t_in = dtype;
-        ScheduleTemplate t;
-        t.generator = kernel_name;
-        t.output = Halide::Func(*out).name();
-        t.fixed = {{"cols", std::to_string((int)cols)},
-                   {"rows", std::to_string((int)rows)},
-                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        // Rows per tile: no more than the rows, and only tiles that fit.
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "NormSpyreOptions";
+    std::string family() const { return kernel_name; }
+    NormSpyrePlan plan_for(const NormSpyreOptions &o) const { return plan_norm_spyre(cols, rows, dtype, Centered, o); }
+    void schedule_spyre() {
+        schedule_norm_spyre(funcs(), in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), dtype, plan_);
+    }
+    void schedule_host() { schedule_norm_host(funcs(), this->get_target()); }
+    KnobValues shape_params() const {
+        return {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", dtype_param(dtype)}};
+    }
+    // Rows per tile: no more than the rows, and only tiles that fit.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
         std::vector<int> tiles = {0};
         for (int c : {1, 2, 4, 8, 16, 32, 64}) {
             if (c > (int)rows) break;
             NormSpyreOptions o;
             o.tile_rows = c;
             try {
-                (void)plan_norm_spyre(cols, rows, t_in, Centered, o);
+                (void)plan_for(o);
                 tiles.push_back(c);
             } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
             }
         }
-        t.knobs = schedule_knobs(knob_options(), {{"tile_rows", tiles}});
-        auto options_of = spyre::options_of<NormSpyreOptions>;
-        t.apply = [this, funcs, options_of, t_in](const KnobValues &v) {
-            plan_ = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
-            constrain_tensors();
-            schedule_norm_spyre(funcs, in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), t_in, plan_);
-        };
-        t.source = [this, options_of, t_in](const KnobValues &v) {
-            const NormSpyreOptions o = options_of(v);
-            const NormSpyrePlan p = plan_norm_spyre(cols, rows, t_in, Centered, o);
-            std::ostringstream os;
-            os << "// plan: tiles of " << p.tile_rows << " rows (rows padded to " << p.rows_padded << "), " << p.cores
-               << " cores, SFU vectors of " << p.row_vector << " lanes, " << (p.double_buffer ? "double" : "single")
-               << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
-               << "NormSpyreOptions options;\n"
-               << knob_assignments(o)
-               << "schedule_norm_spyre(f, in->in(), weight->in(), " << (Centered ? "bias->in()" : "Halide::Func()")
-               << ", dtype, plan_norm_spyre(cols, rows, dtype, " << (Centered ? "true" : "false") << ", options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of, t_in](const StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                              std::vector<std::string> *changed) {
-            return legalize_stock(d, t_in, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+        return {{"tile_rows", tiles}};
+    }
+    std::string describe(const NormSpyrePlan &p) const {
+        return "tiles of " + std::to_string(p.tile_rows) + " rows (rows padded to " + std::to_string(p.rows_padded) + "), " +
+               std::to_string(p.cores) + " cores, SFU vectors of " + std::to_string(p.row_vector) + " lanes, " +
+               buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        return std::string("schedule_norm_spyre(f, in->in(), weight->in(), ") + (Centered ? "bias->in()" : "Halide::Func()") +
+               ", dtype, plan_norm_spyre(cols, rows, dtype, " + (Centered ? "true" : "false") + ", options));\n";
     }
 
     // The legalization of a stock schedule: rows per tile from its tile of out
     // along y (1, one row per parallel iteration, when y is not split), halved
     // until the planner accepts it; the row statistics fused into the tiles;
     // weight (and bias) once per core.
-    template <typename OptionsOf>
-    KnobValues legalize_stock(const StockScheduleDecisions &d, const Halide::Type &t_in, const OptionsOf &options_of,
-                              std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    KnobValues legalize_stock(const StockScheduleDecisions &d, std::vector<std::string> *kept,
+                              std::vector<std::string> *changed) {
         const std::string o = Halide::Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name());
         int tile = std::min(std::max(stock_rows, 1), (int)rows);
@@ -188,7 +176,7 @@ public:
         NormSpyrePlan p;
         const bool shrank = spyre::shrink_rows_to_fit(&tile, [&](int r) {
             v["tile_rows"] = std::to_string(r);
-            p = plan_norm_spyre(cols, rows, t_in, Centered, options_of(v));
+            p = plan_for(this->options_from(v));
         });
         const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
@@ -208,29 +196,13 @@ public:
         return v;
     }
 
-    void schedule() {
-        // rmsnorm leaves sum_, mean_, centered_ and bias_f_ undefined; the schedules check.
-        NormFuncs f{*out, result_, sum_, mean_, centered_, sq_, sumsq_, inv_, weight_f_, bias_f_, x_, y_};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !this->get_auto_schedule();
-        if (is_spyre()) {
-            if (hand) {
-                schedule_norm_spyre(f, in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), dtype, plan_);
-            } else {
-                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            attach_spyre_lowering(this->get_pipeline(), lowering_options_from_driver(kernel_name));
-        } else if (hand) {
-            schedule_norm_host(f, this->get_target());
-        }
-    }
-
 private:
+    // rmsnorm leaves sum_, mean_, centered_ and bias_f_ undefined; the schedules check.
+    NormFuncs funcs() { return {*out, result_, sum_, mean_, centered_, sq_, sumsq_, inv_, weight_f_, bias_f_, x_, y_}; }
+
     Halide::Var x_{"x"}, y_{"y"};
     Halide::Func sum_{"row_sum"}, mean_{"row_mean"}, centered_{"centered"}, sq_{"sq"}, sumsq_{"row_sumsq"},
         inv_{"row_inv"}, weight_f_{"weight_f"}, bias_f_{"bias_f"}, result_{"result"};
-    NormSpyrePlan plan_;
 };
 
 }  // namespace spyre

@@ -7,18 +7,16 @@
 // the axis (Spyre tensors are padded to whole sticks and tiles; the padding
 // never enters a sum or a max). The schedules are in schedules/reduce_schedule.cpp.
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "reduce_schedule.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -26,7 +24,7 @@ namespace {
 
 using namespace Halide;
 
-class Reduce : public Generator<Reduce> {
+class Reduce : public spyre::FamilyGenerator<Reduce, spyre::ReduceSpyreOptions, spyre::ReduceSpyrePlan> {
 public:
     GeneratorParam<int> d0{"d0", 1024};
     GeneratorParam<int> d1{"d1", 2048};
@@ -57,8 +55,7 @@ public:
 
     void generate() {
         shape_ = spyre::ReduceShape{d0, d1, d2, dtype, op, axis};
-        const spyre::ReduceSpyreOptions options = knob_options();
-        plan_ = spyre::plan_reduce_spyre(shape_, options);
+        plan_ = plan_for(knob_options());
         const Type t = dtype;
         const int n = shape_.reduced();
         r_ = RDom(0, n, "r");
@@ -99,15 +96,19 @@ public:
         return stage_input ? in->in() : Func();
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::ReduceFuncs &funcs) {
-        spyre::ScheduleTemplate t;
-        t.generator = "reduce";
-        t.output = Func(*out).name();
-        t.fixed = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
-                   {"d2", std::to_string(shape_.d2)}, {"dtype", shape_.dtype.bits() == 16 ? "float16" : "float32"},
-                   {"op", shape_.op},                 {"axis", std::to_string(shape_.axis)}};
-        // Tiles: 1 to 16 sticks, not above the padded output dim 0; chunks: whole, halves, ... of the reduced axis.
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::ReduceSpyreOptions";
+    std::string family() const { return "reduce"; }
+    spyre::ReduceSpyrePlan plan_for(const spyre::ReduceSpyreOptions &o) const { return spyre::plan_reduce_spyre(shape_, o); }
+    void schedule_spyre() { spyre::schedule_reduce_spyre(funcs(), staged_input(), shape_, plan_); }
+    void schedule_host() { spyre::schedule_reduce_host(funcs(), shape_, get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
+                {"d2", std::to_string(shape_.d2)}, {"dtype", spyre::dtype_param(shape_.dtype)},
+                {"op", shape_.op},                 {"axis", std::to_string(shape_.axis)}};
+    }
+    // Tiles: 1 to 16 sticks, not above the padded output dim 0; chunks: whole, halves, ... of the reduced axis.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
         const int lanes = spyre::stick_lanes(shape_.dtype);
         const int up = spyre::padded_extent(shape_.extent(shape_.kept(0)), lanes);
         std::vector<int> tiles = {0};
@@ -121,34 +122,19 @@ public:
                 if (n % parts == 0) chunks.push_back(n / parts);
             }
         }
-        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", tiles}, {"chunk", chunks}});
-        auto options_of = spyre::options_of<spyre::ReduceSpyreOptions>;
-        t.apply = [this, funcs, options_of](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_reduce_spyre(shape_, options_of(v));
-            constrain_tensors();
-            spyre::schedule_reduce_spyre(funcs, staged_input(), shape_, plan_);
-        };
-        t.source = [this, options_of](const spyre::KnobValues &v) {
-            const spyre::ReduceSpyreOptions o = options_of(v);
-            const spyre::ReduceSpyrePlan p = spyre::plan_reduce_spyre(shape_, o);
-            const bool staged = shape_.axis == 0 || shape_.dtype == Float(16);
-            std::ostringstream os;
-            os << "// plan: tiles of " << p.tile << " lanes (out dim 0 padded to " << p.u_padded << ")";
-            if (shape_.axis != 0) os << ", chunks of " << p.chunk << " reduced rows";
-            os << ", cores " << p.cores_u << " x " << p.cores_v << " x " << p.cores_r << " (u x v x reduced axis), "
-               << (p.double_buffer ? "double" : "single")
-               << "-buffered, " << p.footprint_bytes << " scratchpad bytes per core\n"
-               << "spyre::ReduceSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "spyre::schedule_reduce_spyre(f, " << (staged ? "in->in()" : "Func()")
-               << ", shape, spyre::plan_reduce_spyre(shape, options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                        std::vector<std::string> *changed) {
-            return legalize_stock(d, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+        return {{"tile", tiles}, {"chunk", chunks}};
+    }
+    std::string describe(const spyre::ReduceSpyrePlan &p) const {
+        std::string s = "tiles of " + std::to_string(p.tile) + " lanes (out dim 0 padded to " + std::to_string(p.u_padded) + ")";
+        if (shape_.axis != 0) s += ", chunks of " + std::to_string(p.chunk) + " reduced rows";
+        return s + ", cores " + std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " +
+               std::to_string(p.cores_r) + " (u x v x reduced axis), " +
+               spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        const bool staged = shape_.axis == 0 || shape_.dtype == Float(16);
+        return std::string("spyre::schedule_reduce_spyre(f, ") + (staged ? "in->in()" : "Func()") +
+               ", shape, spyre::plan_reduce_spyre(shape, options));\n";
     }
 
     // The legalization of a stock schedule: `tile` from its tile of out along u
@@ -156,9 +142,8 @@ public:
     // `chunk` from its split of the reduction (the whole axis when it is not
     // split) rounded up to a divisor of the reduced extent; the tile, then the
     // chunk, halved until the planner accepts them; acc (and wide) fused into the tiles.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
         const std::string o = Func(*out).name();
         const int lanes = spyre::stick_lanes(shape_.dtype);
         const int up = spyre::padded_extent(shape_.extent(shape_.kept(0)), lanes);
@@ -179,7 +164,7 @@ public:
         std::string shrunk;
         for (;;) {
             try {
-                (void)spyre::plan_reduce_spyre(shape_, options_of(v));
+                (void)spyre::plan_reduce_spyre(shape_, options_from(v));
                 break;
             } catch (const std::runtime_error &) {  // the planners' "does not fit" (knob errors are std::logic_error)
                 if (tile > lanes) {
@@ -217,29 +202,13 @@ public:
         return v;
     }
 
-    void schedule() {
-        const spyre::ReduceFuncs f{*out, result_, acc_, wide_, r_, u_, v_, x_};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_reduce_spyre(f, staged_input(), shape_, plan_);
-            } else {
-                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("reduce"));
-        } else if (hand) {
-            spyre::schedule_reduce_host(f, shape_, get_target());
-        }
-    }
-
 private:
+    spyre::ReduceFuncs funcs() { return {*out, result_, acc_, wide_, r_, u_, v_, x_}; }
+
     Var x_{"x"}, y_{"y"}, z_{"z"}, u_{"u"}, v_{"v"};
     Func wide_{"wide"}, acc_{"acc"}, result_{"result"};
     RDom r_;
     spyre::ReduceShape shape_;
-    spyre::ReduceSpyrePlan plan_;
 };
 
 }  // namespace

@@ -5,18 +5,16 @@
 // (Spyre tensors are padded to whole sticks; padding must not enter a max or a sum).
 // The schedules are in schedules/softmax_schedule.cpp.
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
 #include "softmax_schedule.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -24,7 +22,7 @@ namespace {
 
 using namespace Halide;
 
-class Softmax : public Generator<Softmax> {
+class Softmax : public spyre::FamilyGenerator<Softmax, spyre::SoftmaxSpyreOptions, spyre::SoftmaxSpyrePlan> {
 public:
     GeneratorParam<int> cols{"cols", 1024};
     GeneratorParam<int> rows{"rows", 2048};
@@ -49,7 +47,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_softmax_spyre(cols, rows, t, knob_options());
+        plan_ = plan_for(knob_options());
         RDom r(0, (int)cols, "r");
         Expr v = cast<float>((*in)(x_, y_));
         max_(y_) = Float(32).min();
@@ -70,49 +68,33 @@ public:
         spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.rows_padded});
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::SoftmaxFuncs &funcs) {
-        const Type t_in = dtype;
-        spyre::ScheduleTemplate t;
-        t.generator = "softmax";
-        t.output = Func(*out).name();
-        t.fixed = {{"cols", std::to_string((int)cols)},
-                   {"rows", std::to_string((int)rows)},
-                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        t.knobs = spyre::schedule_knobs(knob_options());
-        auto options_of = spyre::options_of<spyre::SoftmaxSpyreOptions>;
-        t.apply = [this, funcs, options_of, t_in](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_softmax_spyre(cols, rows, t_in, options_of(v));
-            constrain_tensors();
-            spyre::schedule_softmax_spyre(funcs, in->in(), plan_);
-        };
-        t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
-            const spyre::SoftmaxSpyreOptions o = options_of(v);
-            const spyre::SoftmaxSpyrePlan p = spyre::plan_softmax_spyre(cols, rows, t_in, o);
-            std::ostringstream os;
-            os << "// plan: tiles of " << p.tile_rows << " rows (rows padded to " << p.rows_padded << "), " << p.cores
-               << " cores, " << (p.row_vectors ? "whole-row" : "one-stick") << " SFU vectors, "
-               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::SoftmaxSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of, t_in](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                              std::vector<std::string> *changed) {
-            return legalize_stock(d, t_in, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::SoftmaxSpyreOptions";
+    std::string family() const { return "softmax"; }
+    spyre::SoftmaxSpyrePlan plan_for(const spyre::SoftmaxSpyreOptions &o) const {
+        return spyre::plan_softmax_spyre(cols, rows, dtype, o);
+    }
+    void schedule_spyre() { spyre::schedule_softmax_spyre(funcs(), in->in(), plan_); }
+    void schedule_host() { spyre::schedule_softmax_host(funcs(), get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", spyre::dtype_param(dtype)}};
+    }
+    std::string describe(const spyre::SoftmaxSpyrePlan &p) const {
+        return "tiles of " + std::to_string(p.tile_rows) + " rows (rows padded to " + std::to_string(p.rows_padded) + "), " +
+               std::to_string(p.cores) + " cores, " + (p.row_vectors ? "whole-row" : "one-stick") + " SFU vectors, " +
+               spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        return "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options));\n";
     }
 
     // The legalization of a stock schedule: rows per tile from its tile of out
     // along y (1, one row per parallel iteration, when y is not split), halved
     // until the planner accepts it; the row statistics fused into the tiles;
     // one stick per SFU instruction unless the stock vectors are wider.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
+        const Type t_in = dtype;
         const std::string o = Func(*out).name();
         const int lanes = spyre::stick_lanes(t_in);
         const int stock_rows = d.tile(o, 0, y_.name());
@@ -127,7 +109,7 @@ public:
         spyre::KnobValues v = spyre::knob_values(start);
         const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
             v["tile_rows"] = std::to_string(r);
-            (void)spyre::plan_softmax_spyre(cols, this->rows, t_in, options_of(v));
+            (void)plan_for(options_from(v));
         });
         const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
         kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
@@ -142,27 +124,11 @@ public:
         return v;
     }
 
-    void schedule() {
-        spyre::SoftmaxFuncs f{*out, result_, exp_, max_, sum_, x_, y_};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_softmax_spyre(f, in->in(), plan_);
-            } else {
-                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("softmax"));
-        } else if (hand) {
-            spyre::schedule_softmax_host(f, get_target());
-        }
-    }
-
 private:
+    spyre::SoftmaxFuncs funcs() { return {*out, result_, exp_, max_, sum_, x_, y_}; }
+
     Var x_{"x"}, y_{"y"};
     Func max_{"row_max"}, exp_{"row_exp"}, sum_{"row_sum"}, result_{"result"};
-    spyre::SoftmaxSpyrePlan plan_;
 };
 
 }  // namespace

@@ -9,17 +9,15 @@
 // (tensor_constraints.h); the padding holds zeros, so transposed padding is
 // padding again. The schedules are in schedules/transpose_schedule.cpp.
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "schedule_arithmetic.h"
-#include "schedule_template.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 #include "transpose_schedule.h"
@@ -28,7 +26,7 @@ namespace {
 
 using namespace Halide;
 
-class Transpose : public Generator<Transpose> {
+class Transpose : public spyre::FamilyGenerator<Transpose, spyre::TransposeSpyreOptions, spyre::TransposeSpyrePlan> {
 public:
     GeneratorParam<int> x_size{"x", 1024};
     GeneratorParam<int> y_size{"y", 1024};
@@ -64,7 +62,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t, knob_options());
+        plan_ = plan_for(knob_options());
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);
             (*out)(y_, x_, b_) = transposed_(y_, x_, b_);
@@ -86,52 +84,40 @@ public:
         }
     }
 
-    // The hand schedule's knobs for the Spyre autoscheduler (schedules/schedule_template.h).
-    void register_schedule_template(const spyre::TransposeFuncs &funcs) {
-        const Type t_in = dtype;
-        spyre::ScheduleTemplate t;
-        t.generator = "transpose";
-        t.output = Func(*out).name();
-        t.fixed = {{"x", std::to_string((int)x_size)},
-                   {"y", std::to_string((int)y_size)},
-                   {"batch", std::to_string((int)batch)},
-                   {"dtype", t_in.bits() == 16 ? "float16" : "float32"}};
-        // Tile edges of one, two and four sticks.
-        const int lanes = spyre::stick_lanes(t_in);
-        t.knobs = spyre::schedule_knobs(knob_options(), {{"tile", {0, lanes, 2 * lanes, 4 * lanes}}});
-        auto options_of = spyre::options_of<spyre::TransposeSpyreOptions>;
-        t.apply = [this, funcs, options_of, t_in](const spyre::KnobValues &v) {
-            plan_ = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
-            constrain_tensors();
-            spyre::schedule_transpose_spyre(funcs, in->in(), plan_);
-        };
-        t.source = [this, options_of, t_in](const spyre::KnobValues &v) {
-            const spyre::TransposeSpyreOptions o = options_of(v);
-            const spyre::TransposeSpyrePlan p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, o);
-            std::ostringstream os;
-            os << "// plan: tiles " << p.tile << " x " << p.tile << " (x, y padded to " << p.xp << ", " << p.yp
-               << "), cores " << p.cb << " x " << p.cy << " x " << p.cx << " (batch x y x x), "
-               << (p.double_buffer ? "double" : "single") << "-buffered, " << p.footprint_bytes
-               << " scratchpad bytes per core\n"
-               << "spyre::TransposeSpyreOptions options;\n"
-               << spyre::knob_assignments(o)
-               << "spyre::schedule_transpose_spyre(f, in->in(), spyre::plan_transpose_spyre(x_size, y_size, batch, "
-                  "dtype, options));\n";
-            return os.str();
-        };
-        t.legalize = [this, options_of, t_in](const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
-                                              std::vector<std::string> *changed) {
-            return legalize_stock(d, t_in, options_of, kept, changed);
-        };
-        spyre::register_schedule_template(std::move(t));
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::TransposeSpyreOptions";
+    std::string family() const { return "transpose"; }
+    spyre::TransposeSpyrePlan plan_for(const spyre::TransposeSpyreOptions &o) const {
+        return spyre::plan_transpose_spyre(x_size, y_size, batch, dtype, o);
+    }
+    void schedule_spyre() { spyre::schedule_transpose_spyre(funcs(), in->in(), plan_); }
+    void schedule_host() { spyre::schedule_transpose_host(funcs(), get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"x", std::to_string((int)x_size)}, {"y", std::to_string((int)y_size)},
+                {"batch", std::to_string((int)batch)}, {"dtype", spyre::dtype_param(dtype)}};
+    }
+    // Tile edges of one, two and four sticks.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
+        const int lanes = spyre::stick_lanes(dtype);
+        return {{"tile", {0, lanes, 2 * lanes, 4 * lanes}}};
+    }
+    std::string describe(const spyre::TransposeSpyrePlan &p) const {
+        return "tiles " + std::to_string(p.tile) + " x " + std::to_string(p.tile) + " (x, y padded to " +
+               std::to_string(p.xp) + ", " + std::to_string(p.yp) + "), cores " + std::to_string(p.cb) + " x " +
+               std::to_string(p.cy) + " x " + std::to_string(p.cx) + " (batch x y x x), " +
+               spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        return "spyre::schedule_transpose_spyre(f, in->in(), spyre::plan_transpose_spyre(x_size, y_size, batch, "
+               "dtype, options));\n";
     }
 
     // The legalization of a stock schedule: a square tile of the larger of its
     // tile edges of out (the extent where untiled), rounded up to whole sticks
     // and halved until it fits; transposed fused into the tiles.
-    template <typename OptionsOf>
-    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, const Type &t_in, const OptionsOf &options_of,
-                                     std::vector<std::string> *kept, std::vector<std::string> *changed) {
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
+        const Type t_in = dtype;
         const std::string o = Func(*out).name();
         const int lanes = spyre::stick_lanes(t_in);
         auto describe = [](int t) { return t > 0 ? std::to_string(t) : std::string("untiled"); };
@@ -145,7 +131,7 @@ public:
         spyre::TransposeSpyrePlan p;
         for (;;) {
             try {
-                p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+                p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_from(v));
                 break;
             } catch (const Halide::CompileError &e) {
                 if (std::string(e.what()).find("hardware loop levels") != std::string::npos) {
@@ -153,7 +139,7 @@ public:
                     changed->push_back("tile " + std::to_string(edge) + " needs more hardware loop levels than the machine has; "
                                        "the planner chooses the tile");
                     v["tile"] = "0";
-                    p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_of(v));
+                    p = spyre::plan_transpose_spyre(x_size, y_size, batch, t_in, options_from(v));
                     edge = p.tile;
                     break;
                 }
@@ -174,29 +160,13 @@ public:
         return v;
     }
 
-    void schedule() {
-        const spyre::TransposeFuncs f{*out, transposed_, y_, x_, b_, batched()};
-        // auto_schedule=true (Halide's GeneratorParam): the stock autoscheduler given with -p/-s schedules
-        // the pipeline instead of the hand schedules; tensors, estimates and the Spyre lowering stay.
-        const bool hand = !get_auto_schedule();
-        if (spyre::is_spyre()) {
-            if (hand) {
-                spyre::schedule_transpose_spyre(f, in->in(), plan_);
-            } else {
-                register_schedule_template(f);  // for the Spyre autoscheduler; the stock ones ignore it
-            }
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("transpose"));
-        } else if (hand) {
-            spyre::schedule_transpose_host(f, get_target());
-        }
-    }
-
 private:
+    spyre::TransposeFuncs funcs() { return {*out, transposed_, y_, x_, b_, batched()}; }
+
     bool batched() const { return (int)batch > 0; }
 
     Var y_{"y"}, x_{"x"}, b_{"b"};
     Func transposed_{"transposed"};
-    spyre::TransposeSpyrePlan plan_;
 };
 
 }  // namespace

@@ -158,7 +158,9 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                                 fixed_bytes(base.d0p, planning::row_vector_lanes(base.d0p, base.lanes))) +
                                  " bytes of " + std::to_string(budget) + ")");
     }
-    return planning::with_estimate(search);
+    ElementwiseSpyrePlan chosen = planning::with_estimate(search);
+    chosen.device_order = options.device_order;
+    return chosen;
 }
 
 void schedule_elementwise_host(ElementwiseFuncs f, const ElementwiseShape &s, const Target &target) {

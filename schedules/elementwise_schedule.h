@@ -60,6 +60,7 @@ struct ElementwiseSpyrePlan {
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
+    std::string device_order = "zyx";  // the layout of a, b and out (the device_order knob)
 
     int cores() const { return cores_d0 * cores_d1 * cores_d2; }
 };
