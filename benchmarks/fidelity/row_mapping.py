@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 ROW_REDUCTIONS = frozenset({"sum_rows", "mean_rows", "amax_rows", "max_rows"})
 
 ELEMENTWISE_OPS = ("add", "mul", "gelu", "silu")  # gen_elementwise's `op` values
-SCALAR_DEFAULTS = {"eps": "1e-5"}  # run-time scalars by name; any other scalar gets 1
 DEFAULT_CORES = 32
 DEFAULT_BENCH_B = 8
 
@@ -68,11 +67,6 @@ class Mapping:
     def shape_key(self):
         """The algorithm (no knobs): rows of one hardware group that map differently stay apart."""
         return " ".join("%s=%s" % kv for kv in self.params.items())
-
-
-def scalar_value(name):
-    """The value passed to spyre-run for a program's run-time scalar `name`."""
-    return SCALAR_DEFAULTS.get(name, "1")
 
 
 # ---------------------------------------------------------------------------------------------
