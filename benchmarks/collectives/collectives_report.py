@@ -12,10 +12,10 @@ import argparse
 import csv
 import io
 import os
-import subprocess
 import sys
 
 from benchmarks.spyre_bench.doc_section import write_section
+from benchmarks.spyre_bench.mpi import mpirun
 
 SHOWN_SIZES = [8, 4096, 262144, 16 << 20, 256 << 20]
 RANKS = [2, 4, 8]
@@ -23,13 +23,8 @@ LATENCIES = [1, 2, 5, 10]
 
 
 def run(build, ranks, op="all", overrides=None):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    if overrides:
-        env["SPYRE_MACHINE_SET"] = overrides
-    command = ["mpirun", "--oversubscribe", "-np", str(ranks), os.path.join(build, "bin", "spyre_collectives_bench"),
-               "--csv", "--op", op]
-    print("running: " + (f"SPYRE_MACHINE_SET={overrides} " if overrides else "") + " ".join(command), file=sys.stderr)
-    out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    out = mpirun(ranks, [os.path.join(build, "bin", "spyre_collectives_bench"), "--csv", "--op", op], overrides,
+                 capture=True)
     return list(csv.DictReader(io.StringIO(out)))
 
 

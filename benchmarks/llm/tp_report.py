@@ -12,30 +12,25 @@ machine description of its own, so a first run compiles for some minutes; later 
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from benchmarks.spyre_bench.doc_section import write_section
+from benchmarks.spyre_bench.mpi import mpirun
 
 LATENCIES = [1, 2, 5, 10]
 MODELS = [("granite8b", [1, 2, 4, 8]), ("llama3-70b", [2, 4, 8])]
 
 
 def run(build, model, tp, json_dir, latency=None, reuse=False):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    machine_set = None
     if latency is not None:
         given = os.environ.get("SPYRE_MACHINE_SET")
-        env["SPYRE_MACHINE_SET"] = (given + "," if given else "") + f"card_link_latency_us={latency}"
+        machine_set = (given + "," if given else "") + f"card_link_latency_us={latency}"
     out = os.path.join(json_dir, f"{model}_tp{tp}_{latency}.json")
-    if reuse:
-        with open(out) as f:
-            return json.load(f)
-    command = ["mpirun", "--oversubscribe", "-np", str(tp), os.path.join(build, "bin", "llm"), "--model", model,
-               "--tp", str(tp), "--timing-only", "--tokens", "2", "--json", out]
-    print("running: " + (f"SPYRE_MACHINE_SET={env['SPYRE_MACHINE_SET']} " if latency is not None else "") +
-          " ".join(command), file=sys.stderr)
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    if not reuse:
+        mpirun(tp, [os.path.join(build, "bin", "llm"), "--model", model, "--tp", str(tp), "--timing-only", "--tokens",
+                    "2", "--json", out], machine_set)
     with open(out) as f:
         return json.load(f)
 

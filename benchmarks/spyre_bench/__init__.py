@@ -8,6 +8,7 @@
 - stats:       median, percentile, rms, geomean, Spearman's rank correlation (standard library only)
 - tables:      aligned text and markdown tables, number formatting
 - doc_section: the generated sections of a markdown file (docs/performance.md)
+- mpi:         running a program on several simulated cards under mpirun
 - progress:    progress lines on stderr
 
 Only the standard library is used. The scripts import it as `benchmarks.spyre_bench.<module>`, so they
