@@ -30,13 +30,12 @@ import re
 import time
 
 from benchmarks.fidelity import fidelity
-from benchmarks.fidelity.row_mapping import ROW_REDUCTIONS, map_row
+from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
 from benchmarks.spyre_bench import machine, progress
 from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
 from benchmarks.spyre_bench.stats import median, percentile, rms
 
 MACHINE_JSON = machine.SOURCE_JSON
-MIB = 1 << 20
 STREAMING = {"add", "add_scalar", "add_bcast_row", "add_bcast_col", "mul_bcast_row", "neg", "transpose", "linear"}
 
 
@@ -48,7 +47,7 @@ def is_dram_row(r):
     # Memory-bound kernels big enough that the DMA latency and issue overheads do not matter:
     # streaming ops on any core count, and gelu and row reductions where 32 cores leave the
     # SFU far from binding.
-    if r["alg_bytes"] < 8 * MIB:
+    if r["alg_bytes"] < LARGE_BYTES:
         return False
     if r["op_class"] in STREAMING:
         return True

@@ -45,21 +45,20 @@ import re
 import sys
 import time
 
-from benchmarks.fidelity.row_mapping import ROW_REDUCTIONS, map_row
+from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
 from benchmarks.spyre_bench import machine
 from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
 from benchmarks.spyre_bench.progress import log
 from benchmarks.spyre_bench.stats import median, percentile, rms, spearman
 from benchmarks.spyre_bench.tables import fmt, render_md, render_text
 
-MIB = 1 << 20
 # The single-resource target groups: (name, predicate on a result row). Targets: median |sim/hw - 1| <= 10%,
 # 90th percentile <= 20%.
 TARGETS = [
     ("(a) matmul on 1-2 cores", lambda r: r["op_class"] == "matmul" and r["cores"] <= 2),
     ("(b) add, gelu, row reductions, transposes on 32 cores, >= 8 MiB moved",
      lambda r: (r["op_class"] in {"add", "gelu", "transpose"} | ROW_REDUCTIONS) and r["cores"] == 32
-     and r["alg_bytes"] >= 8 * MIB),
+     and r["alg_bytes"] >= LARGE_BYTES),
     ("(c) gelu and softmax on 1-2 cores", lambda r: r["op_class"] in {"gelu", "softmax"} and r["cores"] <= 2),
 ]
 TARGET_MEDIAN, TARGET_P90 = 0.10, 0.20

@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 
 # The op classes that reduce each row to one value (fidelity.py's and calibrate.py's row groups).
 ROW_REDUCTIONS = frozenset({"sum_rows", "mean_rows", "amax_rows", "max_rows"})
+# Rows moving at least 8 MiB are the DRAM-bound ones (fidelity.py's target (b), calibrate.py's DRAM group).
+MIB = 1 << 20
+LARGE_BYTES = 8 * MIB
 
 ELEMENTWISE_OPS = ("add", "mul", "gelu", "silu")  # gen_elementwise's `op` values
 DEFAULT_CORES = 32
