@@ -25,13 +25,12 @@ numbers of the machine description.
 import argparse
 import json
 import math
-import os
 import re
 import time
 
 from benchmarks.fidelity import fidelity
 from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
-from benchmarks.spyre_bench import machine, progress
+from benchmarks.spyre_bench import kernel_runs, machine, progress
 from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
 from benchmarks.spyre_bench.stats import median, percentile, rms
 
@@ -219,16 +218,13 @@ def format_machine(doc):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", required=True)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--out", help="fidelity cache directory (default BUILD/fidelity)")
-    ap.add_argument("--jobs", type=int, default=2)
+    kernel_runs.add_arguments(ap)
     ap.add_argument("--holdout", type=float, default=0.3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--iters", type=int, default=10, help="golden-section steps per parameter and round")
     ap.add_argument("--groups", default="pt,dram,sfu")
     ap.add_argument("--write-machine", action="store_true")
-    args = ap.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
+    args = kernel_runs.parse_args(ap)
     t0 = time.time()
     rows = fidelity.read_rows(args.csv)
     mappings = [map_row(r) for r in rows]

@@ -46,11 +46,11 @@ import sys
 import time
 
 from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
-from benchmarks.spyre_bench import machine
+from benchmarks.spyre_bench import kernel_runs, machine
 from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
 from benchmarks.spyre_bench.progress import log
 from benchmarks.spyre_bench.stats import median, percentile, rms, spearman
-from benchmarks.spyre_bench.tables import fmt, render_md, render_text
+from benchmarks.spyre_bench.tables import fmt, render_md, render_text, write_csv
 
 # The single-resource target groups: (name, predicate on a result row). Targets: median |sim/hw - 1| <= 10%,
 # 90th percentile <= 20%.
@@ -140,18 +140,19 @@ def result_rows(rows, mappings, results, best_ids, holdout):
     return out
 
 
+def row_cells(r):
+    """rows.csv's line of one result (ROW_FIELDS)."""
+    ok = r["status"] == "ok"
+    return [r["id"], r["op"], r["shape"], r["op_class"], r["cores"], r["status"], fmt(r["hw_us"]),
+            fmt(r["sim_us"]) if ok else "", fmt(r.get("ratio"), "%.4f") if ok else "",
+            fmt(r.get("bound_us")) if ok else "", (r["hw_us"] < r["alg_bound_us"]) if ok else "",
+            r.get("sim_dram_bytes", ""), r["alg_bytes"] or "", r["hw_model_bytes"], r.get("macs", ""),
+            r.get("bottleneck", ""), r.get("active_cores", ""), r["generator"], r["params"], r["knobs"],
+            r["variant_ignored"], r["group"], r["best_of_group"], r["split"], "; ".join(r["notes"])]
+
+
 def write_rows_csv(path, results):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(ROW_FIELDS)
-        for r in results:
-            ok = r["status"] == "ok"
-            w.writerow([r["id"], r["op"], r["shape"], r["op_class"], r["cores"], r["status"], fmt(r["hw_us"]),
-                        fmt(r["sim_us"]) if ok else "", fmt(r.get("ratio"), "%.4f") if ok else "",
-                        fmt(r.get("bound_us")) if ok else "", (r["hw_us"] < r["alg_bound_us"]) if ok else "",
-                        r.get("sim_dram_bytes", ""), r["alg_bytes"] or "", r["hw_model_bytes"], r.get("macs", ""),
-                        r.get("bottleneck", ""), r.get("active_cores", ""), r["generator"], r["params"], r["knobs"],
-                        r["variant_ignored"], r["group"], r["best_of_group"], r["split"], "; ".join(r["notes"])])
+    write_csv(path, [ROW_FIELDS] + [row_cells(r) for r in results])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,16 +416,12 @@ def torch_spyre_table(results):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", required=True, help="hardware timing CSV")
-    p.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
-    p.add_argument("--out", help="output and cache directory (default BUILD/fidelity)")
-    p.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
+    kernel_runs.add_arguments(p)
     p.add_argument("--machine-set", help="k=v,... machine overrides for the simulation (SPYRE_MACHINE_SET)")
     p.add_argument("--only", help="op classes to run, comma-separated")
     p.add_argument("--holdout", type=float, default=0.3, help="fraction of row groups held out (0: no split)")
     p.add_argument("--md", help="write the markdown report here")
-    args = p.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
-    return args
+    return kernel_runs.parse_args(p)
 
 
 def main():

@@ -27,7 +27,6 @@ Usage (from the repository root):
           (benchmarks/spyre_bench/doc_section.py; the rest of the file is kept)
 """
 import argparse
-import csv
 import os
 import sys
 import time
@@ -35,11 +34,12 @@ import time
 from benchmarks.fidelity import fidelity
 from benchmarks.fidelity.row_mapping import map_row
 from benchmarks.spyre_bench.doc_section import with_section
+from benchmarks.spyre_bench import kernel_runs
 from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
 from benchmarks.spyre_bench.progress import log
 from benchmarks.spyre_bench.simulate import UNITS
 from benchmarks.spyre_bench.stats import geomean
-from benchmarks.spyre_bench.tables import fmt, render_md, render_text
+from benchmarks.spyre_bench.tables import fmt, render_md, render_text, write_csv
 
 WITHIN = 1.05  # "as fast as the card": the issue's allowance for two compilers at the same bound
 TARGET_SHARE_WITHIN = 0.95
@@ -213,20 +213,17 @@ def failure_table(results):
     return table
 
 
-def write_csv(path, results):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(CSV_FIELDS)
-        for r in results:
-            ok = r["status"] == "ok"
-            w.writerow([r["op_class"], r["op"], r["shape"], r["dtype"], r["cores"], r["best_hw_id"],
-                        fmt(r["hw_us"]), r["hw_rows"], r["generator"], r["params"], r["status"]] +
-                       ([fmt(r["ours_us"]), fmt(r["ratio"], "%.4f"), fmt(r["bound_us"]),
-                         fmt(r["ours_over_bound"], "%.4f"), r["dram_bytes"], r["min_bytes"],
-                         fmt(r["bytes_over_min"], "%.4f")] +
-                        [fmt(r["busy"][u], "%.4f") for u in UNITS] +
-                        [r["active_cores"], r["bottleneck"], fmt(r["hw_over_min_bound"], "%.4f"),
-                         r["reading"]] if ok else [""] * 14) + [r["error"]])
+def csv_cells(r):
+    """incumbent.csv's line of one shape (CSV_FIELDS)."""
+    ok = r["status"] == "ok"
+    return ([r["op_class"], r["op"], r["shape"], r["dtype"], r["cores"], r["best_hw_id"],
+             fmt(r["hw_us"]), r["hw_rows"], r["generator"], r["params"], r["status"]] +
+            ([fmt(r["ours_us"]), fmt(r["ratio"], "%.4f"), fmt(r["bound_us"]),
+              fmt(r["ours_over_bound"], "%.4f"), r["dram_bytes"], r["min_bytes"],
+              fmt(r["bytes_over_min"], "%.4f")] +
+             [fmt(r["busy"][u], "%.4f") for u in UNITS] +
+             [r["active_cores"], r["bottleneck"], fmt(r["hw_over_min_bound"], "%.4f"),
+              r["reading"]] if ok else [""] * 14) + [r["error"]])
 
 
 def summary_text(results):
@@ -274,13 +271,10 @@ def markdown(results, command, csv_name):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", required=True, help="hardware timing CSV")
-    p.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
-    p.add_argument("--out", help="cache and output directory (default BUILD/fidelity)")
-    p.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
+    kernel_runs.add_arguments(p)
     p.add_argument("--only", help="op classes to run, comma-separated")
     p.add_argument("--md", help="set the incumbent section of this markdown file (docs/performance.md)")
-    args = p.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
+    args = kernel_runs.parse_args(p)
     args.machine_set = None  # the built-in, calibrated machine description
     return args
 
@@ -304,7 +298,7 @@ def main():
     log("%d rows, %d groups with a card time onto %d distinct kernels" % (len(rows), len(groups), len(kernels)))
     sims = run_kernels(Harness(args), kernels, args.jobs)
     results = shape_results(groups, sims, args.machine_set)
-    write_csv(os.path.join(args.out, "incumbent.csv"), results)
+    write_csv(os.path.join(args.out, "incumbent.csv"), [CSV_FIELDS] + [csv_cells(r) for r in results])
     print(summary_text(results))
     if args.md:
         command = " ".join(["python3 -m benchmarks.incumbent.incumbent"] + sys.argv[1:])

@@ -33,6 +33,20 @@ REPORT_FIELDS = ("simulated_us", "roofline_bound_us", "dram_read_bytes", "dram_w
                  "active_cores")
 
 
+def add_arguments(parser):
+    """The command-line options of a harness run: --build, --out (the caches), --jobs; parse with parse_args()."""
+    parser.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
+    parser.add_argument("--out", help="output and cache directory (default BUILD/fidelity)")
+    parser.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
+
+
+def parse_args(parser):
+    """The parser's arguments, --out defaulting to BUILD/fidelity (the caches the harness scripts share)."""
+    args = parser.parse_args()
+    args.out = args.out or os.path.join(args.build, "fidelity")
+    return args
+
+
 # ---------------------------------------------------------------------------------------------
 # Tools and their fingerprints
 

@@ -1,8 +1,9 @@
 """Tables of the reports: a table is a list of rows (lists of cells), the first row the header.
 
 render_text aligns the columns for a terminal (numbers right, text left); render_md writes a markdown
-table (`|` in a cell escaped); fmt formats a number, '' for None and nan.
+table (`|` in a cell escaped); write_csv writes a CSV file; fmt formats a number, '' for None and nan.
 """
+import csv
 import math
 import re
 
@@ -26,6 +27,11 @@ def render_text(table):
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def write_csv(path, table):
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(table)
 
 
 def render_md(table):
