@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Writes docs/performance.md: simulated performance of the kernel suite on the
 Spyre machine model, and the schedule ladders of bmm and softmax.
 
@@ -6,21 +5,21 @@ Every figure comes from this run: each kernel is compiled with its generator
 for -target=spyre and simulated in timing-only mode by spyre-run (timing-only
 and functional runs report identical cycles; the tests check it).
 
-Usage: benchmarks/performance_report.py [--build build] [--out docs/performance.md]
+Usage (from the repository root):
+    python3 -m benchmarks.performance_report [--build build] [--out docs/performance.md]
 
 The sections other scripts write into the file (between <!-- begin NAME --> and <!-- end NAME -->:
-benchmarks/incumbent/incumbent.py --md, benchmarks/collectives/collectives_report.py,
-benchmarks/llm/tp_report.py, ...) are kept.
+benchmarks.incumbent.incumbent --md, benchmarks.collectives.collectives_report,
+benchmarks.llm.tp_report, ...) are kept.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-from doc_section import find_section
+from benchmarks.spyre_bench import generate, machine, simulate as spyre_run
+from benchmarks.spyre_bench.doc_section import find_section
 
 # (title, generator, params, scalar params for spyre-run, target)
 # target: ('pt', 0.85) = PT utilization >= 85% of the calibrated sustained PT rate (the datasheet peak is
@@ -89,27 +88,17 @@ NOT_SUPPORTED_STEPS = [
 ]
 
 
-def run(cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True)
-
-
 def simulate(build, tmp, gen, params, scalars, name):
-    exe = os.path.join(build, "bin", "gen_" + gen)
-    if not os.path.exists(exe):
-        return None, "generator gen_%s not built" % gen
-    try:
-        run([exe, "-g", gen, "-o", tmp, "-e", "c_header", "-f", name, "-target=spyre"] + params.split())
-        report = os.path.join(tmp, name + ".json")
-        cmd = [os.path.join(build, "bin", "spyre-run"), os.path.join(tmp, name + ".spyre"), "--timing-only",
-               "--report", report]
-        for s in scalars:
-            cmd += ["--param", s]
-        run(cmd)
-        with open(report) as f:
-            return json.load(f), None
-    except subprocess.CalledProcessError as e:
-        msg = (e.stderr or e.stdout or "").strip().splitlines()
-        return None, (msg[-1] if msg else "failed")[:200]
+    """(spyre-run's JSON report, None) of the kernel, or (None, why it is not available)."""
+    if generate.not_built(build, gen):
+        return None, generate.not_built(build, gen)
+    g = generate.generate(build, gen, tmp, name, params.split())
+    if g.program is None:
+        return None, g.error[:200]
+    run = spyre_run.simulate(build, g.program, os.path.join(tmp, name + ".json"), scalars)
+    if run.report is None:
+        return None, run.error[:200]
+    return run.report, None
 
 
 def status(r, target):
@@ -150,7 +139,6 @@ def explain_matmuls(out, results, build, tmp):
     r = results.get("bmm fp16 (compute-bound)")
     if not r:
         return
-    gb = 1e9
     # batch=8 m=1024 n=4096 k=4096 fp16: each tensor once.
     once = (8 * 1024 * 4096 + 8 * 4096 * 4096 + 8 * 1024 * 4096) * 2
     moved = r["dram_read_bytes"] + r["dram_write_bytes"]
@@ -293,19 +281,16 @@ def explain_convolutions(out, results, build, tmp):
             100 * r["argument_bound_us"] / r["simulated_us"], 100 * r["calibrated_floor_us"] / r["simulated_us"],
             100 * r["pt_sustained_utilization"], moved / 1e6, minimum / 1e6))
     out("")
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "machine",
-                           "spyre_machine.json")) as f:
-        machine = json.load(f)
-    value = lambda name: machine["parameters"][name]["value"] if "parameters" in machine else machine[name]["value"]
+    value = machine.source_values()
     out("- The 64-channel layers are DRAM-bound: reads and writes are nearly balanced, and the roofline bound "
         "charges the smallest read/write turnaround any hardware row shows (%.6f ns per byte of the smaller "
         "side), where the calibrated model, fitted to all rows, charges %.6f: such a kernel cannot exceed "
         "about 76-80%% of the roofline bound in the model (nor do the card's own balanced copies, "
-        "docs/fidelity.md)." % (value("dram_bound_turnaround_ns_per_byte"), value("dram_turnaround_ns_per_byte")))
+        "docs/fidelity.md)." % (value["dram_bound_turnaround_ns_per_byte"], value["dram_turnaround_ns_per_byte"]))
     out("- The 256-channel layers are compute-bound: the roofline bound counts the datasheet PT peak, and the "
         "sustained rate the card reaches on its best matmuls is %.0f%% of it, so 80%% of the roofline bound is "
         "out of reach on the card as well; the calibrated floor counts the sustained rate."
-        % (100 * value("pt_sustained_macs_per_ns") / (value("pt_peak_macs_per_cycle_fp16") * value("clock_ghz"))))
+        % (100 * value["pt_sustained_macs_per_ns"] / (value["pt_peak_macs_per_cycle_fp16"] * value["clock_ghz"])))
     out("- At batch 1 a core has few output rows (7 for the 256-channel layer): before its first tap can "
         "run, it needs its whole weight tile (all taps of its channels) and its first input rows, and the "
         "card's DRAM delivers all the kernel's weights (1.2 MB for 256 channels) at the start, to every core "
@@ -327,11 +312,11 @@ def main():
     out = lines.append
     out("# Performance on the simulated Spyre")
     out("")
-    out("Generated by `benchmarks/performance_report.py` (run it after `scripts/build.sh`; it")
+    out("Generated by `python3 -m benchmarks.performance_report` (run it after `scripts/build.sh`; it")
     out("compiles each kernel with its generator for `-target=spyre` and simulates it in")
     out("timing-only mode with `spyre-run`). Machine model: `docs/timing-model.md`. Every figure")
     out("below is from the same run of the script, except the last section (against torch-spyre's measured")
-    out("times), which `benchmarks/incumbent/incumbent.py` writes.")
+    out("times), which `python3 -m benchmarks.incumbent.incumbent` writes.")
     out("")
     out("PT utilization is given against the datasheet peak (1536 MAC/ns per core) and against the calibrated")
     out("sustained rate the card reaches on compute-bound matmuls (`pt_sustained_macs_per_ns`, docs/fidelity.md);")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fits the timing model's measured (M) rates to hardware timings, with the simulator in the loop.
 
 Each fit group names a few machine parameters and the hardware rows one resource bounds (the
@@ -15,9 +14,9 @@ matmuls on 1-4 cores), DRAM (memory-bound kernels where the SFU and PT are far f
 (gelu, softmax and row reductions on 1-2 cores). Then the DRAM bound's turnaround is set to the
 largest value no mapped train row beats (the bound stays a bound).
 
-Usage:
-  benchmarks/fidelity/calibrate.py --csv TRAIN.csv [--build build] [--out DIR] [--rounds 2]
-                                   [--groups pt,dram,sfu] [--write-machine]
+Usage (from the repository root):
+  python3 -m benchmarks.fidelity.calibrate --csv TRAIN.csv [--build build] [--out DIR] [--rounds 2]
+                                           [--groups pt,dram,sfu] [--write-machine]
 --write-machine stores the fitted values, with provenance M and the fitted row ids, in
 runtime/machine/spyre_machine.json (rebuild afterwards: the JSON is compiled into the runtime).
 The search never reads the hardware data at run time of the simulator: it only chooses the
@@ -26,18 +25,16 @@ numbers of the machine description.
 import argparse
 import json
 import math
-import os
 import re
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fidelity  # noqa: E402
-from row_mapping import ROW_REDUCTIONS, map_row  # noqa: E402
+from benchmarks.fidelity import fidelity
+from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
+from benchmarks.spyre_bench import kernel_runs, machine, progress
+from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
+from benchmarks.spyre_bench.stats import median, percentile, rms
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MACHINE_JSON = os.path.join(ROOT, "runtime", "machine", "spyre_machine.json")
-MIB = 1 << 20
+MACHINE_JSON = machine.SOURCE_JSON
 STREAMING = {"add", "add_scalar", "add_bcast_row", "add_bcast_col", "mul_bcast_row", "neg", "transpose", "linear"}
 
 
@@ -49,7 +46,7 @@ def is_dram_row(r):
     # Memory-bound kernels big enough that the DMA latency and issue overheads do not matter:
     # streaming ops on any core count, and gelu and row reductions where 32 cores leave the
     # SFU far from binding.
-    if r["alg_bytes"] < 8 * MIB:
+    if r["alg_bytes"] < LARGE_BYTES:
         return False
     if r["op_class"] in STREAMING:
         return True
@@ -72,12 +69,7 @@ GOLDEN = (math.sqrt(5) - 1) / 2
 
 
 def log(msg):
-    print("calibrate: " + msg, file=sys.stderr, flush=True)
-
-
-def machine_values():
-    with open(MACHINE_JSON) as f:
-        return {k: v["value"] for k, v in json.load(f)["parameters"].items()}
+    progress.log("calibrate: " + msg)
 
 
 class Evaluator:
@@ -91,12 +83,12 @@ class Evaluator:
     def results(self, overrides, selected):
         h = argparse.Namespace(build=self.args.build, out=self.args.out, machine_set=",".join(
             "%s=%.10g" % kv for kv in sorted(overrides.items())))
-        harness = fidelity.Harness(h)
+        harness = Harness(h)
         kernels = {}
         for i in selected:
             m = self.mappings[i]
             kernels.setdefault((m.generator, tuple(m.generator_args())), self.rows[i]["id"])
-        sims = fidelity.run_kernels(harness, kernels, self.args.jobs)
+        sims = run_kernels(harness, kernels, self.args.jobs)
         rows = [self.rows[i] for i in selected]
         maps = [self.mappings[i] for i in selected]
         return fidelity.result_rows(rows, maps, sims, self.best, self.args.holdout)
@@ -119,7 +111,7 @@ def describe(results, split):
     if not e:
         return "no rows"
     return "%d rows, median |sim/hw-1| %.1f%%, p90 %.1f%%, RMS %.1f%%" % (
-        len(e), 100 * fidelity.median(e), 100 * fidelity.percentile(e, 90), 100 * fidelity.rms(e))
+        len(e), 100 * median(e), 100 * percentile(e, 90), 100 * rms(e))
 
 
 def golden_search(f, lo, hi, iters):
@@ -147,7 +139,7 @@ def fit_group(ev, name, selector, params, values, rounds, iters):
         name, len(selected), len(fit_ids), describe([base[i] for i in selected], "fit")))
 
     def objective(v):
-        return fidelity.rms(log_errors(ev.results(v, selected), "fit"))
+        return rms(log_errors(ev.results(v, selected), "fit"))
 
     values = dict(values)
     current = objective(values)
@@ -226,21 +218,18 @@ def format_machine(doc):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", required=True)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--out", help="fidelity cache directory (default BUILD/fidelity)")
-    ap.add_argument("--jobs", type=int, default=2)
+    kernel_runs.add_arguments(ap)
     ap.add_argument("--holdout", type=float, default=0.3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--iters", type=int, default=10, help="golden-section steps per parameter and round")
     ap.add_argument("--groups", default="pt,dram,sfu")
     ap.add_argument("--write-machine", action="store_true")
-    args = ap.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
+    args = kernel_runs.parse_args(ap)
     t0 = time.time()
     rows = fidelity.read_rows(args.csv)
     mappings = [map_row(r) for r in rows]
     ev = Evaluator(args, rows, mappings)
-    all_values = machine_values()
+    all_values = machine.source_values()
     fitted = {p: all_values[p] for _, _, params in GROUPS for p, *_ in params}
     # The bound's turnaround does not change simulated times; 0 keeps every searched turnaround legal.
     fitted["dram_bound_turnaround_ns_per_byte"] = 0.0

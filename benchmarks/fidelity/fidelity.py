@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fidelity harness: the simulated device's kernel times against real Spyre card timings.
 
 For every row of a hardware timing CSV (/work/shared/hw/spyre_hw_timings_*.csv: id, op, shape,
@@ -9,10 +8,10 @@ PROG --timing-only --report r.json`) and compares the simulated time with the ca
 map are listed with the reason.
 
 Assumes a finished build (--build, default build): bin/gen_*, bin/spyre-run, bin/spyre-info and
-lib/*.so. Only the standard library is used (Python 3.11).
+lib/*.so. Only the standard library is used (Python 3.11). Run from the repository root:
 
 Usage:
-  benchmarks/fidelity/fidelity.py --csv PATH [--build build] [--out DIR] [--jobs N]
+  python3 -m benchmarks.fidelity.fidelity --csv PATH [--build build] [--out DIR] [--jobs N]
       [--machine-set k=v,...] [--only CLASS[,CLASS...]] [--holdout FRAC] [--md PATH]
 
   --machine-set  machine overrides for the simulation (SPYRE_MACHINE_SET of spyre-run and spyre-info,
@@ -24,7 +23,7 @@ Usage:
                  hash of op and shape, so it is the same for every run and every CSV
   --md           also write the markdown report (docs/fidelity.md is its intended place)
 
-Caches (kernel_runs.py; rerunning is quick): DIR/programs/<key>/ holds each compiled program, keyed by the generator
+Caches (benchmarks/spyre_bench/kernel_runs.py; rerunning is quick): DIR/programs/<key>/ holds each compiled program, keyed by the generator
 binary and build/lib/*.so (mtime, size), its GeneratorParams and the compile-time machine
 description; DIR/sim_cache.json holds the simulation results, keyed by the program's sha256, the
 effective machine (the output of spyre-info in the simulation's environment), spyre-run and
@@ -40,25 +39,26 @@ whose card time is below our roofline bound (the bound must stay a bound).
 import argparse
 import csv
 import hashlib
-import json
 import math
 import os
 import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from row_mapping import ROW_REDUCTIONS, map_row  # noqa: E402
-from kernel_runs import Harness, log, run_kernels  # noqa: E402,F401  (calibrate.py uses fidelity.Harness)
+from benchmarks.fidelity.row_mapping import LARGE_BYTES, ROW_REDUCTIONS, map_row
+from benchmarks.spyre_bench import kernel_runs, machine
+from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
+from benchmarks.spyre_bench.progress import log
+from benchmarks.spyre_bench.stats import median, percentile, rms, spearman
+from benchmarks.spyre_bench.tables import fmt, render_md, render_text, write_csv
 
-MIB = 1 << 20
 # The single-resource target groups: (name, predicate on a result row). Targets: median |sim/hw - 1| <= 10%,
 # 90th percentile <= 20%.
 TARGETS = [
     ("(a) matmul on 1-2 cores", lambda r: r["op_class"] == "matmul" and r["cores"] <= 2),
     ("(b) add, gelu, row reductions, transposes on 32 cores, >= 8 MiB moved",
      lambda r: (r["op_class"] in {"add", "gelu", "transpose"} | ROW_REDUCTIONS) and r["cores"] == 32
-     and r["alg_bytes"] >= 8 * MIB),
+     and r["alg_bytes"] >= LARGE_BYTES),
     ("(c) gelu and softmax on 1-2 cores", lambda r: r["op_class"] in {"gelu", "softmax"} and r["cores"] <= 2),
 ]
 TARGET_MEDIAN, TARGET_P90 = 0.10, 0.20
@@ -66,56 +66,6 @@ ROW_FIELDS = ["id", "op", "shape", "op_class", "cores", "status", "hw_us", "sim_
               "hw_below_bound", "sim_dram_bytes", "alg_bytes", "hw_model_bytes", "macs", "bottleneck",
               "active_cores", "generator", "params", "knobs", "variant_ignored", "group", "best_of_group", "split",
               "notes"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Statistics (by hand: no numpy)
-
-
-def median(xs):
-    return percentile(xs, 50)
-
-
-def percentile(xs, q):
-    """Linear interpolation between closest ranks (numpy's default)."""
-    s = sorted(xs)
-    if not s:
-        return float("nan")
-    pos = (len(s) - 1) * q / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def rms(xs):
-    return math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else float("nan")
-
-
-def ranks(xs):
-    """1-based ranks, ties getting the mean of their ranks."""
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    r = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for t in range(i, j + 1):
-            r[order[t]] = (i + j) / 2.0 + 1
-        i = j + 1
-    return r
-
-
-def spearman(xs, ys):
-    """Spearman's rank correlation: Pearson's of the ranks; nan below 3 points or with no spread."""
-    if len(xs) < 3:
-        return float("nan")
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,10 +111,6 @@ def best_of_groups(rows, mappings):
 # Per-row results
 
 
-def fmt(x, spec="%.3f"):
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else spec % x
-
-
 def result_rows(rows, mappings, results, best_ids, holdout):
     out = []
     for row, m in zip(rows, mappings):
@@ -194,18 +140,19 @@ def result_rows(rows, mappings, results, best_ids, holdout):
     return out
 
 
+def row_cells(r):
+    """rows.csv's line of one result (ROW_FIELDS)."""
+    ok = r["status"] == "ok"
+    return [r["id"], r["op"], r["shape"], r["op_class"], r["cores"], r["status"], fmt(r["hw_us"]),
+            fmt(r["sim_us"]) if ok else "", fmt(r.get("ratio"), "%.4f") if ok else "",
+            fmt(r.get("bound_us")) if ok else "", (r["hw_us"] < r["alg_bound_us"]) if ok else "",
+            r.get("sim_dram_bytes", ""), r["alg_bytes"] or "", r["hw_model_bytes"], r.get("macs", ""),
+            r.get("bottleneck", ""), r.get("active_cores", ""), r["generator"], r["params"], r["knobs"],
+            r["variant_ignored"], r["group"], r["best_of_group"], r["split"], "; ".join(r["notes"])]
+
+
 def write_rows_csv(path, results):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(ROW_FIELDS)
-        for r in results:
-            ok = r["status"] == "ok"
-            w.writerow([r["id"], r["op"], r["shape"], r["op_class"], r["cores"], r["status"], fmt(r["hw_us"]),
-                        fmt(r["sim_us"]) if ok else "", fmt(r.get("ratio"), "%.4f") if ok else "",
-                        fmt(r.get("bound_us")) if ok else "", (r["hw_us"] < r["alg_bound_us"]) if ok else "",
-                        r.get("sim_dram_bytes", ""), r["alg_bytes"] or "", r["hw_model_bytes"], r.get("macs", ""),
-                        r.get("bottleneck", ""), r.get("active_cores", ""), r["generator"], r["params"], r["knobs"],
-                        r["variant_ignored"], r["group"], r["best_of_group"], r["split"], "; ".join(r["notes"])])
+    write_csv(path, [ROW_FIELDS] + [row_cells(r) for r in results])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,21 +220,10 @@ def target_table(results, holdout):
     return table
 
 
-def machine_parameters(machine_set=None):
-    """The built-in machine description's values, with `k=v,...` overrides applied."""
-    with open(MACHINE_JSON) as f:
-        values = {k: v["value"] for k, v in json.load(f)["parameters"].items()}
-    for item in (machine_set or "").split(","):
-        if "=" in item:
-            k, v = item.split("=", 1)
-            values[k] = float(v)
-    return values
-
-
 def add_algorithm_bounds(results, machine_set=None):
     """Sets alg_bound_us: the roofline bound (MachineDescription::dram_bound_ns and the datasheet PT peak on
     every core) of the row's minimal bytes and its MACs, the figure no hardware run may beat."""
-    m = machine_parameters(machine_set)
+    m = machine.source_values(machine_set)
     peak_macs_per_us = m["pt_peak_macs_per_cycle_fp16"] * m["clock_ghz"] * m["cores"] * 1000
     for r in results:
         if r["status"] != "ok":
@@ -313,30 +249,6 @@ def bound_table(results):
                       "%s %s cores=%s: hw %.1f us, bound %.1f us" % (worst["id"], worst["shape"], worst["cores"],
                                                                      worst["hw_us"], worst["alg_bound_us"])])
     return table
-
-
-def is_number(cell):
-    return re.fullmatch(r"-?[\d.]+%?|[\d.]+\.\.[\d.]+|", str(cell)) is not None
-
-
-def render_text(table):
-    """Aligned columns: numbers to the right, text to the left."""
-    widths = [max(len(str(line[i])) for line in table) for i in range(len(table[0]))]
-    right = [i > 0 and all(is_number(line[i]) for line in table[1:]) for i in range(len(widths))]
-    out = []
-    for j, line in enumerate(table):
-        out.append("  ".join(str(c).rjust(w) if right[i] else str(c).ljust(w) for i, (c, w) in
-                             enumerate(zip(line, widths))).rstrip())
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
-def render_md(table):
-    esc = [[str(c).replace("|", "\\|") for c in line] for line in table]
-    out = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in esc[0]) + "|"]
-    out += ["| " + " | ".join(line) + " |" for line in esc[1:]]
-    return "\n".join(out)
 
 
 def counts_line(results):
@@ -391,7 +303,7 @@ def ignored_summary(results):
 
 def markdown(results, args, command):
     o = ["# Simulator fidelity against Spyre card timings", "",
-         "Generated by `benchmarks/fidelity/fidelity.py` (benchmarks/fidelity/README.md); do not edit by hand.", "",
+         "Generated by `python3 -m benchmarks.fidelity.fidelity` (benchmarks/fidelity/README.md); do not edit by hand.", "",
          "```sh", command, "```", "",
          "Each row of `%s` that maps onto a project kernel (rules in `benchmarks/fidelity/row_mapping.py`) is "
          "compiled with its generator (`max_cores` = the row's cores, float16) and simulated timing-only; "
@@ -467,14 +379,11 @@ PLAN_DIFFERENCES = {
     "gelu": "our gelu is 13 SFU instructions per row, 3 of them repeated casts of the same input (no SFU common-"
             "subexpression elimination yet): on 1-2 cores it is SFU-bound at 1.25-1.39x the card's time",
 }
-MACHINE_JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                            "runtime", "machine", "spyre_machine.json")
 
 
 def calibration_table():
     """The machine description's fitted parameters: name, value, unit, rows, how they were fitted."""
-    with open(MACHINE_JSON) as f:
-        params = json.load(f)["parameters"]
+    params = machine.source_document()["parameters"]
     table = [["parameter", "value", "unit", "fitted on", "how"]]
     for name, p in params.items():
         m = re.search(r"\[fitted: (.*)\]$", p.get("rationale", ""))
@@ -507,16 +416,12 @@ def torch_spyre_table(results):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", required=True, help="hardware timing CSV")
-    p.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
-    p.add_argument("--out", help="output and cache directory (default BUILD/fidelity)")
-    p.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
+    kernel_runs.add_arguments(p)
     p.add_argument("--machine-set", help="k=v,... machine overrides for the simulation (SPYRE_MACHINE_SET)")
     p.add_argument("--only", help="op classes to run, comma-separated")
     p.add_argument("--holdout", type=float, default=0.3, help="fraction of row groups held out (0: no split)")
     p.add_argument("--md", help="write the markdown report here")
-    args = p.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
-    return args
+    return kernel_runs.parse_args(p)
 
 
 def main():
@@ -543,7 +448,7 @@ def main():
         f.write(text + "\n")
     print(text)
     if args.md:
-        command = " ".join(["benchmarks/fidelity/fidelity.py"] + [a for a in sys.argv[1:]])
+        command = " ".join(["python3 -m benchmarks.fidelity.fidelity"] + [a for a in sys.argv[1:]])
         with open(args.md, "w") as f:
             f.write(markdown(results, args, command))
     log("wrote %s/rows.csv and summary.txt%s in %.1f s" % (args.out, " and " + args.md if args.md else "",

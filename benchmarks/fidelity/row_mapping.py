@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 
 # The op classes that reduce each row to one value (fidelity.py's and calibrate.py's row groups).
 ROW_REDUCTIONS = frozenset({"sum_rows", "mean_rows", "amax_rows", "max_rows"})
+# Rows moving at least 8 MiB are the DRAM-bound ones (fidelity.py's target (b), calibrate.py's DRAM group).
+MIB = 1 << 20
+LARGE_BYTES = 8 * MIB
 
 ELEMENTWISE_OPS = ("add", "mul", "gelu", "silu")  # gen_elementwise's `op` values
-SCALAR_DEFAULTS = {"eps": "1e-5"}  # run-time scalars by name; any other scalar gets 1
 DEFAULT_CORES = 32
 DEFAULT_BENCH_B = 8
 
@@ -68,11 +70,6 @@ class Mapping:
     def shape_key(self):
         """The algorithm (no knobs): rows of one hardware group that map differently stay apart."""
         return " ".join("%s=%s" % kv for kv in self.params.items())
-
-
-def scalar_value(name):
-    """The value passed to spyre-run for a program's run-time scalar `name`."""
-    return SCALAR_DEFAULTS.get(name, "1")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Our default schedules against torch-spyre's fastest measured plan, on the shapes of its own benchmark.
 
 For every mappable row of a hardware timing CSV (/work/shared/hw/spyre_hw_timings_*.csv; the row
@@ -9,7 +8,7 @@ plan they force, such as `matmul:mm` and `matmul:mmwd`, a forced work division).
 only the algorithm's GeneratorParams and `max_cores` = the row's core count (the documented parameter
 names; no other knob), simulated timing-only on the built-in (calibrated) machine description, and
 compared with the FASTEST hardware row of the group. Compiling, simulating and the caches are
-benchmarks/fidelity/kernel_runs.py's, shared with the fidelity harness (same cache directory by
+benchmarks/spyre_bench/kernel_runs.py's, shared with the fidelity harness (same cache directory by
 default, so a run after fidelity.py simulates nothing new).
 
 Prints, per op class: the shapes, the geometric mean and the worst of ours / theirs, how many shapes
@@ -19,28 +18,28 @@ with the run's own figures: our roofline bound and how close we are to it, the D
 against the op's minimum, each unit's busy share on the busiest core, the cores used, the simulator's
 bottleneck, and the card's time against the bound of the minimal bytes.
 
-Usage:
-  benchmarks/incumbent/incumbent.py --csv PATH [--build build] [--out DIR] [--jobs N] [--only CLASS,...]
+Usage (from the repository root):
+  python3 -m benchmarks.incumbent.incumbent --csv PATH [--build build] [--out DIR] [--jobs N] [--only CLASS,...]
       [--md FILE]
 
   --out   cache directory (default BUILD/fidelity, the fidelity harness's); writes DIR/incumbent.csv
   --md    sets the `incumbent` section of FILE (docs/performance.md) to the markdown report
-          (benchmarks/doc_section.py; the rest of the file is kept)
+          (benchmarks/spyre_bench/doc_section.py; the rest of the file is kept)
 """
 import argparse
-import csv
-import math
 import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fidelity"))
-sys.path.insert(0, os.path.dirname(HERE))
-import fidelity  # noqa: E402
-from doc_section import with_section  # noqa: E402
-from kernel_runs import Harness, log, run_kernels  # noqa: E402
-from row_mapping import map_row  # noqa: E402
+from benchmarks.fidelity import fidelity
+from benchmarks.fidelity.row_mapping import map_row
+from benchmarks.spyre_bench.doc_section import with_section
+from benchmarks.spyre_bench import kernel_runs
+from benchmarks.spyre_bench.kernel_runs import Harness, run_kernels
+from benchmarks.spyre_bench.progress import log
+from benchmarks.spyre_bench.simulate import UNITS
+from benchmarks.spyre_bench.stats import geomean
+from benchmarks.spyre_bench.tables import fmt, render_md, render_text, write_csv
 
 WITHIN = 1.05  # "as fast as the card": the issue's allowance for two compilers at the same bound
 TARGET_SHARE_WITHIN = 0.95
@@ -50,15 +49,10 @@ TARGET_WORST = 1.25
 NEAR_BOUND = 1.15  # simulated time within this factor of our own roofline bound
 EXTRA_BYTES = 1.10  # moving more than this times the op's minimal bytes
 BUSY_UNIT = 0.80  # a unit busy this share of the run on the busiest core binds
-UNITS = ("dma", "pt", "sfu")
 CSV_FIELDS = ["op_class", "op", "shape", "dtype", "cores", "best_hw_id", "hw_us", "hw_rows", "generator", "params",
               "status", "ours_us", "ours_over_theirs", "bound_us", "ours_over_bound", "dram_bytes", "min_bytes",
               "bytes_over_min", "dma_busy_max", "pt_busy_max", "sfu_busy_max", "active_cores", "bottleneck",
               "hw_over_min_bound", "reading", "error"]
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def group_key(mapping):
@@ -161,7 +155,7 @@ def class_line(name, rs):
     ratios = [r["ratio"] for r in ok]
     failed = len(rs) - len(ok)
     return [name, str(len(rs)) + (" (%d failed)" % failed if failed else ""),
-            fidelity.fmt(geomean(ratios), "%.2f"), fidelity.fmt(max(ratios) if ratios else None, "%.2f"),
+            fmt(geomean(ratios), "%.2f"), fmt(max(ratios) if ratios else None, "%.2f"),
             str(sum(x <= WITHIN for x in ratios)), str(sum(x < 1 for x in ratios))]
 
 
@@ -219,46 +213,43 @@ def failure_table(results):
     return table
 
 
-def write_csv(path, results):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(CSV_FIELDS)
-        for r in results:
-            ok = r["status"] == "ok"
-            w.writerow([r["op_class"], r["op"], r["shape"], r["dtype"], r["cores"], r["best_hw_id"],
-                        fidelity.fmt(r["hw_us"]), r["hw_rows"], r["generator"], r["params"], r["status"]] +
-                       ([fidelity.fmt(r["ours_us"]), fidelity.fmt(r["ratio"], "%.4f"), fidelity.fmt(r["bound_us"]),
-                         fidelity.fmt(r["ours_over_bound"], "%.4f"), r["dram_bytes"], r["min_bytes"],
-                         fidelity.fmt(r["bytes_over_min"], "%.4f")] +
-                        [fidelity.fmt(r["busy"][u], "%.4f") for u in UNITS] +
-                        [r["active_cores"], r["bottleneck"], fidelity.fmt(r["hw_over_min_bound"], "%.4f"),
-                         r["reading"]] if ok else [""] * 14) + [r["error"]])
+def csv_cells(r):
+    """incumbent.csv's line of one shape (CSV_FIELDS)."""
+    ok = r["status"] == "ok"
+    return ([r["op_class"], r["op"], r["shape"], r["dtype"], r["cores"], r["best_hw_id"],
+             fmt(r["hw_us"]), r["hw_rows"], r["generator"], r["params"], r["status"]] +
+            ([fmt(r["ours_us"]), fmt(r["ratio"], "%.4f"), fmt(r["bound_us"]),
+              fmt(r["ours_over_bound"], "%.4f"), r["dram_bytes"], r["min_bytes"],
+              fmt(r["bytes_over_min"], "%.4f")] +
+             [fmt(r["busy"][u], "%.4f") for u in UNITS] +
+             [r["active_cores"], r["bottleneck"], fmt(r["hw_over_min_bound"], "%.4f"),
+              r["reading"]] if ok else [""] * 14) + [r["error"]])
 
 
 def summary_text(results):
     parts = ["Per op class (ours = our default schedule simulated; theirs = the card's fastest row of the group):",
-             fidelity.render_text(class_table(results)), "", "Targets:", fidelity.render_text(target_table(results))]
+             render_text(class_table(results)), "", "Targets:", render_text(target_table(results))]
     losers = loser_table(results)
     parts += ["", "Shapes where we are slower than %.2fx the card: %d" % (WITHIN, len(losers) - 1)]
     if len(losers) > 1:
-        parts += [fidelity.render_text(findings_table(results)), "", fidelity.render_text(losers)]
+        parts += [render_text(findings_table(results)), "", render_text(losers)]
     failures = failure_table(results)
     if len(failures) > 1:
-        parts += ["", "Shapes that did not compile or run: %d" % (len(failures) - 1), fidelity.render_text(failures)]
+        parts += ["", "Shapes that did not compile or run: %d" % (len(failures) - 1), render_text(failures)]
     return "\n".join(parts)
 
 
 def markdown(results, command, csv_name):
     o = ["## Against torch-spyre on its own benchmark", "",
-         "Generated by `benchmarks/incumbent/incumbent.py` (benchmarks/incumbent/README.md); do not edit by hand:",
+         "Generated by `python3 -m benchmarks.incumbent.incumbent` (benchmarks/incumbent/README.md); do not edit by hand:",
          "", "```sh", command, "```", "",
          "Every mappable row of `%s` (the rules of `benchmarks/fidelity/row_mapping.py`), grouped by op class, "
          "shape and cores (the sweeps of one torch op that differ only in the plan they force are one group): *ours* is our default schedule for the group's shape (the generator's own planner, "
          "`max_cores` = the row's cores, no other knob) simulated timing-only on the calibrated machine "
          "description; *theirs* is the fastest card time of the group (torch-spyre's best measured plan). "
          "Within %.2fx counts as as fast as the card." % (csv_name, WITHIN), "",
-         fidelity.render_md(class_table(results)), "", "Targets (over every mapped shape):", "",
-         fidelity.render_md(target_table(results))]
+         render_md(class_table(results)), "", "Targets (over every mapped shape):", "",
+         render_md(target_table(results))]
     losers = loser_table(results)
     o += ["", "### Where we are slower than %.2fx the card (%d shapes)" % (WITHIN, len(losers) - 1), ""]
     if len(losers) > 1:
@@ -268,25 +259,22 @@ def markdown(results, command, csv_name):
               "bound of the minimal bytes (below 1.0 would mean the card beats it). *reading* states what those "
               "figures show (thresholds: within %.2fx of the bound, more than %.2fx the bytes, a unit %.0f%% busy)."
               % (NEAR_BOUND, EXTRA_BYTES, 100 * BUSY_UNIT), "", "What they show (a shape may show several):", "",
-              fidelity.render_md(findings_table(results)), "", fidelity.render_md(losers)]
+              render_md(findings_table(results)), "", render_md(losers)]
     else:
         o += ["None."]
     failures = failure_table(results)
     if len(failures) > 1:
-        o += ["", "### Shapes that did not compile or run (%d)" % (len(failures) - 1), "", fidelity.render_md(failures)]
+        o += ["", "### Shapes that did not compile or run (%d)" % (len(failures) - 1), "", render_md(failures)]
     return "\n".join(o) + "\n"
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", required=True, help="hardware timing CSV")
-    p.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
-    p.add_argument("--out", help="cache and output directory (default BUILD/fidelity)")
-    p.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
+    kernel_runs.add_arguments(p)
     p.add_argument("--only", help="op classes to run, comma-separated")
     p.add_argument("--md", help="set the incumbent section of this markdown file (docs/performance.md)")
-    args = p.parse_args()
-    args.out = args.out or os.path.join(args.build, "fidelity")
+    args = kernel_runs.parse_args(p)
     args.machine_set = None  # the built-in, calibrated machine description
     return args
 
@@ -310,10 +298,10 @@ def main():
     log("%d rows, %d groups with a card time onto %d distinct kernels" % (len(rows), len(groups), len(kernels)))
     sims = run_kernels(Harness(args), kernels, args.jobs)
     results = shape_results(groups, sims, args.machine_set)
-    write_csv(os.path.join(args.out, "incumbent.csv"), results)
+    write_csv(os.path.join(args.out, "incumbent.csv"), [CSV_FIELDS] + [csv_cells(r) for r in results])
     print(summary_text(results))
     if args.md:
-        command = " ".join(["benchmarks/incumbent/incumbent.py"] + sys.argv[1:])
+        command = " ".join(["python3 -m benchmarks.incumbent.incumbent"] + sys.argv[1:])
         text = open(args.md).read() if os.path.exists(args.md) else ""
         with open(args.md, "w") as f:
             f.write(with_section(text, "incumbent", markdown(results, command, os.path.basename(args.csv))))

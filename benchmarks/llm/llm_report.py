@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """The Granite-8B-shaped model on the simulated card: runs build/bin/llm timing-only at each decode
 batch size it was built for and writes the figures to the `llm` section of docs/performance.md.
 
-    benchmarks/llm/llm_report.py [--llm build/bin/llm] [--tokens 8] [--md docs/performance.md]
+    python3 -m benchmarks.llm.llm_report [--llm build/bin/llm] [--tokens 8] [--md docs/performance.md]
 
 Each run is `llm --timing-only --batch B --tokens N --json FILE` (a few seconds each); the section
 shows, per batch, the prefill and decode figures against the configuration's physical bounds and the
@@ -16,8 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from doc_section import with_section  # noqa: E402
+from benchmarks.spyre_bench.doc_section import with_section
 
 INCUMBENT_MS_PER_TOKEN = 865.0  # torch-spyre, Granite-3.3-8B on one card, batch 1 (its published figure)
 
@@ -58,7 +56,7 @@ def main():
     results = [run(args.llm, int(b), args.tokens) for b in args.batches.split(",")]
     first = results[0]
     lines = ["## A Granite-8B-shaped decoder (apps/llm)", "",
-             "`benchmarks/llm/llm_report.py` (this section) runs `build/bin/llm --timing-only --batch B "
+             "`python3 -m benchmarks.llm.llm_report` (this section) runs `build/bin/llm --timing-only --batch B "
              "--tokens %d`: the Granite-3.x-8B shape (hidden 4096, %d layers, 32 query / 8 KV heads of 128, "
              "SwiGLU 12800, vocabulary 49155, fp16), a %d-token prompt, then %d greedy decode steps, with the "
              "weights and the KV cache on the simulated device ([docs/llm.md](llm.md)). Times are simulated "

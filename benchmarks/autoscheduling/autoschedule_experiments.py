@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
 """Autoscheduler experiments: hand schedules, our Spyre autoscheduler and Halide 14's stock ones on Spyre.
 
 For each suite kernel (one modest shape) and each scheduler in {hand, Spyre, Mullapudi2016,
 Adams2019, Li2018}, compiles the kernel with its generator for -target=spyre (the autoschedulers
-via `-p <plugin> -s <Name> auto_schedule=true machine_params=32,2097152,40`; Spyre is our plugin,
+via `-p <plugin> -s <Name> auto_schedule=true machine_params=<cores>,<scratchpad bytes>,40` of the
+machine spyre-info describes, 32,2097152,40 on the built-in one; Spyre is our plugin,
 build/lib/libautoschedule_spyre.so, with a search budget of --budget seconds). If it compiles,
 simulates it timing-only with spyre-run and records the simulated time, then runs it functionally
 on seeded random inputs and compares its outputs with the host build of the same generator on the
@@ -11,7 +11,8 @@ same inputs (spyre-host-reference); if it does not compile, records the Spyre ba
 error line. Writes a CSV (the resume state),
 docs/autoscheduling.md and an SVG chart.
 
-Usage: apps/autoschedule_experiments/autoschedule_experiments.py [--build build] [--fresh]
+Usage (from the repository root):
+    python3 -m benchmarks.autoscheduling.autoschedule_experiments [--build build] [--fresh]
            [--kernels softmax,bmm] [--schedulers hand,Spyre] [--budget 50] [--csv F] [--md F|'']
            [--svg F|''] [--check]
 Points already in the CSV are skipped unless --fresh. --check exits non-zero unless every requested
@@ -20,29 +21,21 @@ compiles, and every compiled point matches the host build.
 """
 import argparse
 import csv
-import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchmarks.spyre_bench import generate, machine, simulate
+from benchmarks.spyre_bench.errors import first_error
 
 PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/halide14"
 # Halide's machine_params for the stock autoschedulers (parallelism, last-level cache bytes,
 # balance): the machine's cores and per-core scratchpad, read from the machine description
 # (spyre-info --json) in main(); the balance is Halide 14's default (MachineParams::generic()).
 MACHINE_PARAMS = None
-HALIDE_DEFAULT_BALANCE = 40
 
-
-def machine_params(build):
-    """"cores,scratchpad_bytes,balance" of the machine this process sees (SPYRE_MACHINE, SPYRE_MACHINE_SET)."""
-    r = subprocess.run([os.path.join(build, "bin", "spyre-info"), "--json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("spyre-info --json failed: " + (r.stderr.strip() or r.stdout.strip()))
-    p = json.loads(r.stdout)["parameters"]
-    return "%d,%d,%d" % (p["cores"]["value"], p["scratchpad_bytes"]["value"], HALIDE_DEFAULT_BALANCE)
 # name -> plugin libraries, comma-separated ("" for the hand schedule); SPYRE is ours,
 # <build>/lib/libautoschedule_spyre.so. Legalized_<Name> runs the stock <Name> and our
 # legalization layer (autoscheduler/stock_legalization.h), so it loads both plugins.
@@ -81,34 +74,16 @@ KERNELS = [
 FIELDS = ["kernel", "generator", "params", "scheduler", "status", "simulated_us", "compile_s", "search", "knobs",
           "check", "error"]
 CHECK_SEED = 7
-COMMAND = "apps/autoschedule_experiments/autoschedule_experiments.py --build build"
+COMMAND = "python3 -m benchmarks.autoscheduling.autoschedule_experiments --build build"
 
 
-def first_error(text):
-    """The backend's first error line (Halide prints it after 'Unhandled exception:' or 'Error:')."""
-    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
-    for l in lines:
-        for prefix in ("Unhandled exception:", "Error:"):
-            if l.startswith(prefix):
-                rest = l[len(prefix):].strip()
-                if rest:
-                    return rest
-                nxt = lines[lines.index(l) + 1:]
-                return nxt[0] if nxt else prefix
-    for l in lines:
-        if "Spyre:" in l or "rror" in l:
-            return l
-    return lines[-1] if lines else "failed without a message"
-
-
-def compile_cmd(build, tmp, gen, params, scheduler, plugin, name):
-    cmd = [os.path.join(build, "bin", "gen_" + gen), "-g", gen, "-o", tmp, "-e", "c_header", "-f", name,
-           "-target=spyre"]
-    if plugin:
-        paths = [os.path.join(build, "lib", "libautoschedule_spyre.so") if p == "SPYRE" else os.path.join(PLUGIN_DIR, p)
-                 for p in plugin.split(",")]
-        cmd += ["-p", ",".join(paths), "-s", scheduler, "auto_schedule=true", "machine_params=" + MACHINE_PARAMS]
-    return cmd + params.split()
+def scheduler_flags(build, scheduler, plugin):
+    """The generator's flags that load the scheduler's plugins and run it ([] for the hand schedule)."""
+    if not plugin:
+        return []
+    paths = [os.path.join(build, "lib", "libautoschedule_spyre.so") if p == "SPYRE" else os.path.join(PLUGIN_DIR, p)
+             for p in plugin.split(",")]
+    return ["-p", ",".join(paths), "-s", scheduler, "auto_schedule=true", "machine_params=" + MACHINE_PARAMS]
 
 
 def read_npy(path):
@@ -137,7 +112,7 @@ def output_names(program_txt):
 def functional_outputs(build, tmp, program, scalars, timeout):
     """Runs the program functionally on inputs seeded with CHECK_SEED; returns {output: values}."""
     names = output_names(program + ".txt")
-    cmd = [os.path.join(build, "bin", "spyre-run"), program, "--seed", str(CHECK_SEED)]
+    cmd = [simulate.spyre_run(build), program, "--seed", str(CHECK_SEED)]
     for s in scalars:
         cmd += ["--param", s]
     paths = {}
@@ -188,34 +163,24 @@ def run_point(build, tmp, kernel, gen, params, scalars, scheduler, plugin, timeo
            "simulated_us": "", "compile_s": "", "search": "", "check": "", "error": ""}
     name = "%s_%s" % (kernel, scheduler)
     env = dict(os.environ, SPYRE_AUTOSCHEDULE_BUDGET_S=str(budget), SPYRE_AUTOSCHEDULE_QUIET="1")
-    t0 = time.time()
-    try:
-        p = subprocess.run(compile_cmd(build, tmp, gen, params, scheduler, plugin, name), capture_output=True,
-                           text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        row.update(status="timeout", compile_s="%.1f" % (time.time() - t0),
-                   error="compilation did not finish in %d s" % timeout)
+    g = generate.generate(build, gen, tmp, name, params.split(), scheduler_flags(build, scheduler, plugin), env=env,
+                          timeout=timeout)
+    if g.timed_out:
+        row.update(status="timeout", compile_s="%.1f" % g.seconds, error=g.error)
         return row
-    row["compile_s"] = "%.2f" % (time.time() - t0)
-    program = os.path.join(tmp, name + ".spyre")
-    if p.returncode != 0 or not os.path.exists(program):
-        row.update(status="compile_error", error=first_error(p.stderr + "\n" + p.stdout))
+    row["compile_s"] = "%.2f" % g.seconds
+    if g.program is None:
+        row.update(status="compile_error", error=g.error)
         return row
-    report = os.path.join(tmp, name + ".json")
-    cmd = [os.path.join(build, "bin", "spyre-run"), program, "--timing-only", "--report", report]
-    for s in scalars:
-        cmd += ["--param", s]
-    try:
-        s = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        row.update(status="timeout", error="simulation did not finish in %d s" % timeout)
+    run = simulate.simulate(build, g.program, os.path.join(tmp, name + ".json"), scalars, timeout=timeout)
+    if run.timed_out:
+        row.update(status="timeout", error=run.error)
         return row
-    if s.returncode != 0:
-        row.update(status="sim_error", error=first_error(s.stderr + "\n" + s.stdout))
+    if run.report is None:
+        row.update(status="sim_error", error=run.error)
         return row
-    with open(report) as f:
-        row.update(status="ok", simulated_us="%.3f" % json.load(f)["simulated_us"])
-    for l in p.stderr.splitlines():
+    row.update(status="ok", simulated_us="%.3f" % run.report["simulated_us"])
+    for l in g.stderr.splitlines():
         if l.startswith("spyre legalization: ") and " -> " in l:
             row["knobs"] = l.split(" -> ", 1)[1]  # "spyre legalization: Mullapudi2016 on bmm -> max_cores=32 ..."
         if l.startswith("spyre autoscheduler: ") and " candidates in " in l:
@@ -527,7 +492,7 @@ def main():
                     help="fail unless every point has a row, hand times are > 0 and every compiled point matches the host build")
     args = ap.parse_args()
     global MACHINE_PARAMS
-    MACHINE_PARAMS = machine_params(args.build)
+    MACHINE_PARAMS = machine.halide_machine_params(args.build)
 
     kernels = [k for k in KERNELS if not args.kernels or k[0] in args.kernels.split(",")]
     schedulers = [s for s in SCHEDULERS if not args.schedulers or s[0] in args.schedulers.split(",")]

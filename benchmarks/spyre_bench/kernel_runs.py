@@ -1,11 +1,11 @@
-"""Compiling and simulating project kernels for the benchmark harnesses, with their caches.
+"""Compiling and simulating many project kernels in parallel, with their caches.
 
-A kernel is a generator and its `key=value` GeneratorParams. Harness.compile() runs
-`build/bin/gen_<g> -g <g> -e c_header -target=spyre params...` (which writes <g>.spyre) once per
-cache key; Harness.simulate() runs `build/bin/spyre-run PROG --timing-only --report r.json` and keeps
-REPORT_FIELDS of the report plus `unit_busy` (each unit's busy share on the active cores).
-run_kernels() does a set of kernels in parallel. Shared by benchmarks/fidelity/fidelity.py,
-calibrate.py and benchmarks/incumbent/incumbent.py, so they compile, run and cache alike.
+A kernel is a generator and its `key=value` GeneratorParams. Harness.compile() runs the generator for
+-target=spyre (generate.py; it writes <g>.spyre) once per cache key; Harness.simulate() runs it
+timing-only with a report (simulate.py) and keeps REPORT_FIELDS of the report plus `unit_busy` (each
+unit's busy share on the active cores). run_kernels() does a set of kernels in parallel. Shared by
+benchmarks/fidelity/fidelity.py, calibrate.py and benchmarks/incumbent/incumbent.py, so they compile,
+run and cache alike. Assumes a finished build: bin/gen_*, bin/spyre-run, bin/spyre-info, lib/*.so.
 
 Caches: OUT/programs/<key>/ holds each compiled program, keyed by the generator binary and
 build/lib/*.so (mtime, size), its GeneratorParams and the compile-time machine description;
@@ -20,35 +20,31 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from row_mapping import scalar_value  # noqa: E402
+from benchmarks.spyre_bench import generate, machine, simulate
+from benchmarks.spyre_bench.progress import log
 
 COMPILE_TIMEOUT_S = 900
 SIMULATE_TIMEOUT_S = 1800
 REPORT_FIELDS = ("simulated_us", "roofline_bound_us", "dram_read_bytes", "dram_write_bytes", "macs", "bottleneck",
                  "active_cores")
-UNITS = ("dma", "pt", "sfu")
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+def add_arguments(parser):
+    """The command-line options of a harness run: --build, --out (the caches), --jobs; parse with parse_args()."""
+    parser.add_argument("--build", default="build", help="build directory (bin/gen_*, bin/spyre-run)")
+    parser.add_argument("--out", help="output and cache directory (default BUILD/fidelity)")
+    parser.add_argument("--jobs", type=int, default=2, help="kernels compiled and simulated in parallel")
 
 
-def unit_busy(report):
-    """{unit: {"mean": m, "max": x}}: each unit's busy share (utilization) over the report's active cores
-    (cores that ran a timed instruction), the mean and the busiest core's."""
-    active = [c for c in report.get("cores", []) if any(c[u]["instructions"] for u in UNITS)]
-    out = {}
-    for u in UNITS:
-        shares = [c[u]["utilization"] for c in active] or [0.0]
-        out[u] = {"mean": sum(shares) / len(shares), "max": max(shares)}
-    return out
+def parse_args(parser):
+    """The parser's arguments, --out defaulting to BUILD/fidelity (the caches the harness scripts share)."""
+    args = parser.parse_args()
+    args.out = args.out or os.path.join(args.build, "fidelity")
+    return args
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,30 +61,8 @@ def tool_stamp(build, binary):
     return [file_stamp(binary)] + [file_stamp(p) for p in sorted(glob.glob(os.path.join(build, "lib", "*.so")))]
 
 
-def machine_text(build, env):
-    """spyre-info's output in env: the effective machine description."""
-    r = subprocess.run([os.path.join(build, "bin", "spyre-info")], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit("spyre-info failed: " + (r.stderr.strip() or r.stdout.strip()))
-    return r.stdout
-
-
 def digest(obj):
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
-
-
-def first_error(text):
-    """The compiler's or simulator's first error line."""
-    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
-    for i, l in enumerate(lines):
-        for prefix in ("Unhandled exception:", "Error:"):
-            if l.startswith(prefix):
-                rest = l[len(prefix):].strip()
-                return rest or (lines[i + 1] if i + 1 < len(lines) else prefix)
-    for l in lines:
-        if "rror" in l or "Spyre" in l:
-            return l
-    return lines[-1] if lines else "failed without a message"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,9 +82,10 @@ class Harness:
         self.sim_env = dict(os.environ)
         if args.machine_set is not None:
             self.sim_env["SPYRE_MACHINE_SET"] = args.machine_set
-        self.compile_machine = machine_text(self.build, self.compile_env)
-        self.sim_machine = machine_text(self.build, self.sim_env)
-        self.spyre_run = os.path.join(self.build, "bin", "spyre-run")
+        # The effective machine descriptions (spyre-info's text) are part of the cache keys.
+        self.compile_machine = machine.spyre_info(self.build, self.compile_env)
+        self.sim_machine = machine.spyre_info(self.build, self.sim_env)
+        self.spyre_run = simulate.spyre_run(self.build)
         self.run_stamp = tool_stamp(self.build, self.spyre_run)
         self.gen_stamps = {}
         self.cache_path = os.path.join(args.out, "sim_cache.json")
@@ -133,12 +108,9 @@ class Harness:
             os.replace(tmp, self.cache_path)
             self.unsaved = 0
 
-    def generator_binary(self, gen):
-        return os.path.join(self.build, "bin", "gen_" + gen)
-
     def program_dir(self, gen, args):
         if gen not in self.gen_stamps:
-            self.gen_stamps[gen] = tool_stamp(self.build, self.generator_binary(gen))
+            self.gen_stamps[gen] = tool_stamp(self.build, generate.generator_binary(self.build, gen))
         key = digest([gen, self.gen_stamps[gen], args, self.compile_machine])[:20]
         return os.path.join(self.programs, "%s_%s" % (gen, key))
 
@@ -151,15 +123,9 @@ class Harness:
                 meta = json.load(f)
             return (os.path.join(final, gen + ".spyre") if meta["ok"] else None), meta.get("error", ""), True
         tmp = tempfile.mkdtemp(dir=self.programs, prefix=".tmp_")
-        cmd = [self.generator_binary(gen), "-g", gen, "-f", gen, "-o", tmp, "-e", "c_header", "-target=spyre"] + args
-        t0 = time.time()
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=self.compile_env)
-            ok = p.returncode == 0 and os.path.exists(os.path.join(tmp, gen + ".spyre"))
-            error = "" if ok else first_error(p.stderr + "\n" + p.stdout)
-        except subprocess.TimeoutExpired:
-            ok, error = False, "compilation did not finish in %d s" % COMPILE_TIMEOUT_S
-        meta = {"generator": gen, "args": args, "ok": ok, "error": error, "compile_s": round(time.time() - t0, 2)}
+        g = generate.generate(self.build, gen, tmp, gen, args, env=self.compile_env, timeout=COMPILE_TIMEOUT_S)
+        ok, error = g.program is not None, g.error
+        meta = {"generator": gen, "args": args, "ok": ok, "error": error, "compile_s": round(g.seconds, 2)}
         for f in os.listdir(tmp):
             if f.endswith(".h"):
                 os.remove(os.path.join(tmp, f))  # only the program is needed
@@ -171,45 +137,24 @@ class Harness:
             shutil.rmtree(tmp, ignore_errors=True)
         return (os.path.join(final, gen + ".spyre") if ok else None), error, False
 
-    @staticmethod
-    def scalars_of(program):
-        """spyre-run --param values for the program's run-time scalars (`.param NAME TYPE` lines)."""
-        out = []
-        with open(program + ".txt") as f:
-            for line in f:
-                if line.startswith(".param "):
-                    name = line.split()[1]
-                    out.append("%s=%s" % (name, scalar_value(name)))
-                elif line.startswith(".core"):
-                    break
-        return out
-
     def simulate(self, program):
         """The report fields (or {'error': ...}) of a timing-only run, cached."""
         with open(program, "rb") as f:
             sha = hashlib.sha256(f.read()).hexdigest()
-        scalars = self.scalars_of(program)
+        scalars = simulate.scalars_of(program)
         key = digest([sha, self.sim_machine, self.run_stamp, scalars])
         with self.lock:
             cached = self.sim_cache.get(key)
             if cached is not None and ("error" in cached or all(k in cached for k in REPORT_FIELDS + ("unit_busy",))):
                 return cached, True
         with tempfile.TemporaryDirectory() as tmp:
-            report = os.path.join(tmp, "r.json")
-            cmd = [self.spyre_run, program, "--timing-only", "--report", report]
-            for s in scalars:
-                cmd += ["--param", s]
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=SIMULATE_TIMEOUT_S, env=self.sim_env)
-                if p.returncode == 0:
-                    with open(report) as f:
-                        full = json.load(f)
-                    result = {k: full[k] for k in REPORT_FIELDS}
-                    result["unit_busy"] = unit_busy(full)
-                else:
-                    result = {"error": first_error(p.stderr + "\n" + p.stdout)}
-            except subprocess.TimeoutExpired:
-                result = {"error": "simulation did not finish in %d s" % SIMULATE_TIMEOUT_S}
+            run = simulate.simulate(self.build, program, os.path.join(tmp, "r.json"), scalars, env=self.sim_env,
+                                    timeout=SIMULATE_TIMEOUT_S)
+            if run.report is not None:
+                result = {k: run.report[k] for k in REPORT_FIELDS}
+                result["unit_busy"] = simulate.unit_busy(run.report)
+            else:
+                result = {"error": run.error}
         with self.lock:
             self.sim_cache[key] = result
             self.unsaved += 1
@@ -220,8 +165,8 @@ class Harness:
 
     def run_kernel(self, gen, args):
         """(status, result, error, reuse) of one kernel: compile, then simulate; reuse says what was cached."""
-        if not os.path.exists(self.generator_binary(gen)):
-            return "compile_error", {}, "no %s (not built)" % self.generator_binary(gen), ""
+        if generate.not_built(self.build, gen):
+            return "compile_error", {}, generate.not_built(self.build, gen), ""
         program, error, compiled_before = self.compile(gen, args)
         if program is None:
             return "compile_error", {}, error, "cached" if compiled_before else ""

@@ -1,0 +1,1 @@
+"""Simulator fidelity against Spyre card timings: the row mapping, the harness and the calibration."""

@@ -1,0 +1,1 @@
+"""Our default schedules against torch-spyre's measured times (incumbent.py, pr4302.py)."""
