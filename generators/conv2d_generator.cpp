@@ -25,9 +25,9 @@
 #include <string>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "shape_limits.h"
 #include "conv2d_schedule.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -36,7 +36,7 @@ namespace {
 using namespace Halide;
 using spyre::Activation;
 
-class Conv2d : public Generator<Conv2d> {
+class Conv2d : public spyre::FamilyGenerator<Conv2d, spyre::Conv2dSpyreOptions, spyre::Conv2dSpyrePlan> {
 public:
     GeneratorParam<int> ci_size{"ci", 64};
     GeneratorParam<int> co_size{"co", 64};
@@ -70,12 +70,7 @@ public:
         shape_ = spyre::Conv2dShape{ci_size, co_size, (int)width + 2 * (int)pad, (int)height + 2 * (int)pad, kw, kh,
                                     batch, dtype, activation, (int)pad};
         spyre::check_conv2d_shape(shape_);
-        _halide_user_assert((int)max_cores >= 0) << "conv2d: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
-        _halide_user_assert((int)tile_co >= 0 && (int)tile_x >= 0 && (int)tile_y >= 0)
-            << "conv2d: tile_co, tile_x and tile_y must be >= 0 (0: chosen by the planner), not tile_co=" << (int)tile_co
-            << " tile_x=" << (int)tile_x << " tile_y=" << (int)tile_y;
-        _halide_user_assert(!get_auto_schedule())
-            << "conv2d: auto_schedule=true is not supported yet (gen_conv2d has no schedule template); use the hand schedule";
+        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         const Type t = dtype;
         const spyre::ShapeDim ci{"ci", ci_size}, co{"co", co_size}, w{"width", width}, h{"height", height},
             fw{"kw", kw}, fh{"kh", kh}, b{"batch", batch};
@@ -90,23 +85,9 @@ public:
     }
 
     void generate() {
-        spyre::Conv2dSpyreOptions options = knob_options();
-        // A zero-padded input tile is written partly by the SFU (its boundary), so it is not a
-        // plain DMA copy that share_over_ring can pass along the ring: each core loads its own.
-        // The cores at the image's edges then run other programs than the rest (their edge rows
-        // are fills), so the chains ring sharing needs for the weights are not there either.
-        options.share_input = options.share_input && (int)pad == 0;
-        options.share_weights = options.share_weights && (int)pad == 0;
-        plan_ = spyre::plan_conv2d_spyre(shape_, options);
+        plan_ = plan_for(knob_options());
         if (spyre::is_spyre() && std::getenv("SPYRE_DEBUG")) {
-            const spyre::Conv2dSpyrePlan &p = plan_;
-            std::fprintf(stderr,
-                         "conv2d plan: tiles %d co x %d px x %d rows, cores %d x %d x %d x %d (batch x co x rows x pixels), padded co %d "
-                         "x %d x %d, %s-buffered input%s%s, %lld scratchpad bytes per core, estimate %.1f us\n",
-                         p.tn, p.tx, p.ty, p.cb, p.cn, p.cy, p.cx, p.cop, p.xp, p.yp, p.double_buffer ? "double" : "single",
-                         p.input_shared ? ", input shared over the ring" : "",
-                         p.weights_shared ? ", weights shared over the ring" : "", (long long)p.footprint_bytes,
-                         p.estimated_us);
+            std::fprintf(stderr, "conv2d plan: %s, estimate %.1f us\n", describe(plan_).c_str(), plan_.estimated_us);
         }
         const Type t = shape_.dtype;
 
@@ -142,11 +123,15 @@ public:
         result_(co_, x_, y_, b_) = cast(t, shape_.activation == Activation::Relu ? max(v, 0.0f) : v);
         (*output)(co_, x_, y_, b_) = result_(co_, x_, y_, b_);
 
-        // Multiples are the Spyre tiles (ignored by host builds): ci padded identically in the
-        // input and the weights; the input padded to the rows and pixels the padded output reads.
+        constrain_tensors();
+    }
+
+    // Multiples are the Spyre tiles (ignored by host builds): ci padded identically in the
+    // input and the weights; the input padded to the rows and pixels the padded output reads.
+    void constrain_tensors() {
         const int xo = shape_.out_width(), yo = shape_.out_height();
         // With padding the staged rows read the image through the boundary, never past it.
-        if (P > 0) {
+        if ((int)pad > 0) {
             spyre::constrain_tensor(*input, {shape_.ci, (int)width, (int)height, shape_.batch}, {plan_.in_lanes, 1, 1, 1});
         } else {
             spyre::constrain_tensor(*input, {shape_.ci, shape_.width, shape_.height, shape_.batch},
@@ -157,24 +142,68 @@ public:
         spyre::constrain_tensor(*output, {shape_.co, xo, yo, shape_.batch}, {plan_.cop, plan_.xp, plan_.yp, 1});
     }
 
-    void schedule() {
-        spyre::Conv2dFuncs funcs{*output, result_, acc_, bias_f_, r_, co_, x_, y_, b_};
-        if (spyre::is_spyre()) {
-            spyre::schedule_conv2d_spyre(funcs, (int)pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape_,
-                                         plan_);
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("conv2d"));
-        } else {
-            spyre::schedule_conv2d_host(funcs, shape_, get_target());
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::Conv2dSpyreOptions";
+    std::string family() const { return "conv2d"; }
+    // A zero-padded input tile is written partly by the SFU (its boundary), so it is not a
+    // plain DMA copy that share_over_ring can pass along the ring: each core loads its own.
+    // The cores at the image's edges then run other programs than the rest (their edge rows
+    // are fills), so the chains ring sharing needs for the weights are not there either.
+    spyre::Conv2dSpyrePlan plan_for(spyre::Conv2dSpyreOptions o) const {
+        o.share_input = o.share_input && (int)pad == 0;
+        o.share_weights = o.share_weights && (int)pad == 0;
+        return spyre::plan_conv2d_spyre(shape_, o);
+    }
+    void schedule_spyre() {
+        spyre::schedule_conv2d_spyre(funcs(), (int)pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape_, plan_);
+    }
+    void schedule_host() { spyre::schedule_conv2d_host(funcs(), shape_, get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"ci", std::to_string(shape_.ci)},   {"co", std::to_string(shape_.co)},
+                {"width", std::to_string((int)width)}, {"height", std::to_string((int)height)},
+                {"kw", std::to_string(shape_.kw)},   {"kh", std::to_string(shape_.kh)},
+                {"batch", std::to_string(shape_.batch)}, {"pad", std::to_string((int)pad)},
+                {"dtype", spyre::dtype_param(shape_.dtype)},
+                {"activation", shape_.activation == Activation::Relu ? "relu" : "none"}};
+    }
+    // Tiles of one to four sticks of output channels, 8 to 64 pixels of a row (whole PT passes)
+    // and 1 to 8 rows, each no larger than the output's (padded) extent.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        std::vector<int> co = {0}, px = {0}, rows = {0};
+        for (int c : {lanes, 2 * lanes, 4 * lanes}) {
+            if (c <= spyre::round_up(shape_.co, lanes)) co.push_back(c);
         }
+        for (int c : {8, 16, 32, 64}) {
+            if (c <= spyre::round_up(shape_.out_width(), 8)) px.push_back(c);
+        }
+        for (int c : {1, 2, 4, 8}) {
+            if (c <= shape_.out_height()) rows.push_back(c);
+        }
+        return {{"tile_co", co}, {"tile_x", px}, {"tile_y", rows}};
+    }
+    std::string describe(const spyre::Conv2dSpyrePlan &p) const {
+        return "tiles " + std::to_string(p.tn) + " co x " + std::to_string(p.tx) + " px x " + std::to_string(p.ty) +
+               " rows, cores " + std::to_string(p.cb) + " x " + std::to_string(p.cn) + " x " + std::to_string(p.cy) + " x " +
+               std::to_string(p.cx) + " (batch x co x rows x pixels), padded co " + std::to_string(p.cop) + " x " +
+               std::to_string(p.xp) + " x " + std::to_string(p.yp) + ", " + (p.double_buffer ? "double" : "single") +
+               "-buffered input" + (p.input_shared ? ", input shared over the ring" : "") +
+               (p.weights_shared ? ", weights shared over the ring" : "") + ", " + std::to_string(p.footprint_bytes) +
+               " scratchpad bytes per core";
+    }
+    std::string schedule_call() const {
+        return "spyre::schedule_conv2d_spyre(funcs, pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape, "
+               "spyre::plan_conv2d_spyre(shape, options));\n";
     }
 
 private:
+    spyre::Conv2dFuncs funcs() { return {*output, result_, acc_, bias_f_, r_, co_, x_, y_, b_}; }
+
     Var co_{"co"}, x_{"x"}, y_{"y"}, b_{"b"};
     Func acc_{"acc"}, bias_f_{"bias_f"}, result_{"result"};
     Func image_;  // pad > 0: the input zero-padded through constant_exterior, as the taps read it
     RDom r_;
     spyre::Conv2dShape shape_;
-    spyre::Conv2dSpyrePlan plan_;
 };
 
 }  // namespace

@@ -30,9 +30,9 @@
 #include <string>
 
 #include "Halide.h"
+#include "family_generator.h"
 #include "rope_schedule.h"
 #include "shape_limits.h"
-#include "spyre_lowering.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -40,7 +40,7 @@ namespace {
 
 using namespace Halide;
 
-class Rope : public Generator<Rope> {
+class Rope : public spyre::FamilyGenerator<Rope, spyre::RopeSpyreOptions, spyre::RopeSpyrePlan> {
 public:
     GeneratorParam<int> d_size{"d", 128};
     GeneratorParam<int> heads{"heads", 32};
@@ -70,10 +70,7 @@ public:
         _halide_user_assert(!spyre::is_spyre() || ((int)d_size / 2) % spyre::stick_lanes(t) == 0)
             << "rope: for Spyre, half the head dim (d/2=" << (int)d_size / 2 << ") must be whole sticks of "
             << spyre::stick_lanes(t) << " " << t << " lanes (e.g. d=128), so both halves are stick-aligned vectors";
-        _halide_user_assert((int)max_cores >= 0) << "rope: max_cores must be >= 0 (0: the machine's core count), not "
-                                                 << (int)max_cores;
-        _halide_user_assert((int)tile_tokens >= 0) << "rope: tile_tokens must be >= 0 (0: chosen by the planner), not "
-                                                   << (int)tile_tokens;
+        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         const spyre::ShapeDim d{"d", d_size}, h{"heads", heads}, n{"tokens", tokens};
         const spyre::ShapeDim hx = (int)in_heads == 0 ? h : spyre::ShapeDim{"in_heads", in_heads};
         spyre::check_tensor_fits("rope", "x", {d, hx, n}, t);
@@ -87,7 +84,7 @@ public:
     void generate() {
         const Type t = dtype;
         const int d = d_size, half = d / 2;
-        plan_ = spyre::plan_rope_spyre(d, heads, tokens, t, knob_options());
+        plan_ = plan_for(knob_options());
         auto &f = f_;
         f.r = RDom(0, half, "r");
         const Expr lo = cast<float>((*x)(f.r, f.h, f.t)), hi = cast<float>((*x)(f.r + half, f.h, f.t));
@@ -98,7 +95,12 @@ public:
         (*out)(f.d, f.h, f.t) = f.result(f.d, f.h, f.t);
         f.out = *out;
 
-        const int T = plan_.tile_tokens;
+        constrain_tensors();
+    }
+
+    // Spyre: tokens padded to whole tiles of the plan.
+    void constrain_tensors() {
+        const int d = d_size, half = d / 2, T = plan_.tile_tokens;
         const int x_heads = (int)in_heads == 0 ? (int)heads : (int)in_heads;
         spyre::constrain_tensor(*x, {d, x_heads, (int)tokens}, {1, 1, T});
         spyre::constrain_tensor(*cos_t, {half, (int)tokens}, {1, T});
@@ -106,24 +108,46 @@ public:
         spyre::constrain_tensor(*out, {d, (int)heads, (int)tokens}, {1, 1, T});
     }
 
-    void schedule() {
-        _halide_user_assert(!get_auto_schedule())
-            << "rope: auto_schedule=true is not supported yet (gen_rope registers no schedule template); use the hand "
-               "schedule and its knobs max_cores, double_buffer, tile_tokens";
-        if (spyre::is_spyre()) {
-            f_.x_in = x->in();
-            f_.cos_in = cos_t->in();
-            f_.sin_in = sin_t->in();
-            spyre::schedule_rope_spyre(f_, plan_);
-            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("rope"));
-        } else {
-            spyre::schedule_rope_host(f_, get_target());
+    // The family declaration (family_generator.h).
+    static constexpr const char *kOptionsType = "spyre::RopeSpyreOptions";
+    std::string family() const { return "rope"; }
+    spyre::RopeSpyrePlan plan_for(const spyre::RopeSpyreOptions &o) const {
+        return spyre::plan_rope_spyre(d_size, heads, tokens, dtype, o);
+    }
+    void schedule_spyre() {
+        f_.x_in = x->in();
+        f_.cos_in = cos_t->in();
+        f_.sin_in = sin_t->in();
+        spyre::schedule_rope_spyre(f_, plan_);
+    }
+    void schedule_host() { spyre::schedule_rope_host(f_, get_target()); }
+    spyre::KnobValues shape_params() const {
+        return {{"d", std::to_string((int)d_size)}, {"heads", std::to_string((int)heads)},
+                {"tokens", std::to_string((int)tokens)}, {"in_heads", std::to_string((int)in_heads)},
+                {"dtype", spyre::dtype_param(dtype)}};
+    }
+    // Tokens per tile: 1 to 64, no more than the tokens each core gets at most.
+    std::map<std::string, std::vector<int>> knob_candidates() const {
+        std::vector<int> tiles = {0};
+        for (int c : {1, 2, 4, 8, 16, 32, 64}) {
+            if (c <= (int)tokens) tiles.push_back(c);
         }
+        return {{"tile_tokens", tiles}};
+    }
+    std::string describe(const spyre::RopeSpyrePlan &p) const {
+        return "tiles of " + std::to_string(p.tile_tokens) + " tokens (tokens padded to " + std::to_string(p.tokens_padded) +
+               "), cores " + std::to_string(p.ct) + " x " + std::to_string(p.ch) + " (tokens x heads), " +
+               spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    std::string schedule_call() const {
+        return "f_.x_in = x->in();\n"
+               "f_.cos_in = cos_t->in();\n"
+               "f_.sin_in = sin_t->in();\n"
+               "spyre::schedule_rope_spyre(f_, spyre::plan_rope_spyre(d, heads, tokens, dtype, options));\n";
     }
 
 private:
     spyre::RopeFuncs f_{Func(), Func("result"), Func(), Func(), Func(), RDom(), Var("d"), Var("h"), Var("t")};
-    spyre::RopeSpyrePlan plan_;
 };
 
 }  // namespace

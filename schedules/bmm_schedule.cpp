@@ -4,8 +4,6 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "spyre/machine.h"
@@ -161,10 +159,7 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     // counted as cores along M, so gen_bmm ranks its tilings as gen_matmul ranks the same work,
     // at the matmul's tie tolerance.
     const bool as_matmul = shape.is_matmul();
-    // SPYRE_BMM_PLAN_LOG=1 lists these matmul candidates and their estimates on stderr.
-    const char *log_env = std::getenv("SPYRE_BMM_PLAN_LOG");
-    const bool plan_log = log_env && *log_env && *log_env != '0';
-    planning::PlanSearch<BmmSpyrePlan> search(as_matmul ? planning::kMatmulTieTolerance : planning::kTieTolerance);
+    planning::PlanSearch<BmmSpyrePlan> search("bmm", as_matmul ? kMatmulTieTolerance : planning::kTieTolerance);
     for (int tm : tms) {
         for (int tn : tns) {
             // The matmul's model is checked against the simulator for its own tile range (up to
@@ -221,6 +216,13 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                 BmmSpyrePlan p = c.plan;
                                 p.double_buffer = v.double_buffer;
                                 p.footprint_bytes = v.footprint_bytes;
+                                const auto describe = [&] {
+                                    return "tiles " + std::to_string(tm) + " x " + std::to_string(tn) + " x " +
+                                           std::to_string(tk) + ", cores " + std::to_string(p.cb) + " x " +
+                                           std::to_string(p.cm) + " x " + std::to_string(p.cn) + " (batch x m x n)" +
+                                           (resident ? ", B resident" : "") + (share ? ", A shared" : "") +
+                                           (share_b ? ", B shared" : "") + (as_matmul ? " (costed as a matmul)" : "");
+                                };
                                 if (as_matmul && v.legal) {
                                     // Rows: each core's batches times its M tiles; the cores along the batch are along M.
                                     const MatmulCandidate mc{tm, tn, tk, kp, p.cb * p.cm, p.cn,
@@ -231,15 +233,10 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                     mv.cycles = estimate_matmul(scheduling_machine(),
                                                                 MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc)
                                                     .cycles;
-                                    if (plan_log && mv.legal) {
-                                        std::fprintf(stderr, "bmm plan candidate (as matmul): tm=%d tn=%d tk=%d cb=%d cm=%d cn=%d db=%d share=%d share_b=%d est_us=%.2f\n",
-                                                     tm, tn, tk, p.cb, p.cm, p.cn, (int)mv.double_buffer, (int)share, (int)share_b,
-                                                     mv.cycles / scheduling_machine().clock_ghz / 1000.0);
-                                    }
-                                    search.offer(p, mv);
+                                    search.offer(p, mv, describe);
                                     continue;
                                 }
-                                search.offer(p, v);
+                                search.offer(p, v, describe);
                             }
                         }
                     }

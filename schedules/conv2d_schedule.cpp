@@ -92,7 +92,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
     // among near-equal candidates the tie rule's more cores is the better bet (ResNet's 3x3 layer
     // of 64 channels at 56 x 56: 14 cores estimated 13.6 us, simulated 15.0; 28 cores 13.8 us and
     // 12.3).
-    planning::PlanSearch<Conv2dSpyrePlan> search(planning::kConv2dTieTolerance);
+    planning::PlanSearch<Conv2dSpyrePlan> search("conv2d", kConv2dTieTolerance);
     bool refused_for_pad = false;  // a candidate was left out only because pad needs one tile per core
     for (int tn : tns) {
         const int n_tiles = round_up(shape.co, tn) / tn;
@@ -194,7 +194,13 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                             p.footprint_bytes = v.footprint_bytes;
                             p.dram_bytes = (int64_t)(t.read_bytes - (v.double_buffer ? t.overlap_read_bytes : 0.0) + w_read +
                                                      t.write_bytes);
-                            search.offer(p, v);
+                            search.offer(p, v, [&] {
+                                return "tiles " + std::to_string(p.tn) + " co x " + std::to_string(p.tx) + " px x " +
+                                       std::to_string(p.ty) + " rows, cores " + std::to_string(p.cb) + " x " +
+                                       std::to_string(p.cn) + " x " + std::to_string(p.cy) + " x " + std::to_string(p.cx) +
+                                       " (batch x co x rows x pixels)" + (p.input_shared ? ", input shared" : "") +
+                                       (p.weights_shared ? ", weights shared" : "");
+                            });
                         }
                     }
                 }

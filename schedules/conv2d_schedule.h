@@ -83,6 +83,10 @@ struct Conv2dSpyrePlan {
     int x_tiles() const { return xp / (cx * tx); }  // per core
 };
 
+// The planner's ties (planning::PlanSearch): conv2d's estimate leaves out the DRAM contention
+// few tiles per core meet, so among candidates within 2% more cores win (docs/planning.md).
+constexpr double kConv2dTieTolerance = 0.02;
+
 // Knobs of the Spyre schedule (GeneratorParams of gen_conv2d).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_CONV2D_KNOBS(X) \

@@ -86,7 +86,7 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                  per_row_bytes(base.d0p),
                              s.d1));
     const bool column_splits = !s.gated() && sticks > 1;
-    planning::PlanSearch<ElementwiseSpyrePlan> search;
+    planning::PlanSearch<ElementwiseSpyrePlan> search("elementwise");
     for (int ty = std::max(max_rows, column_splits ? 1 : 0); ty >= 1; ty--) {  // larger tiles first (ties go to them)
         if (options.tile_rows > 0 && ty != options.tile_rows) continue;
         const int d1p = round_up(s.d1, ty), tiles = d1p / ty;
@@ -144,7 +144,10 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
             const planning::Verdict v = planning::judge(t, options.double_buffer);
             p.double_buffer = v.double_buffer;
             p.footprint_bytes = v.footprint_bytes;
-            search.offer(p, v);
+            search.offer(p, v, [&] {
+                return "tiles of " + std::to_string(p.tile_rows) + " rows, cores " + std::to_string(p.cores_d2) + " x " +
+                       std::to_string(p.cores_d1) + " x " + std::to_string(p.cores_d0) + " (d2 x d1 x d0)";
+            });
         }
     }
     if (!search.found()) {

@@ -38,7 +38,7 @@ struct MatmulCandidate {
 struct MatmulCost {
     double cycles = 0;                     // estimated simulated cycles of the kernel
     double read_bytes = 0, write_bytes = 0;  // DRAM traffic of the whole kernel
-    double per_core_cycles = 0, dram_cycles = 0;  // the two terms of the estimate (for SPYRE_MATMUL_PLAN_LOG)
+    double per_core_cycles = 0, dram_cycles = 0;  // the two terms of the estimate (for SPYRE_PLAN_LOG)
 };
 
 // The simulated time of a candidate, built from the machine description the

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <vector>
 
@@ -63,10 +62,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
         for (int tm = machine.pt_pass_rows; tm <= std::min(mp8, 1024); tm += machine.pt_pass_rows) tms.push_back(tm);
     }
 
-    // SPYRE_MATMUL_PLAN_LOG=1 lists every candidate and its estimate on stderr.
-    const char *log_env = std::getenv("SPYRE_MATMUL_PLAN_LOG");
-    const bool plan_log = log_env && *log_env && *log_env != '0';
-    planning::PlanSearch<MatmulSpyrePlan> search(planning::kMatmulTieTolerance);
+    planning::PlanSearch<MatmulSpyrePlan> search("matmul", kMatmulTieTolerance);
     for (int tn : tns) {
         for (int tm : tms) {
             // The largest K chunk (whole sticks, dividing the padded K) that fits, with
@@ -122,11 +118,6 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     const MatmulCost cost =
                         estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db});
                     const double read = cost.read_bytes, write = cost.write_bytes;
-                    const double us = cost.cycles / machine.clock_ghz / 1000.0;
-                    if (plan_log)
-                        std::fprintf(stderr, "matmul plan candidate: tm=%d tn=%d tk=%d cm=%d cn=%d db=%d share=%d share_b=%d read=%.0f write=%.0f est_us=%.2f per_core_us=%.2f dram_us=%.2f\n",
-                                     tm, tn, tk, cm, cn, (int)db, (int)share, (int)share_b, read, write, us,
-                                     cost.per_core_cycles / machine.clock_ghz / 1000.0, cost.dram_cycles / machine.clock_ghz / 1000.0);
                     MatmulSpyrePlan p;
                     p.tm = tm;
                     p.tn = tn;
@@ -158,11 +149,19 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
                     planning::Verdict v = planning::judge(tp, db);
-                    if (plan_log && !v.legal) std::fprintf(stderr, "  refused: %s\n", v.reason.c_str());
                     v.double_buffer = db && (tk == kp || (kp / tk) % 2 == 0);
                     v.cycles = cost.cycles;
                     p.footprint_bytes = v.footprint_bytes;
-                    search.offer(p, v);
+                    search.offer(p, v, [&] {
+                        char what[200];
+                        std::snprintf(what, sizeof what,
+                                      "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d read=%.0f write=%.0f "
+                                      "per_core_us=%.2f dram_us=%.2f",
+                                      tm, tn, tk, cm, cn, (int)share, (int)share_b, read, write,
+                                      cost.per_core_cycles / machine.clock_ghz / 1000.0,
+                                      cost.dram_cycles / machine.clock_ghz / 1000.0);
+                        return std::string(what);
+                    });
                   }
                 }
             }

@@ -80,6 +80,10 @@ struct MatmulSpyrePlan {
     int cores() const { return cm * cn; }
 };
 
+// The planner's ties (planning::PlanSearch): the matmul cost (matmul_cost.h) resolves 0.1%.
+// Its candidate space is stated at plan_matmul_spyre (docs/planning.md's table).
+constexpr double kMatmulTieTolerance = 1e-3;
+
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_MATMUL_KNOBS(X) \

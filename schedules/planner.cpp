@@ -2,6 +2,9 @@
 #include "planner.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "ring_sharing.h"
 #include "schedule_arithmetic.h"
@@ -165,6 +168,26 @@ double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDe
                       const MachineDescription &m) {
     const int vectors = (padded + vector_lanes - 1) / vector_lanes;
     return vectors * m.sfu_instruction_cycles(vector_lanes, 1, element_bytes, cost);
+}
+
+bool plan_log_enabled() {
+    const char *v = std::getenv("SPYRE_PLAN_LOG");
+    return v && *v && std::string(v) != "0";
+}
+
+void log_plan_line(const std::string &family, const std::string &what, const Verdict &v, bool chosen) {
+    const MachineDescription &m = scheduling_machine();
+    std::string line = "plan " + family + (chosen ? ": chosen: " : ": ") + (what.empty() ? "(candidate)" : what);
+    char figures[160];
+    if (v.legal) {
+        std::snprintf(figures, sizeof figures, " -> %.2f us, %d cores, %s-buffered, %lld scratchpad bytes per core",
+                      v.cycles / m.clock_ghz / 1000.0, v.cores, v.double_buffer ? "double" : "single",
+                      (long long)v.footprint_bytes);
+        line += figures;
+    } else {
+        line += " -> refused: " + v.reason;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 }  // namespace planning

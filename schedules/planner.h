@@ -28,6 +28,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedule_context.h"
@@ -183,26 +184,33 @@ double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDe
 // simulates 13% faster than on 1, estimated within 1%), then to the first
 // offered: a family offers its candidates in its order of preference (fewer,
 // larger tiles first: fewer instructions and DMA descriptors).
+// A family whose estimate is coarser declares its own, next to its knob table
+// (kMatmulTieTolerance, kConv2dTieTolerance).
 constexpr double kTieTolerance = 1e-4;
-// Coarser estimates tie wider: the matmul cost (matmul_cost.h) resolves 0.1%;
-// conv2d's leaves out the DRAM contention few tiles per core meet, so among
-// candidates within 2% more cores win (docs/planning.md).
-constexpr double kMatmulTieTolerance = 1e-3;
-constexpr double kConv2dTieTolerance = 0.02;
+
+// SPYRE_PLAN_LOG=1 (any value but 0): every planner lists on stderr each candidate it
+// is offered, as its family describes it, with the verdict and the estimate, and then
+// its choice ("plan <family>: ..."), for every kernel a process plans.
+bool plan_log_enabled();
+void log_plan_line(const std::string &family, const std::string &what, const Verdict &v, bool chosen);
 
 template <typename Plan>
 class PlanSearch {
 public:
-    // `tie_tolerance`: how close to the cheapest a candidate ties (a family whose
-    // estimate is coarser than the shared one widens it).
-    explicit PlanSearch(double tie_tolerance = kTieTolerance) : tie_tolerance_(tie_tolerance) {}
-    void offer(const Plan &plan, const Verdict &verdict) {
-        if (verdict.legal) offered_.push_back({plan, verdict});
+    // `family` names the planner in the plan log; `tie_tolerance`: how close to the
+    // cheapest a candidate ties (a family whose estimate is coarser than the shared one widens it).
+    explicit PlanSearch(std::string family, double tie_tolerance = kTieTolerance)
+        : family_(std::move(family)), tie_tolerance_(tie_tolerance), log_(plan_log_enabled()) {}
+    // `describe` (called only when the plan log is on) says what the candidate is.
+    void offer(const Plan &plan, const Verdict &verdict, const std::function<std::string()> &describe = {}) {
+        const std::string what = log_ && describe ? describe() : std::string();
+        if (log_) log_plan_line(family_, what, verdict, /*chosen=*/false);
+        if (verdict.legal) offered_.push_back({plan, verdict, what});
     }
     bool found() const { return !offered_.empty(); }
     // The chosen candidate (found() must hold).
-    const Plan &best() const { return offered_[best_index()].plan; }
-    const Verdict &verdict() const { return offered_[best_index()].verdict; }
+    const Plan &best() const { return chosen().plan; }
+    const Verdict &verdict() const { return chosen().verdict; }
 
 private:
     size_t best_index() const {
@@ -228,8 +236,20 @@ private:
     struct Offered {
         Plan plan;
         Verdict verdict;
+        std::string what;  // the family's description (plan log only)
     };
+    const Offered &chosen() const {
+        const Offered &o = offered_[best_index()];
+        if (log_ && !choice_logged_) {
+            log_plan_line(family_, o.what, o.verdict, /*chosen=*/true);
+            choice_logged_ = true;
+        }
+        return o;
+    }
+    std::string family_;
     double tie_tolerance_;
+    bool log_;
+    mutable bool choice_logged_ = false;
     std::vector<Offered> offered_;
 };
 

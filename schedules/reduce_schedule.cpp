@@ -47,7 +47,7 @@ struct ReduceCandidates {
     ReduceSpyreOptions options;
     int eb = 2, lanes = 64, n = 1, du = 1, dv = 1, d0p = 1, max_cores = 1;
     bool f16 = true;
-    planning::PlanSearch<ReduceSpyrePlan> search;
+    planning::PlanSearch<ReduceSpyrePlan> search{"reduce"};
     planning::Verdict last;
 
     // One candidate: the framework judges it and offers it to the search. True if two
@@ -60,7 +60,11 @@ struct ReduceCandidates {
         last = planning::judge(tp, options.double_buffer);
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
-        search.offer(p, last);
+        search.offer(p, last, [&] {
+            return "tile " + std::to_string(p.tile) + " lanes, chunk " + std::to_string(p.chunk) + ", cores " +
+                   std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " + std::to_string(p.cores_r) +
+                   " (u x v x reduced axis)";
+        });
         return last.legal && 2 * tp.buffered_bytes + tp.fixed_bytes <= planning::scratchpad_budget();
     }
 

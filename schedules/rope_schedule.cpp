@@ -34,7 +34,7 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
     const int casts = t.bits() == 16 ? 3 : 0;
     const double per_token_head =
         2 * (3 + casts) * scheduling_machine().sfu_instruction_cycles(d / 2, 1, 4, MD::SfuCost::Simple);
-    planning::PlanSearch<RopeSpyrePlan> search;
+    planning::PlanSearch<RopeSpyrePlan> search("rope");
     planning::Verdict last;
     const int most = std::max(1, (tokens + max_cores - 1) / max_cores);
     for (int tt = most; tt >= 1; tt--) {
@@ -59,7 +59,10 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
             last = planning::judge(tp, options.double_buffer);
             p.double_buffer = last.double_buffer;
             p.footprint_bytes = last.footprint_bytes;
-            search.offer(p, last);
+            search.offer(p, last, [&] {
+                return "tiles of " + std::to_string(tt) + " tokens, cores " + std::to_string(p.ct) + " x " +
+                       std::to_string(p.ch) + " (tokens x heads)";
+            });
         }
     }
     if (!search.found()) {

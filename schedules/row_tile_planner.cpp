@@ -25,7 +25,7 @@ RowTilePlan plan_row_tiles(const RowTileWork &w, const RowTileOptions &options) 
         << " elements do not fit the scratchpad (at most " << fit_once << " rows per tile)";
     const int most = std::max(1, std::min(usable_cores(options.max_cores), w.rows));
     const int fit = (int)std::min<int64_t>(w.max_tile_rows, fit_once);
-    planning::PlanSearch<RowTilePlan> search;
+    planning::PlanSearch<RowTilePlan> search(w.family);
     planning::Verdict last;
     for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
         const int rows_per_core = (w.rows + c - 1) / c;
@@ -50,7 +50,10 @@ RowTilePlan plan_row_tiles(const RowTileWork &w, const RowTileOptions &options) 
                 last = planning::judge(tp, options.double_buffer);
                 p.double_buffer = last.double_buffer;
                 p.footprint_bytes = last.footprint_bytes;
-                search.offer(p, last);
+                search.offer(p, last, [&] {
+                    return "tiles of " + std::to_string(tile) + " rows on " + std::to_string(c) + " cores (rows padded to " +
+                           std::to_string(p.rows_padded) + ")";
+                });
             }
             if (options.tile_rows > 0) break;
         }

@@ -33,7 +33,7 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         edges = {2 * base.lanes, base.lanes};
         for (int e = 4 * base.lanes; e <= 2 * round_up(std::max(x, y), base.lanes); e *= 2) edges.push_back(e);
     }
-    planning::PlanSearch<TransposeSpyrePlan> search;
+    planning::PlanSearch<TransposeSpyrePlan> search("transpose");
     planning::Verdict last;
     for (int edge : edges) {
         TransposeSpyrePlan p = base;
@@ -59,7 +59,10 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         last = planning::judge(tp, options.double_buffer);
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
-        search.offer(p, last);
+        search.offer(p, last, [&] {
+            return "tiles " + std::to_string(p.tile) + " x " + std::to_string(p.tile) + ", cores " + std::to_string(p.cb) +
+                   " x " + std::to_string(p.cy) + " x " + std::to_string(p.cx) + " (batch x y x x)";
+        });
     }
     _halide_user_assert(search.found())
         << "transpose Spyre schedule: no tile fits (max_cores=" << options.max_cores << ", tile=" << options.tile

@@ -61,6 +61,8 @@ KERNELS = [
     ("reduce_sum", "reduce", "d0=256 d1=256 d2=1 op=sum axis=0 dtype=float16", []),
     ("transpose", "transpose", "x=256 y=256 dtype=float16", []),
     ("attention", "attention", "d=64 s=128 heads=2 causal=false dtype=float16", []),
+    ("conv2d", "conv2d", "ci=64 co=64 width=18 height=18 kw=3 kh=3 dtype=float16", []),
+    ("rope", "rope", "d=128 heads=8 tokens=64 dtype=float16", []),
     ("bmm_large", "bmm", "batch=8 m=512 n=512 k=512 dtype=float16", []),
     ("matmul_gelu_large", "matmul", "m=512 n=1024 k=1024 activation=gelu dtype=float16", []),
     ("softmax_large", "softmax", "cols=1024 rows=2048 dtype=float16", []),
@@ -70,6 +72,8 @@ KERNELS = [
     ("reduce_mean_large", "reduce", "d0=1024 d1=2048 d2=4 op=mean axis=1 dtype=float16", []),
     ("transpose_large", "transpose", "x=1024 y=1024 dtype=float16", []),
     ("attention_causal_large", "attention", "d=64 s=1024 heads=8 causal=true dtype=float16", []),
+    ("conv2d_large", "conv2d", "ci=64 co=64 width=58 height=58 kw=3 kh=3 dtype=float16", []),
+    ("rope_large", "rope", "d=128 heads=32 tokens=512 dtype=float16", []),
 ]
 FIELDS = ["kernel", "generator", "params", "scheduler", "status", "simulated_us", "compile_s", "search", "knobs",
           "check", "error"]
