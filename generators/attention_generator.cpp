@@ -162,7 +162,7 @@ public:
 
     void generate() {
         const Type t = dtype;
-        const int d = d_size, s = s_size, hs = heads, q = query_rows();
+        const int d = d_size, s = s_size, q = query_rows();
         spyre::AttentionSpyreOptions options = knob_options();
         options.kv_tile = kv_tile;
         options.kv_heads = kv_heads;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "spyre/machine.h"
 #include "planner.h"
@@ -28,6 +30,84 @@ int64_t attention_footprint(int Q, int K, int dp, int nx, int mask_len, int byte
     return (int64_t)dp * Q * bytes + (int64_t)dp * K * bytes * 2 + (int64_t)nx * K * bytes + qk * 4 * 2 +
            qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (int64_t)mask_len * 4 +
            qk * 4 * 2 + xq * 4 * 2;
+}
+
+// The buffers of one query tile: with grouped-query attention the whole Kt and V of a KV
+// head resident in the scratchpad (read once per core and KV head, for all its query heads
+// and query tiles) in place of their KV tiles, when they fit, and then the Q tile and the
+// result tile in two copies when they fit; else the Kt tile in two copies by the framework's
+// rule (judge: staged in the KV tile loop of sp / kv_tile iterations).
+void plan_buffers(AttentionSpyrePlan *c, const Type &t, const AttentionSpyreOptions &options, int64_t budget,
+                  const MachineDescription &m) {
+    const int64_t resident_extra = (int64_t)2 * c->dp * (c->sp - c->kv_tile) * t.bytes();
+    if (c->group > 1 && c->footprint_bytes + resident_extra <= budget) {
+        c->resident_kv = true;
+        c->footprint_bytes += resident_extra;
+        // No KV tile is loaded in the loop then: the Q tile, then the result tile, get the
+        // second copies when they fit.
+        const int64_t io_copy = (int64_t)c->dp * c->tile * t.bytes();
+        for (bool *copy : {&c->double_buffer_q, &c->double_buffer_result}) {
+            if (options.double_buffer && c->footprint_bytes + io_copy <= budget) {
+                *copy = true;
+                c->footprint_bytes += io_copy;
+            }
+        }
+        return;
+    }
+    planning::TiledPlan kv;
+    kv.buffered_bytes = (int64_t)c->dp * c->kv_tile * t.bytes();
+    kv.fixed_bytes = c->footprint_bytes - kv.buffered_bytes;
+    kv.staging_trip = c->sp / c->kv_tile;
+    const planning::Verdict v = planning::judge(kv, options.double_buffer, m);
+    c->double_buffer = v.double_buffer;
+    c->footprint_bytes = v.footprint_bytes;
+}
+
+// The cost of a candidate whose buffers are planned (plan_buffers), as the framework's
+// estimate of its tile pipeline: the work unit is one KV step of one query tile.
+// Per step: the Kt and [V | 1] tiles (DMA; once per core and KV head when resident, and
+// once per chain of cores when shared over the ring), S = Q Kt and pv = P [V | 1] on the
+// PT, and on the SFU the scaling and the mask of S, its row max, exp and P's cast, and the
+// state update; per query tile the Q load, the division by the sum, the cast and the store.
+planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, const MachineDescription &m) {
+    using SfuCost = MachineDescription::SfuCost;
+    const double eb = t.bytes(), T = c.tile, K = c.kv_tile;
+    const int heads_per_core = c.heads / c.ch, qtiles_per_core = c.qp / c.tile / c.cq;
+    const double steps = (double)c.sp / c.kv_tile;
+    const double qtiles_core = (double)heads_per_core * qtiles_per_core;
+    auto sfu = [&](double n, double rows, double bytes, SfuCost cost) { return m.sfu_instruction_cycles(n, rows, bytes, cost); };
+    const double f = planning::pt_type_factor(t, m);
+    const double step_pt = m.pt_matmul_cycles(T, K, c.dp, f) + m.pt_matmul_cycles(T, c.nx, K, f);
+    const double step_sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + sfu(K, T, 4, SfuCost::RowReduce) +
+                            sfu(K, T, 4, SfuCost::Transcendental) + sfu(K, T, eb, SfuCost::Simple) +
+                            3 * sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(1, T, 4, SfuCost::Transcendental);
+    const double tile_sfu = sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(c.dp, T, 4, SfuCost::Simple);
+    // The cores that load one KV head's tiles at the same steps pass them along the ring
+    // (schedule_attention_spyre: cores along the query tiles, or several per group).
+    const bool shared = c.cq > 1 || heads_per_core < c.group;
+    const double chain = !shared ? 1.0 : heads_per_core < c.group ? (double)c.cq * c.group / heads_per_core : (double)c.cq;
+    const double kv_tile_bytes = K * (c.dp + c.nx) * eb;
+    const double kv_core_bytes = c.resident_kv ? std::max(1.0, (double)heads_per_core / c.group) * c.sp * (c.dp + c.nx) * eb
+                                               : qtiles_core * steps * kv_tile_bytes;
+    planning::TiledPlan tp;
+    tp.reserve = planning::ScratchpadReserve::SfuRowWork;
+    tp.fixed_bytes = c.footprint_bytes;
+    tp.cores = c.ch * c.cq;
+    tp.tiles_per_core = qtiles_core * steps;
+    tp.read_bytes = (double)tp.cores * kv_core_bytes / (c.resident_kv ? 1.0 : chain) + (double)c.heads * c.qp * c.dp * eb;
+    tp.write_bytes = (double)c.heads * c.qp * c.dp * eb;
+    if (shared && !c.resident_kv) tp.ring_bytes_per_core = kv_core_bytes * (chain - 1) / chain;
+    tp.compute_cycles_per_tile = step_pt + step_sfu + tile_sfu / steps;
+    tp.waited_transfers_per_tile = (c.resident_kv ? 0.0 : 2.0) + 2.0 / steps;
+    tp.staging_trip = c.resident_kv ? planning::staging_trip({qtiles_per_core, heads_per_core}) : (int)steps;
+    if (c.resident_kv) tp.fixed_cycles = m.dram_cycles(kv_core_bytes * tp.cores, 0, tp.cores);
+    planning::Verdict v;
+    v.legal = true;
+    v.cores = tp.cores;
+    v.footprint_bytes = c.footprint_bytes;
+    v.double_buffer = c.resident_kv ? c.double_buffer_q : c.double_buffer;
+    v.cycles = planning::estimate_cycles(tp, v.double_buffer, m);
+    return v;
 }
 
 }  // namespace
@@ -81,14 +161,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
             if (footprint() <= budget || p.kv_tile == p.lanes) break;
         }
     }
-    if (options.tile == 0) {
-        // Short sequences with few heads: smaller query tiles until every core has a tile.
-        while (p.tile > p.lanes && (int64_t)heads * (p.qp / p.tile) < usable_cores(options.max_cores)) {
-            do {
-                p.tile -= p.lanes;
-            } while (p.qp % p.tile != 0);
-        }
-    } else {
+    if (options.tile != 0) {
         p.tile = round_up(options.tile, p.lanes);
         _halide_user_assert(p.qp % p.tile == 0)
             << "attention Spyre schedule: tile=" << options.tile << " (" << p.tile << " queries in whole sticks) does not "
@@ -108,46 +181,53 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
     _halide_user_assert(kv_heads >= 1 && heads % kv_heads == 0)
         << "attention: heads=" << heads << " is not a multiple of kv_heads=" << kv_heads;
     p.group = heads / kv_heads;
-    // Grouped-query attention: the whole Kt and V of a KV head resident in the scratchpad
-    // (read once per core and KV head, for all its query heads and query tiles) in place of
-    // their KV tiles, when they fit.
-    const int64_t resident_extra = (int64_t)2 * p.dp * (p.sp - p.kv_tile) * t.bytes();
-    if (p.group > 1 && p.footprint_bytes + resident_extra <= budget) {
-        p.resident_kv = true;
-        p.footprint_bytes += resident_extra;
-        // No KV tile is loaded in the loop then: the Q tile, then the result tile, get the
-        // second copies when they fit.
-        const int64_t io_copy = (int64_t)p.dp * p.tile * t.bytes();
-        for (bool *copy : {&p.double_buffer_q, &p.double_buffer_result}) {
-            if (options.double_buffer && p.footprint_bytes + io_copy <= budget) {
-                *copy = true;
-                p.footprint_bytes += io_copy;
-            }
+
+    // The candidates: the forced query tile, or every query tile of whole sticks up to the
+    // largest that fits (p.tile) that divides the padded queries; each with every even core
+    // split over (heads, query tiles) the grouped heads allow. The cost is the framework's
+    // (attention_verdict); ties go to the larger tile, offered first.
+    std::vector<int> tiles;
+    if (options.tile != 0) {
+        tiles.push_back(p.tile);
+    } else {
+        for (int T = p.tile; T >= p.lanes; T -= p.lanes) {
+            if (p.qp % T == 0) tiles.push_back(T);
         }
     }
-    // Double buffering (the framework's rule, planner.h): a second copy of the Kt
-    // tile, staged in the KV tile loop of sp / kv_tile iterations.
-    if (!p.resident_kv) {
-        planning::TiledPlan kv;
-        kv.buffered_bytes = (int64_t)p.dp * p.kv_tile * t.bytes();
-        kv.fixed_bytes = p.footprint_bytes - kv.buffered_bytes;
-        kv.staging_trip = p.sp / p.kv_tile;
-        const planning::Verdict v = planning::judge(kv, options.double_buffer, m);
-        p.double_buffer = v.double_buffer;
-        p.footprint_bytes = v.footprint_bytes;
+    // Grouped-query attention reads K and V at h / group: each core's run of heads must lie in
+    // one group (the index is constant on the core) or be whole groups (the schedule splits it
+    // into KV head x query head of the group), so every index stays affine in the loops.
+    auto group_allows = [&](const std::vector<int> &split) {
+        const int per_core = heads / split[0];
+        return p.group % per_core == 0 || per_core % p.group == 0;
+    };
+    const int max_cores = usable_cores(options.max_cores);
+    planning::PlanSearch<AttentionSpyrePlan> search("attention");
+    for (int T : tiles) {
+        AttentionSpyrePlan c = p;
+        c.tile = T;
+        c.footprint_bytes = attention_footprint(T, c.kv_tile, c.dp, c.nx, c.sp + c.qp, t.bytes());
+        if (c.footprint_bytes > budget) continue;
+        plan_buffers(&c, t, options, budget, m);
+        std::vector<std::vector<int>> splits;
+        for (const std::vector<int> &split : planning::even_core_splits({heads, c.qp / T}, max_cores)) {
+            if (group_allows(split)) splits.push_back(split);
+        }
+        const std::vector<int> preferred = planning::even_core_split({heads, c.qp / T}, max_cores, group_allows);
+        if (std::find(splits.begin(), splits.end(), preferred) == splits.end()) splits.insert(splits.begin(), preferred);
+        for (const std::vector<int> &split : splits) {
+            c.ch = split[0];
+            c.cq = split[1];
+            const planning::Verdict v = attention_verdict(c, t, m);
+            search.offer(c, v, [&] {
+                return "query tiles of " + std::to_string(T) + ", cores " + std::to_string(c.ch) + " x " +
+                       std::to_string(c.cq) + " (heads x query tiles)" + (c.resident_kv ? ", K and V resident" : "");
+            });
+        }
     }
-    // The core split over (heads, query tiles): the framework's even split. Grouped-query
-    // attention reads K and V at h / group: each core's run of heads must lie in one group
-    // (the index is constant on the core) or be whole groups (the schedule splits it into
-    // KV head x query head of the group), so every index stays affine in the loops.
-    const std::vector<int> c = planning::even_core_split(
-        {heads, p.qp / p.tile}, usable_cores(options.max_cores), [&](const std::vector<int> &split) {
-            const int per_core = heads / split[0];
-            return p.group % per_core == 0 || per_core % p.group == 0;
-        });
-    p.ch = c[0];  // one head per core is always accepted: c is never empty
-    p.cq = c[1];
-    return p;
+    _halide_user_assert(search.found()) << "attention Spyre schedule: no query tile of head dim " << d << " and sequence "
+                                        << s << " fits the scratchpad";
+    return planning::with_estimate(search, m);
 }
 
 void schedule_attention_host(AttentionFuncs f, const Target &target) {

@@ -56,6 +56,7 @@ struct AttentionSpyrePlan {
     int ch = 1, cq = 1;   // cores along heads and query tiles
     int group = 1;        // query heads per KV head (grouped-query attention: heads / kv_heads)
     int64_t footprint_bytes = 0;
+    double estimated_us = 0;     // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
     // Grouped-query attention: a core keeps the whole Kt and V of its KV head in the
     // scratchpad for all the query heads and query tiles it computes with it (the planner
