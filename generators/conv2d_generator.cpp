@@ -145,15 +145,8 @@ public:
     // The family declaration (family_generator.h).
     static constexpr const char *kOptionsType = "spyre::Conv2dSpyreOptions";
     std::string family() const { return "conv2d"; }
-    // A zero-padded input tile is written partly by the SFU (its boundary), so it is not a
-    // plain DMA copy that share_over_ring can pass along the ring: each core loads its own.
-    // The cores at the image's edges then run other programs than the rest (their edge rows
-    // are fills), so the chains ring sharing needs for the weights are not there either.
-    spyre::Conv2dSpyrePlan plan_for(spyre::Conv2dSpyreOptions o) const {
-        o.share_input = o.share_input && (int)pad == 0;
-        o.share_weights = o.share_weights && (int)pad == 0;
-        return spyre::plan_conv2d_spyre(shape_, o);
-    }
+    // (With pad > 0 the planner shares nothing over the ring, whatever share_input and share_weights say.)
+    spyre::Conv2dSpyrePlan plan_for(const spyre::Conv2dSpyreOptions &o) const { return spyre::plan_conv2d_spyre(shape_, o); }
     void schedule_spyre() {
         spyre::schedule_conv2d_spyre(funcs(), (int)pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape_, plan_);
     }

@@ -126,7 +126,7 @@ public:
                 {"tokens", std::to_string((int)tokens)}, {"in_heads", std::to_string((int)in_heads)},
                 {"dtype", spyre::dtype_param(dtype)}};
     }
-    // Tokens per tile: 1 to 64, no more than the tokens each core gets at most.
+    // Tokens per tile: 1 to 64, no more than the tokens.
     std::map<std::string, std::vector<int>> knob_candidates() const {
         std::vector<int> tiles = {0};
         for (int c : {1, 2, 4, 8, 16, 32, 64}) {

@@ -119,8 +119,13 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                             // The cn cores of one row range share each input tile, the cb * cy cores of one
                             // co range each weight tile, over the ring (share_over_ring): DRAM reads each once.
                             const bool share_in = sharing & 1, share_w = sharing & 2;
-                            if ((share_in && (!options.share_input || cn < 2)) ||
-                                (share_w && (!options.share_weights || cb * cy * cx < 2)))
+                            // A zero-padded input tile is written partly by the SFU (its boundary), so it
+                            // is not a plain DMA copy that share_over_ring can pass along the ring: each
+                            // core loads its own. The cores at the image's edges then run other programs
+                            // than the rest (their edge rows are fills), so the chains ring sharing needs
+                            // for the weights are not there either: with pad > 0 nothing is shared.
+                            if ((share_in && (!options.share_input || cn < 2 || shape.pad > 0)) ||
+                                (share_w && (!options.share_weights || cb * cy * cx < 2 || shape.pad > 0)))
                                 continue;
                             Conv2dSpyrePlan p;
                             p.tn = tn;

@@ -149,7 +149,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
                     planning::Verdict v = planning::judge(tp, db);
-                    v.double_buffer = db && (tk == kp || (kp / tk) % 2 == 0);
+                    v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     v.cycles = cost.cycles;
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {

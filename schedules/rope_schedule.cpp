@@ -36,7 +36,8 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
         2 * (3 + casts) * scheduling_machine().sfu_instruction_cycles(d / 2, 1, 4, MD::SfuCost::Simple);
     planning::PlanSearch<RopeSpyrePlan> search("rope");
     planning::Verdict last;
-    const int most = std::max(1, (tokens + max_cores - 1) / max_cores);
+    // A forced tile is the only one offered, even above the tokens a core gets.
+    const int most = options.tile_tokens > 0 ? options.tile_tokens : std::max(1, (tokens + max_cores - 1) / max_cores);
     for (int tt = most; tt >= 1; tt--) {
         if (options.tile_tokens > 0 && tt != options.tile_tokens) continue;
         const int tokens_padded = round_up(tokens, tt), tiles = tokens_padded / tt;
@@ -67,7 +68,8 @@ RopeSpyrePlan plan_rope_spyre(int d, int heads, int tokens, const Type &t, const
     }
     if (!search.found()) {
         throw std::runtime_error("rope: no tile of tokens x heads x d=" + std::to_string(d) + " fits (tile_tokens=" +
-                                 std::to_string(options.tile_tokens) + "): " + last.reason);
+                                 std::to_string(options.tile_tokens) + "): " +
+                                 (last.reason.empty() ? "no core split of its tiles is legal" : last.reason));
     }
     return planning::with_estimate(search);
 }

@@ -14,7 +14,7 @@
 #include "index_evaluation.h"
 #include "instruction_selection.h"
 #include "scratchpad_plan.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 #include "spyre_types.h"
 
 namespace spyre {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre {
 namespace compiler {

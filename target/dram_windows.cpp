@@ -8,7 +8,7 @@
 #include <string>
 
 #include "spyre/dram_window.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre {
 namespace compiler {

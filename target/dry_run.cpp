@@ -7,7 +7,7 @@
 
 #include "spyre/layout.h"
 #include "spyre/simulator.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 #include "synchronization.h"
 
 namespace spyre {

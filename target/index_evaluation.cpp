@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre {
 namespace compiler {

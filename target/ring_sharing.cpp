@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 #include "synchronization.h"
 
 namespace spyre {

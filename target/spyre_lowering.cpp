@@ -27,8 +27,9 @@
 // It is handed the pipeline's ScheduleContext when it is attached and reads nothing else: when
 // it runs it takes the context's tensors, requests and machine (one struct, LoweringInputs), so a
 // schedule re-applied after attaching (the Spyre autoscheduler's candidates) is what compiles.
-// SPYRE_DEBUG=1 prints a summary per kernel; 2 also the IR before, core 0's program tree after
-// each per-core pass (program_tree_printer.h; SPYRE_DEBUG_CORE=N for core N) and the program.
+// SPYRE_DEBUG=1 prints a summary per kernel; 2 also the IR before and, after every pass, what it
+// left: the device region, the kernel's tensors, core 0's program tree (program_tree_printer.h;
+// SPYRE_DEBUG_CORE=N for core N) or instruction streams, the program, the host IR.
 #include "spyre_lowering.h"
 
 #include <cstdlib>
@@ -36,6 +37,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "argument_checks.h"
 #include "device_region.h"
@@ -161,7 +163,8 @@ public:
     }
 
 private:
-    // The passes, in order (see the top of this file).
+    // The passes, in order (see the top of this file): each one run_pass, with its dump
+    // (SPYRE_DEBUG=2) and the deadline check after it.
     Stmt lower(const Stmt &s) {
         const MachineDescription &m = in_.machine;
         if (dbg_ >= 2) std::cerr << "spyre: IR before Spyre lowering of " << kernel() << ":\n" << s << "\n";
@@ -170,10 +173,29 @@ private:
         for (const auto &kv : in_.tensors) {
             if (kv.second.is_output) output_names.push_back(kv.first);
         }
-        compiler::DeviceRegion region = compiler::find_device_region(s, m, output_names);
-        KernelTensors kernel_tensors = collect_kernel_tensors(region, m);
+        compiler::DeviceRegion region;
+        run_pass("find_device_region", [&] { region = compiler::find_device_region(s, m, output_names); },
+                 [&] {
+                     std::cerr << "core loop " << region.core_var << ", " << region.cores << " cores"
+                               << (region.distributed ? ", a reduction distributed across them" : "") << "; its body:\n"
+                               << region.body;
+                 });
+        KernelTensors kernel_tensors;
+        run_pass("collect_kernel_tensors", [&] { kernel_tensors = collect_kernel_tensors(region, m); },
+                 [&] {
+                     for (const ProgramArgument &a : kernel_tensors.args) {
+                         std::cerr << "  " << (a.kind == ArgKind::Output ? "output " : "input ") << a.name << ": extents";
+                         for (int64_t e : a.shape.extent) std::cerr << " " << e;
+                         std::cerr << ", padded";
+                         for (int64_t e : a.layout.padded) std::cerr << " " << e;
+                         std::cerr << "\n";
+                     }
+                 });
 
-        std::vector<compiler::CoreProgram> cores = select_instructions_per_core(region, kernel_tensors.interface, m);
+        std::vector<compiler::CoreProgram> cores;
+        run_pass("select_core_instructions",
+                 [&] { cores = select_instructions_per_core(region, kernel_tensors.interface, m); },
+                 [&] { dump_tree(cores); });
         per_core_pass("fold_loops", cores, [&](compiler::CoreProgram &cp) { compiler::fold_loops(cp.tree); });
         per_core_pass("block_sfu_rows", cores, [&](compiler::CoreProgram &cp) {
             cp.scratchpad_peak = compiler::block_sfu_rows(cp.tree, cp.scratchpad_peak, m);
@@ -185,36 +207,55 @@ private:
         per_core_pass("apply_double_buffering", cores, [&](compiler::CoreProgram &cp) {
             compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes, m.sfu_max_vector_lanes);
         });
-        if (region.distributed) check_gathered_parts(cores, region.core_var);
-        std::vector<std::vector<compiler::ProgramNode> *> trees;
-        for (auto &cp : cores) trees.push_back(&cp.tree);
-        compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m);
-        dump_tree("share_loads_over_ring", cores);
-        stop_at_deadline("share_loads_over_ring");
+        if (region.distributed) {
+            run_pass("check_gathered_parts", [&] { check_gathered_parts(cores, region.core_var); }, {});
+        }
+        run_pass("share_loads_over_ring",
+                 [&] {
+                     std::vector<std::vector<compiler::ProgramNode> *> trees;
+                     for (auto &cp : cores) trees.push_back(&cp.tree);
+                     compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m);
+                 },
+                 [&] { dump_tree(cores); });
 
         Program program;
         program.kernel_name = kernel();
         program.machine_fingerprint = m.structural_fingerprint();
         program.args = kernel_tensors.args;
         program.cores.resize(m.cores);
-        for (int c = 0; c < region.cores; c++) {
-            program.cores[c] = compiler::emit_core_streams(cores[c].tree, m);
-            compiler::address_through_dram_windows(program.cores[c], program.args, m);
-        }
         program.params = scalar_params(kernel_tensors.interface);
-        try {
-            validate_program(program, m);
-        } catch (const spyre::Error &e) {
-            throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
-        }
-        std::vector<std::vector<compiler::ScratchpadPlacement>> placements;
-        std::vector<const std::vector<compiler::ProgramNode> *> emitted_trees;
-        for (const compiler::CoreProgram &cp : cores) {
-            placements.push_back(cp.placements);
-            emitted_trees.push_back(&cp.tree);
-        }
-        stop_at_deadline("validate_program");
-        compiler::dry_run_program(program, m, placements, emitted_trees);
+        run_pass("emit_core_streams",
+                 [&] {
+                     for (int c = 0; c < region.cores; c++) program.cores[c] = compiler::emit_core_streams(cores[c].tree, m);
+                 },
+                 [&] { dump_streams(program); });
+        run_pass("address_through_dram_windows",
+                 [&] {
+                     for (int c = 0; c < region.cores; c++) {
+                         compiler::address_through_dram_windows(program.cores[c], program.args, m);
+                     }
+                 },
+                 [&] { dump_streams(program); });
+        run_pass("validate_program",
+                 [&] {
+                     try {
+                         validate_program(program, m);
+                     } catch (const spyre::Error &e) {
+                         throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
+                     }
+                 },
+                 {});
+        run_pass("dry_run_program",
+                 [&] {
+                     std::vector<std::vector<compiler::ScratchpadPlacement>> placements;
+                     std::vector<const std::vector<compiler::ProgramNode> *> emitted_trees;
+                     for (const compiler::CoreProgram &cp : cores) {
+                         placements.push_back(cp.placements);
+                         emitted_trees.push_back(&cp.tree);
+                     }
+                     compiler::dry_run_program(program, m, placements, emitted_trees);
+                 },
+                 {});
         std::vector<uint8_t> bytes = encode_program(program);
         if (dbg_ >= 1) {
             std::cerr << "spyre: kernel " << program.kernel_name << ": " << region.cores << " cores, "
@@ -224,20 +265,46 @@ private:
         if (dbg_ >= 2) std::cerr << disassemble_program(program);
         write_program_files(program, bytes);
 
-        compiler::RuntimeCallArguments call;
-        call.kernel_name = program.kernel_name;
-        call.program = std::move(bytes);
-        for (const std::string &n : kernel_tensors.names) call.buffers.push_back(kernel_tensors.buffer_exprs.at(n));
-        call.has_user_context = in_.options.user_context;
-        compiler::KernelInterface &iface = kernel_tensors.interface;
-        for (const std::string &pname : iface.scalar_params) {
-            call.scalar_params.push_back(
-                Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
+        Stmt result;
+        run_pass("make_runtime_call",
+                 [&] {
+                     compiler::RuntimeCallArguments call;
+                     call.kernel_name = program.kernel_name;
+                     call.program = std::move(bytes);
+                     for (const std::string &n : kernel_tensors.names) call.buffers.push_back(kernel_tensors.buffer_exprs.at(n));
+                     call.has_user_context = in_.options.user_context;
+                     compiler::KernelInterface &iface = kernel_tensors.interface;
+                     for (const std::string &pname : iface.scalar_params) {
+                         call.scalar_params.push_back(
+                             Variable::make(iface.param_types[pname], pname, iface.param_objects[pname]));
+                     }
+                     result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
+                 },
+                 {});
+        run_pass("strip_spyre_argument_checks",
+                 [&] {
+                     std::set<std::string> name_set(kernel_tensors.names.begin(), kernel_tensors.names.end());
+                     result = compiler::begin_kernel_call(compiler::strip_spyre_argument_checks(result, name_set),
+                                                          in_.options.user_context);
+                 },
+                 [&] { std::cerr << result; });
+        return result;
+    }
+
+    // Runs one pass, then (SPYRE_DEBUG=2) prints what it left through `dump`, and stops a
+    // compile past its deadline. Every pass of lower() goes through here.
+    template <typename Pass, typename Dump>
+    void run_pass(const char *name, Pass pass, Dump dump) {
+        pass();
+        if (dbg_ >= 2) {
+            std::cerr << "spyre: " << kernel() << ": after " << name << "\n";
+            if constexpr (!std::is_same_v<Dump, std::nullptr_t>) dump();
         }
-        Stmt result = compiler::replace_statement(s, region.node, compiler::make_runtime_call(call));
-        std::set<std::string> name_set(kernel_tensors.names.begin(), kernel_tensors.names.end());
-        return compiler::begin_kernel_call(compiler::strip_spyre_argument_checks(result, name_set),
-                                           in_.options.user_context);
+        stop_at_deadline(name);
+    }
+    template <typename Pass>
+    void run_pass(const char *name, Pass pass, std::initializer_list<int>) {
+        run_pass(name, pass, nullptr);
     }
 
     const std::string &kernel() const { return in_.options.kernel_name; }
@@ -245,9 +312,8 @@ private:
     // Runs `pass` on every core's tree, then prints the debug core's tree (SPYRE_DEBUG=2).
     template <typename Pass>
     void per_core_pass(const char *name, std::vector<compiler::CoreProgram> &cores, Pass pass) {
-        for (compiler::CoreProgram &cp : cores) pass(cp);
-        dump_tree(name, cores);
-        stop_at_deadline(name);
+        run_pass(
+            name, [&] { for (compiler::CoreProgram &cp : cores) pass(cp); }, [&] { dump_tree(cores); });
     }
 
     // A compile whose schedule context has a deadline (the Spyre autoscheduler's candidates) stops
@@ -257,12 +323,21 @@ private:
             throw CompileError("Spyre: the compile of " + kernel() + " was stopped at its deadline (after " + after + ")");
         }
     }
-    void dump_tree(const char *after, const std::vector<compiler::CoreProgram> &cores) const {
-        if (dbg_ < 2) return;
+    // The debug core's program tree (SPYRE_DEBUG_CORE, core 0 by default).
+    void dump_tree(const std::vector<compiler::CoreProgram> &cores) const {
         const int c = debug_core();
         if (c < 0 || c >= (int)cores.size()) return;
-        std::cerr << "spyre: " << kernel() << ": program tree of core " << c << " after " << after << ":\n"
-                  << compiler::print_program_tree(cores[c].tree);
+        std::cerr << "program tree of core " << c << ":\n" << compiler::print_program_tree(cores[c].tree);
+    }
+    // The debug core's instruction streams.
+    void dump_streams(const Program &program) const {
+        const int c = debug_core();
+        if (c < 0 || c >= (int)program.cores.size()) return;
+        Program one = program;
+        for (int i = 0; i < (int)one.cores.size(); i++) {
+            if (i != c) one.cores[i] = CoreStreams{};
+        }
+        std::cerr << "streams of core " << c << ":\n" << disassemble_program(one);
     }
 
     // collect_kernel_tensors: the arguments the region reads (inputs, in order of first use) and
@@ -330,7 +405,6 @@ private:
                                    ". Use smaller tiles or stage less at this loop level");
             }
         }
-        dump_tree("select_core_instructions", cores);
         return cores;
     }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "diagnostics.h"  // spyre::CompileError
 #include "schedule_context.h"
 
 namespace spyre {
@@ -33,11 +34,5 @@ void attach_spyre_lowering(Halide::Pipeline p, const SpyreLoweringOptions &optio
 void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options);
 void attach_spyre_lowering(Halide::Func &output, const SpyreLoweringOptions &options,
                            std::shared_ptr<const ScheduleContext> context);
-
-// Compile errors of the Spyre backend: they name the Func, the loop and the rule.
-class CompileError : public std::runtime_error {
-public:
-    explicit CompileError(const std::string &w) : std::runtime_error(w) {}
-};
 
 }  // namespace spyre

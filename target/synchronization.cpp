@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre {
 namespace compiler {

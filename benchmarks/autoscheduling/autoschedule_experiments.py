@@ -541,9 +541,11 @@ def main():
                 and r["check"] != "matches host"]
         # Our autoscheduler and the legalizations are this project's code: on the suite's shapes they must compile
         # (a raw stock schedule may break a Spyre rule; that is what the table shows).
+        # (A family whose template has no legalization yet, conv2d and rope, refuses Legalized_* by saying so.)
         bad += ["%s/%s: %s %s" % (r["kernel"], r["scheduler"], r["status"], r["error"]) for r in rows
                 if (r["kernel"], r["scheduler"]) in {(k[0], s[0]) for k, s in points}
-                and (r["scheduler"] == "Spyre" or r["scheduler"].startswith("Legalized_")) and r["status"] != "ok"]
+                and (r["scheduler"] == "Spyre" or r["scheduler"].startswith("Legalized_")) and r["status"] != "ok"
+                and "has no legalization yet" not in r["error"]]
         if bad:
             print("check FAILED:\n  " + "\n  ".join(bad), file=sys.stderr)
             return 1

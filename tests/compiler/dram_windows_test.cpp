@@ -8,7 +8,7 @@
 #include "../unit/program_builder.h"
 #include "dram_windows.h"
 #include "spyre/simulator.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include "program_tree.h"
 #include "spyre/assembler.h"
 #include "spyre/machine.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre::testing {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "jit_helpers.h"
 #include "spyre/spyre_runtime.h"
-#include "spyre_lowering.h"
+#include "diagnostics.h"
 
 namespace spyre::testing {
 namespace {
