@@ -52,13 +52,7 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     w.compute_cycles_per_row = (centered ? 2 : 1) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
                                ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
                                    planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
-    const RowTilePlan r = plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer});
-    p.cores = r.cores;
-    p.tile_rows = r.tile_rows;
-    p.rows_padded = r.rows_padded;
-    p.double_buffer = r.double_buffer;
-    p.footprint_bytes = r.footprint_bytes;
-    p.estimated_us = r.estimated_us;
+    take_row_tiles(plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer}), &p);
     return p;
 }
 

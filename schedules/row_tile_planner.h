@@ -65,4 +65,16 @@ struct RowTilePlan {
 // not fit; each message names the family, the row and the limit.
 RowTilePlan plan_row_tiles(const RowTileWork &work, const RowTileOptions &options);
 
+// Copies the planner's choice into a family's plan (its cores, tile_rows, rows_padded,
+// double_buffer, footprint_bytes and estimated_us members).
+template <typename FamilyPlan>
+void take_row_tiles(const RowTilePlan &r, FamilyPlan *p) {
+    p->cores = r.cores;
+    p->tile_rows = r.tile_rows;
+    p->rows_padded = r.rows_padded;
+    p->double_buffer = r.double_buffer;
+    p->footprint_bytes = r.footprint_bytes;
+    p->estimated_us = r.estimated_us;
+}
+
 }  // namespace spyre
