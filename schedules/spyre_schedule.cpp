@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "spyre/machine.h"
 #include "schedule_context.h"
@@ -32,6 +34,32 @@ std::string describe(const std::string &directive, const Func &f, const std::str
 }
 
 std::string quoted(const std::string &name) { return "'" + name + "'"; }
+
+// The dimension a staged Func's sticks run along: that of the tensor it copies when it is a
+// wrapper of one (in.in(): its value reads the tensor at its own vars, in order) and the tensor
+// was declared with another stick dimension (constrain_tensor(..., stick_dim)); else 0.
+int staged_stick_dim(const Func &f) {
+    const Internal::Definition &def = f.function().definition();
+    if (def.values().size() != 1) return 0;
+    const Internal::Call *c = def.values()[0].as<Internal::Call>();
+    if (!c || c->args.size() != f.args().size()) return 0;
+    for (size_t i = 0; i < c->args.size(); i++) {
+        const Internal::Variable *v = c->args[i].as<Internal::Variable>();
+        if (!v || v->name != f.args()[i].name()) return 0;
+    }
+    // The tensor by its name, or through the Func Halide makes of an ImageParam or a generator
+    // Input (`in_im(_0, _1)`, which calls the buffer itself).
+    std::optional<SpyreTensorInfo> info = ScheduleContext::active().tensor(c->name);
+    if (!info && c->call_type == Internal::Call::Halide && c->func.defined()) {
+        const Internal::Function called(c->func);
+        if (called.has_pure_definition() && called.values().size() == 1) {
+            if (const Internal::Call *image = called.values()[0].as<Internal::Call>()) {
+                info = ScheduleContext::active().tensor(image->name);
+            }
+        }
+    }
+    return info && info->stick_dim < (int)f.args().size() ? info->stick_dim : 0;
+}
 
 // Types with a stick layout on Spyre (the dtypes of the program format).
 bool has_sticks(const Type &t) {
@@ -237,14 +265,24 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     if (f.dimensions() < 1) fail(what, "a zero-dimensional Func has no stick dimension to vectorize");
     require_loop_of(what, consumer, at);
     compute_at(f, consumer, at);
+    // The stick dimension: the copied tensor's (staged_stick_dim), stored innermost in the tile.
+    const int stick_dim = staged_stick_dim(f);
+    const Var sticks = f.args()[stick_dim];
+    if (stick_dim != 0) {
+        std::vector<Var> storage{sticks};
+        for (const Var &v : f.args()) {
+            if (v.name() != sticks.name()) storage.push_back(v);
+        }
+        f.reorder_storage(storage);
+    }
     // RoundUp: a region that is not whole sticks is computed over whole sticks from its
     // min. The default (ShiftInwards) would move the last vector below the region's min,
     // off the stick grid and, for a region narrower than a stick, before the tensor.
-    f.store_in(MemoryType::VTCM).vectorize(f.args()[0], lanes, TailStrategy::RoundUp);
+    f.store_in(MemoryType::VTCM).vectorize(sticks, lanes, TailStrategy::RoundUp);
     // A boundary Func's tile reaches past the tensor (x - 1 for a 3x3 stencil): start it on a
     // stick boundary so the interior is whole-stick DMA and the halo whole sticks of edge or
     // constant values (docs/scheduling.md, "Boundary conditions").
-    if (reads_through_a_boundary(f)) f.align_bounds(f.args()[0], lanes);
+    if (reads_through_a_boundary(f)) f.align_bounds(sticks, lanes);
 }
 
 void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {

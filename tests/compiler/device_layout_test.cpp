@@ -80,7 +80,9 @@ struct StickAlongY {
     Var x{"x"}, y{"y"};
     static constexpr int X = 5, Y = 200;
 
-    StickAlongY(const std::string &name, const std::vector<int> &order, int vector_lanes)
+    // by_vocabulary: the input staged with stage_in_scratchpad (which finds its stick dimension)
+    // instead of by hand.
+    StickAlongY(const std::string &name, const std::vector<int> &order, int vector_lanes, bool by_vocabulary = false)
         : in(Float(16), 2, name + "_in"), compute(name + "_compute"), out(name + "_out") {
         set_compiling_for_spyre(true);
         staged = in.in();
@@ -93,7 +95,11 @@ struct StickAlongY {
         set_device_layout(out.name(), StickLayout{1, order});
         out.reorder(y, x).parallel(x).vectorize(y, vector_lanes);
         const Var sx = staged.args()[0], sy = staged.args()[1];  // the wrapper's own vars
-        staged.compute_at(out, x).store_in(MemoryType::VTCM).reorder_storage(sy, sx).vectorize(sy, vector_lanes);
+        if (by_vocabulary) {
+            stage_in_scratchpad(staged, out, x);
+        } else {
+            staged.compute_at(out, x).store_in(MemoryType::VTCM).reorder_storage(sy, sx).vectorize(sy, vector_lanes);
+        }
         compute.compute_at(out, x).store_in(MemoryType::VTCM).reorder_storage(y, x).vectorize(y, vector_lanes);
     }
 
@@ -132,6 +138,20 @@ TEST(DeviceLayout, StickDimensionOtherThanZeroComputesTheAlgorithm) {
     const size_t core1 = text.find(".core 1");
     ASSERT_NE(core1, std::string::npos);
     EXPECT_NE(text.find("dram=512", core1), std::string::npos) << text.substr(core1, 600);
+}
+
+// stage_in_scratchpad on the wrapper of a tensor whose sticks run along y vectorizes y (one stick
+// per vector) and keeps it innermost in the tile: before, it vectorized x (dimension 0).
+TEST(DeviceLayout, StageInScratchpadVectorizesTheTensorsStickDimension) {
+    StickAlongY k("stick_y_vocab", {0, 1}, 128, /*by_vocabulary=*/true);
+    std::string text;
+    const Buffer<Halide::float16_t> r = k.run("stick_y_vocab", &text);
+    for (int j = 0; j < StickAlongY::Y; j++)
+        for (int i = 0; i < StickAlongY::X; i++) {
+            const float v = (float)Halide::float16_t((float)((i * 7 + j * 3) % 23) / 4.0f);
+            ASSERT_EQ((float)r(i, j), (float)Halide::float16_t((float)Halide::float16_t(v * 3.0f) - 2.0f)) << i << "," << j;
+        }
+    EXPECT_NE(text.find("extent=[5,200] stick=1 order=[0,1] padded=[5,256]"), std::string::npos) << text;
 }
 
 TEST(DeviceLayout, AVectorOfSticksThatAreNotAdjacentIsACompileError) {
