@@ -106,7 +106,7 @@ struct StickAlongY {
     Buffer<Halide::float16_t> run(const std::string &kernel, std::string *disassembly) {
         // Buffers have the true extents; the runtime pads them into the device layout.
         Buffer<Halide::float16_t> input(X, Y, in.name());
-        input.for_each_element([&](int i, int j) { input(i, j) = Halide::float16_t((float)((i * 7 + j * 3) % 23) / 4.0f); });
+        input.for_each_element([&](int i, int j) { input(i, j) = Halide::float16_t(input_value(i, j)); });
         in.set(input);
         SpyreLoweringOptions o;
         o.kernel_name = kernel;
@@ -117,21 +117,27 @@ struct StickAlongY {
         *disassembly = read_disassembly(o.output_dir, kernel);
         return r;
     }
+
+    static float input_value(int i, int j) { return (float)((i * 7 + j * 3) % 23) / 4.0f; }
+
+    // r is in * 3 - 2 in fp16 at every element, and not constant.
+    static void expect_the_algorithm(const Buffer<Halide::float16_t> &r) {
+        int distinct = 0;
+        for (int j = 0; j < Y; j++)
+            for (int i = 0; i < X; i++) {
+                const float v = (float)Halide::float16_t(input_value(i, j));
+                const float expected = (float)Halide::float16_t((float)Halide::float16_t(v * 3.0f) - 2.0f);
+                ASSERT_EQ((float)r(i, j), expected) << i << "," << j;
+                distinct += (float)r(i, j) != (float)r(0, 0);
+            }
+        EXPECT_GT(distinct, 0);
+    }
 };
 
 TEST(DeviceLayout, StickDimensionOtherThanZeroComputesTheAlgorithm) {
     StickAlongY k("stick_y", {0, 1}, 128);
     std::string text;
-    const Buffer<Halide::float16_t> r = k.run("stick_y", &text);
-    int distinct = 0;
-    for (int j = 0; j < StickAlongY::Y; j++)
-        for (int i = 0; i < StickAlongY::X; i++) {
-            const float v = (float)Halide::float16_t((float)((i * 7 + j * 3) % 23) / 4.0f);
-            const float expected = (float)Halide::float16_t((float)Halide::float16_t(v * 3.0f) - 2.0f);
-            ASSERT_EQ((float)r(i, j), expected) << i << "," << j;
-            distinct += (float)r(i, j) != (float)r(0, 0);
-        }
-    EXPECT_GT(distinct, 0);
+    StickAlongY::expect_the_algorithm(k.run("stick_y", &text));
     // The argument table has the layout; y is padded to 4 sticks of 64, x is not padded.
     EXPECT_NE(text.find("extent=[5,200] stick=1 order=[0,1] padded=[5,256]"), std::string::npos) << text;
     // Core 1 (x = 1) starts at 4 sticks (512 bytes): its whole y row is one stick-dimension run.
@@ -145,12 +151,7 @@ TEST(DeviceLayout, StickDimensionOtherThanZeroComputesTheAlgorithm) {
 TEST(DeviceLayout, StageInScratchpadVectorizesTheTensorsStickDimension) {
     StickAlongY k("stick_y_vocab", {0, 1}, 128, /*by_vocabulary=*/true);
     std::string text;
-    const Buffer<Halide::float16_t> r = k.run("stick_y_vocab", &text);
-    for (int j = 0; j < StickAlongY::Y; j++)
-        for (int i = 0; i < StickAlongY::X; i++) {
-            const float v = (float)Halide::float16_t((float)((i * 7 + j * 3) % 23) / 4.0f);
-            ASSERT_EQ((float)r(i, j), (float)Halide::float16_t((float)Halide::float16_t(v * 3.0f) - 2.0f)) << i << "," << j;
-        }
+    StickAlongY::expect_the_algorithm(k.run("stick_y_vocab", &text));
     EXPECT_NE(text.find("extent=[5,200] stick=1 order=[0,1] padded=[5,256]"), std::string::npos) << text;
 }
 
@@ -171,12 +172,7 @@ TEST(DeviceLayout, AVectorOfSticksThatAreNotAdjacentIsACompileError) {
 TEST(DeviceLayout, OneStickVectorsWorkWhateverTheOrder) {
     StickAlongY k("stick_y_1", {1, 0}, 64);
     std::string text;
-    const Buffer<Halide::float16_t> r = k.run("stick_y_1", &text);
-    for (int j = 0; j < StickAlongY::Y; j++)
-        for (int i = 0; i < StickAlongY::X; i++) {
-            const float v = (float)Halide::float16_t((float)((i * 7 + j * 3) % 23) / 4.0f);
-            ASSERT_EQ((float)r(i, j), (float)Halide::float16_t((float)Halide::float16_t(v * 3.0f) - 2.0f)) << i << "," << j;
-        }
+    StickAlongY::expect_the_algorithm(k.run("stick_y_1", &text));
 }
 
 TEST(DeviceLayout, StickDimensionMustMatchTheDeclaredOne) {
