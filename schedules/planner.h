@@ -201,11 +201,15 @@ public:
     // cheapest a candidate ties (a family whose estimate is coarser than the shared one widens it).
     explicit PlanSearch(std::string family, double tie_tolerance = kTieTolerance)
         : family_(std::move(family)), tie_tolerance_(tie_tolerance), log_(plan_log_enabled()) {}
-    // `describe` (called only when the plan log is on) says what the candidate is.
-    void offer(const Plan &plan, const Verdict &verdict, const std::function<std::string()> &describe = {}) {
-        const std::string what = log_ && describe ? describe() : std::string();
+    // `describe()` (called only when the plan log is on) says what the candidate is.
+    template <typename Describe>
+    void offer(const Plan &plan, const Verdict &verdict, const Describe &describe) {
+        const std::string what = log_ ? describe() : std::string();
         if (log_) log_plan_line(family_, what, verdict, /*chosen=*/false);
         if (verdict.legal) offered_.push_back({plan, verdict, what});
+    }
+    void offer(const Plan &plan, const Verdict &verdict) {
+        offer(plan, verdict, [] { return std::string(); });
     }
     bool found() const { return !offered_.empty(); }
     // The chosen candidate (found() must hold).
