@@ -1,6 +1,6 @@
 // Measuring one candidate schedule of the Spyre autoscheduler in this process: the generator being
 // autoscheduled is created again from Halide's generator registry with the candidate's knob
-// values, scheduled into a ScheduleContext of its own (target/schedule_context.h) and lowered
+// values, scheduled into a ScheduleContext of its own (target/driver/schedule_context.h) and lowered
 // (Pipeline::compile_to_module: the Spyre lowering runs and writes the program, no LLVM code
 // generation); the program is then simulated timing only. It is what a child process
 // `gen_X -g X -o DIR -e stmt target=spyre ...` did (candidate_evaluation.h), without starting a

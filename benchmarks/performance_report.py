@@ -153,11 +153,11 @@ def explain_matmuls(out, results, build, tmp):
     out("- the planner takes wide 128 x 1024 output tiles (a PT pass streams 1024 columns, so its fill costs "
         "little) and splits the cores over N and M, so cores share operands: `spyre::share_over_ring` loads each "
         "A tile once per chain of cores along N and each B tile once per chain along M and passes them over "
-        "the ring (`target/ring_sharing.h`); this run moved %.0f MB, %.2fx the minimum;"
+        "the ring (`target/program_tree/ring_sharing.h`); this run moved %.0f MB, %.2fx the minimum;"
         % (moved / 1e6, moved / once))
-    out("- double buffering is a software pipeline (`target/double_buffering.h`): each K chunk is loaded while "
+    out("- double buffering is a software pipeline (`target/program_tree/double_buffering.h`): each K chunk is loaded while "
         "the other copy is multiplied, and the next batch's first chunks are loaded before this batch's tail;")
-    out("- each batch's C tile is stored in pieces during the next batch's K loop (`target/store_spreading.h`) "
+    out("- each batch's C tile is stored in pieces during the next batch's K loop (`target/program_tree/store_spreading.h`) "
         "instead of one burst that would block every core's DMA queue.")
     out("")
     step_table(out, build, tmp, "bmm", BMM_LARGE_SHAPE, BMM_LARGE_STEPS, "%.0f")
@@ -268,7 +268,7 @@ def explain_convolutions(out, results, build, tmp):
         "row, or a strip of it (the cores then split the pixels too, which halves the halo rows each core "
         "reads twice); every filter row is a PT matmul (its taps folded into k = kw x ci) on the staged input "
         "rows, whose neighbouring tiles share two rows "
-        "(`target/tile_overlap_reuse.h`); the weights of a channel tile are loaded once per chain of cores "
+        "(`target/program_tree/tile_overlap_reuse.h`); the weights of a channel tile are loaded once per chain of cores "
         "and passed along the ring. Against the three yardsticks:")
     out("")
     out("| layer | simulated | of roofline bound | of arguments bound | of calibrated floor | PT util (sustained) | DRAM MB moved / minimum |")

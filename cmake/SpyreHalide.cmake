@@ -16,7 +16,7 @@
 # SpyreHalide::gen_bmm, links SpyreHalide::spyre_runtime).
 #
 # TARGET spyre compiles with the target `x86-64-linux-spyre`: our generator
-# driver (target/generator_main.cpp) strips the `spyre` token and enables the
+# driver (target/driver/generator_main.cpp) strips the `spyre` token and enables the
 # Spyre schedule and lowering pass; CMake's helper still sees an x86-64-linux
 # triple, so it does not switch to cross-compiling. TARGET host builds the CPU
 # reference for the build machine (`host`, fast).

@@ -174,7 +174,7 @@ Conv2dSpyrePlan plan_conv2d_spyre(const Conv2dShape &shape, const Conv2dSpyreOpt
                                     machine.sfu_instruction_cycles(tn, tx, 4, MachineDescription::SfuCost::Simple);
                             t.ring_bytes_per_core = (share_in ? (double)tiles * in_tile : 0.0) + (share_w ? (double)bs * nt * w_tile : 0.0);
                             // Tiles of whole rows, double-buffered, share kh - 1 input rows with the tile
-                            // before them (target/tile_overlap_reuse.h): all but the first of a core's
+                            // before them (target/program_tree/tile_overlap_reuse.h): all but the first of a core's
                             // row tiles per co tile copy those rows on the SFU instead of reading them.
                             if (xt == 1 && yt >= 2 && shape.kh > 1 && shape.pad == 0) {
                                 const double overlap = (double)cip * (tx + shape.kw - 1) * (shape.kh - 1) * bytes;

@@ -18,7 +18,7 @@ namespace spyre {
 // the epilogue stages (fp32) and the result tile, the bias (staged and fp32)
 // and a few fp32 SFU temporaries of one tile row. With a residual also its
 // staged tile and two more temporary rows (R widened, the sum). SFU row
-// blocking (target/sfu_row_blocking.h) widens the temporaries to more rows
+// blocking (target/program_tree/sfu_row_blocking.h) widens the temporaries to more rows
 // only where the scratchpad has room.
 // `bytes` is the element size of A and B, `out_bytes` that of C, the bias and R
 // (int8 operands: 1 and 4; a stick holds 128 int8).

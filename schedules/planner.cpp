@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ring_sharing.h"
+#include "program_tree/ring_sharing.h"
 #include "schedule_arithmetic.h"
 
 namespace spyre {

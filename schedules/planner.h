@@ -19,7 +19,7 @@
 //  - the search (PlanSearch): the cheapest legal candidate, the family's
 //    order of preference breaking ties.
 // Header and source depend on the machine description and the compiler's
-// ring forwarding (target/ring_sharing.h) only (no Halide).
+// ring forwarding (target/program_tree/ring_sharing.h) only (no Halide).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +50,7 @@ namespace planning {
 //    padding. Its accumulator tiles are large, so a quarter's reserve would
 //    cost it tiles: bmm batch=8 m=1024 n=4096 k=4096 without ring sharing
 //    then reads 1678 MB instead of 1141 MB (11.4 ms against 7.8 ms).
-// The dry run (target/dry_run.h) checks every program against the machine's
+// The dry run (target/checks/dry_run.h) checks every program against the machine's
 // scratchpad, so a reserve that was too small is a compile error, never a
 // failure at run time.
 enum class ScratchpadReserve { SfuRowWork, TilesCounted };
@@ -92,7 +92,7 @@ struct TiledPlan {
     double ring_bytes_per_core = 0;
     // Double-buffered, a staged tile that overlaps the tile before it (a
     // stencil's rows) copies the overlap from the other copy on the SFU
-    // (target/tile_overlap_reuse.h): the kernel then does not read
+    // (target/program_tree/tile_overlap_reuse.h): the kernel then does not read
     // overlap_read_bytes of read_bytes, and a tile's compute gains
     // overlap_copy_cycles_per_tile. Single-buffered, every tile loads whole.
     double overlap_read_bytes = 0;

@@ -12,7 +12,7 @@
 
 #include "spyre/machine.h"
 #include "schedule_context.h"
-#include "spyre_types.h"
+#include "selection/spyre_types.h"
 #include "tensor_constraints.h"
 
 namespace spyre {

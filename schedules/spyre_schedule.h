@@ -173,7 +173,7 @@ void double_buffer_result(Halide::Func f);
 
 // f, a staged copy of an input (stage_in_scratchpad or double_buffer first),
 // is read from DRAM once per chain of cores that load the same tile and passed
-// along the chain over the ring (target/ring_sharing.h): for example the A
+// along the chain over the ring (target/program_tree/ring_sharing.h): for example the A
 // tile of a matmul whose cores are split along N only. Cores whose tiles of f
 // differ keep loading their own. The backend refuses, naming f, a Func that no
 // two cores load identically or whose tile is not contiguous in the scratchpad.

@@ -2,7 +2,7 @@
 -target=spyre [flags] key=value...` writes the Spyre program WORK/NAME.spyre (with NAME.spyre.txt and
 NAME.h).
 
-Assumes the project's generator driver (target/generator_main.cpp): GenGen's flags in any order, the
+Assumes the project's generator driver (target/driver/generator_main.cpp): GenGen's flags in any order, the
 GeneratorParams as key=value, a failure reported on stderr (first_error() picks its line), exit != 0.
 """
 import os

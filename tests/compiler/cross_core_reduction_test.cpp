@@ -2,7 +2,7 @@
 // into its slice of a scratchpad buffer allocated outside the core loop (a
 // distributed buffer); after the core loop the slices are gathered over the
 // ring into core 0, which combines them and stores the result
-// (target/device_region.h, distributed regions).
+// (target/selection/device_region.h, distributed regions).
 #include <gtest/gtest.h>
 
 #include <cmath>

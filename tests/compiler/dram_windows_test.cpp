@@ -1,4 +1,4 @@
-// The compiler's DRAM-window pass (target/dram_windows.h) on hand-built
+// The compiler's DRAM-window pass (target/emission/dram_windows.h) on hand-built
 // streams: it adds dma.window where a core reaches past max_core_span_bytes
 // of a tensor, leaves tensors inside the initial window alone, refuses a
 // single transfer wider than the span; and gen_bmm compiled for a machine
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../unit/program_builder.h"
-#include "dram_windows.h"
+#include "emission/dram_windows.h"
 #include "spyre/simulator.h"
 #include "diagnostics.h"
 

@@ -1,11 +1,11 @@
-// The compile-time dry run (target/dry_run.h): a program that would break an
+// The compile-time dry run (target/checks/dry_run.h): a program that would break an
 // address rule, read scratchpad bytes no instruction wrote, or deadlock when
 // run is a compile error naming the kernel, the core, the instruction and the
 // rule (and for an unwritten read, the buffer); a good program passes.
 #include <gtest/gtest.h>
 
-#include "dry_run.h"
-#include "program_tree.h"
+#include "checks/dry_run.h"
+#include "program_tree/program_tree.h"
 #include "spyre/assembler.h"
 #include "spyre/machine.h"
 #include "diagnostics.h"

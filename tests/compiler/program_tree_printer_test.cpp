@@ -1,10 +1,10 @@
-// The program tree printer (target/program_tree_printer.h) that SPYRE_DEBUG=2
+// The program tree printer (target/program_tree/program_tree_printer.h) that SPYRE_DEBUG=2
 // shows after each per-core pass: loops with name and trip count, every field
 // of an instruction by its isa.def name, affine operands, the Func and the
 // passes' marks.
 #include <gtest/gtest.h>
 
-#include "program_tree_printer.h"
+#include "program_tree/program_tree_printer.h"
 
 namespace spyre::testing {
 namespace {

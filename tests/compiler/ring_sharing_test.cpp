@@ -14,7 +14,7 @@
 #include "spyre/spyre_runtime.h"
 #include "spyre_lowering.h"
 #include "spyre_schedule.h"
-#include "ring_sharing.h"
+#include "program_tree/ring_sharing.h"
 
 namespace spyre::testing {
 namespace {

@@ -1,4 +1,4 @@
-// Schedule contexts (target/schedule_context.h): two pipelines scheduled into two contexts, for
+// Schedule contexts (target/driver/schedule_context.h): two pipelines scheduled into two contexts, for
 // two machine descriptions, built and compiled in one process interleaved, give byte for byte
 // the programs of two separate generator runs; what one context records never reaches another.
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
-// SFU copy forwarding (target/sfu_copy_forwarding.h) on hand-built program
+// SFU copy forwarding (target/program_tree/sfu_copy_forwarding.h) on hand-built program
 // trees: a temporary copied unchanged to its destination is computed there
 // directly, and every condition that would change what some instruction reads
 // keeps the copy. (Kernels that rely on it, such as attention's Tuple state
 // update, are checked end to end by their dual-realization tests.)
 #include <gtest/gtest.h>
 
-#include "sfu_copy_forwarding.h"
+#include "program_tree/sfu_copy_forwarding.h"
 
 namespace spyre::compiler {
 namespace {

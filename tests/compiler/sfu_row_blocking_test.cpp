@@ -1,4 +1,4 @@
-// SFU row blocking (target/sfu_row_blocking.h) on a kernel whose tile is
+// SFU row blocking (target/program_tree/sfu_row_blocking.h) on a kernel whose tile is
 // computed row by row through scratchpad temporaries: the rows of a tile are
 // processed by block-wide SFU instructions, and the results equal the
 // algorithm's on the host (same fp32 operations, tanh within a few ulp).

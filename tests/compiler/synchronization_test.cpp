@@ -1,4 +1,4 @@
-// Token synchronization (target/synchronization.h) on hand-built program
+// Stream emission and its token synchronization (target/emission/core_streams.h) on hand-built program
 // trees: the order of signals and waits per channel pairs every wait with the
 // signal of the instruction it depends on.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "spyre/machine.h"
-#include "synchronization.h"
+#include "emission/core_streams.h"
 
 namespace spyre::compiler {
 namespace {

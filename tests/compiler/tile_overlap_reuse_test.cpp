@@ -1,4 +1,4 @@
-// Overlapping staged tiles (target/tile_overlap_reuse.h): a vertical 3-tap
+// Overlapping staged tiles (target/program_tree/tile_overlap_reuse.h): a vertical 3-tap
 // stencil stages three input rows per output row, and consecutive tiles share
 // two of them. Double-buffered, each tile copies the shared rows from the
 // other copy and loads only its new row: the same results as the single-

@@ -2,7 +2,7 @@
 // BoundaryConditions without explicit bounds), as Halide users write them, compute the same
 // function in a Spyre build as in the host build, at extents that are not whole sticks
 // (1000, 100, 33 float32 elements): the Spyre build pads the tensor to whole sticks, and the
-// padding must never reach the algorithm (target/true_tensor_shapes.h). Without that, a row
+// padding must never reach the algorithm (target/driver/true_tensor_shapes.h). Without that, a row
 // max of negative values over `RDom(0, in.width())` returns the padding's 0 and a scale by
 // 1 / in.width() divides by the padded width.
 #include <gtest/gtest.h>

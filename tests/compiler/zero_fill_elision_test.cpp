@@ -1,11 +1,11 @@
-// Zero-fill elision (target/zero_fill_elision.h) on hand-built program trees:
+// Zero-fill elision (target/program_tree/zero_fill_elision.h) on hand-built program trees:
 // a zero fill that a PT matmul then overwrites whole becomes a non-accumulating
 // matmul, and every case where the zeros could still be read keeps the fill.
 // (Attention relies on it per KV tile and is checked end to end by its
 // dual-realization tests.)
 #include <gtest/gtest.h>
 
-#include "zero_fill_elision.h"
+#include "program_tree/zero_fill_elision.h"
 
 namespace spyre::compiler {
 namespace {

@@ -3,7 +3,7 @@
 // window [base, base + span) of each argument, initially [0, span), moved by
 // dma.window (isa.def). Every dma.load (its valid part) and dma.store must lie
 // inside the current window of its argument. The simulator enforces the rule,
-// the compiler (target/dram_windows.h) emits windows so its programs keep it.
+// the compiler (target/emission/dram_windows.h) emits windows so its programs keep it.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The scratchpad bytes of one core that some instruction has written: the
 // state behind poison tracking (a read of a byte never written is a rule
 // violation). The timing phase keeps it, in simulated-time order, so timing-
-// only runs, functional runs and the compiler's dry run (target/dry_run.h)
+// only runs, functional runs and the compiler's dry run (target/checks/dry_run.h)
 // report the same reads of unwritten bytes.
 //
 // A set of disjoint, non-adjacent half-open intervals. Bytes stay written

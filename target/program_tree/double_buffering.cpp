@@ -1,0 +1,418 @@
+// Double buffering by unroll-by-two, renaming and load hoisting (see double_buffering.h).
+#include "program_tree/double_buffering.h"
+
+
+#include <algorithm>
+
+#include "program_tree/loop_rewrites.h"
+#include "program_tree/store_spreading.h"
+#include "program_tree/scratchpad_accesses.h"
+#include "program_tree/tile_overlap_reuse.h"
+
+namespace spyre {
+namespace compiler {
+
+namespace {
+
+// What the pass needs beyond the tree: the machine's stick and SFU vector sizes
+// and the arguments the core's program writes.
+struct Context {
+    int64_t stick_bytes = 0;
+    int64_t max_sfu_lanes = 0;
+    std::set<int64_t> written_args;
+};
+
+bool is_scratchpad_address(isa::Opcode op, int field) {
+    return isa::opcode_spec(op).fields[field].kind == isa::FieldKind::SpAddr;
+}
+
+// Rewrites every operand for iteration 2*L' + copy of the loop at `level`,
+// moving scratchpad addresses inside the ping-pong buffers to copy `copy`.
+void rewrite(ProgramNode &n, int level, int copy, const std::vector<const PingPongBuffer *> &buffers) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (ProgramNode &c : n.body) rewrite(c, level, copy, buffers);
+        return;
+    }
+    SymInstruction &in = n.inst;
+    for (int f = 0; f < isa::opcode_spec(in.op).num_fields; f++) {
+        SymOperand &o = in.f[f];
+        const int64_t original = o.base;
+        const int64_t c = o.coef_at(level);
+        if (c != 0) o.set_coef(level, 2 * c);
+        o.base += copy * c;
+        if (copy == 1 && is_scratchpad_address(in.op, f)) {
+            for (const PingPongBuffer *b : buffers) {
+                if (original >= b->lo && original < b->hi) o.base += b->offset;
+            }
+        }
+    }
+}
+
+bool references(const ProgramNode &n, const PingPongBuffer &b) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        for (const ProgramNode &c : n.body) {
+            if (references(c, b)) return true;
+        }
+        return false;
+    }
+    for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) {
+        if (is_scratchpad_address(n.inst.op, f) && n.inst.f[f].base >= b.lo && n.inst.f[f].base < b.hi) return true;
+    }
+    return false;
+}
+
+// DRAM bytes a DMA instruction touches: argument, [lo, hi) over the loop box, write?
+struct DramRange {
+    int64_t arg, lo, hi;
+    bool write;
+};
+
+void dram_ranges(const ProgramNode &n, std::vector<int64_t> &trips, std::vector<DramRange> &out) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        trips.push_back(n.trip);
+        for (const ProgramNode &c : n.body) dram_ranges(c, trips, out);
+        trips.pop_back();
+        return;
+    }
+    const SymInstruction &in = n.inst;
+    if (in.op != isa::Opcode::DmaLoad && in.op != isa::Opcode::DmaStore) return;
+    const bool load = in.op == isa::Opcode::DmaLoad;
+    namespace L = isa::field::DmaLoad;
+    namespace S = isa::field::DmaStore;
+    const SymOperand &dram = in.f[load ? L::dram : S::dram];
+    int64_t lo = dram.base, hi = dram.base;
+    for (size_t d = 0; d < dram.coef.size() && d < trips.size(); d++) {
+        const int64_t span = dram.coef[d] * (trips[d] - 1);
+        (span < 0 ? lo : hi) += span;
+    }
+    const int64_t rows = in.f[load ? L::rows : S::rows].base, planes = in.f[load ? L::planes : S::planes].base;
+    const int64_t rs = in.f[load ? L::dram_row_stride : S::dram_row_stride].base;
+    const int64_t ps = in.f[load ? L::dram_plane_stride : S::dram_plane_stride].base;
+    lo += std::min<int64_t>(0, (rows - 1) * rs) + std::min<int64_t>(0, (planes - 1) * ps);
+    hi += std::max<int64_t>(0, (rows - 1) * rs) + std::max<int64_t>(0, (planes - 1) * ps) + in.f[load ? L::row_bytes : S::row_bytes].base;
+    out.push_back({in.f[load ? L::arg : S::arg].base, lo, hi, !load});
+}
+
+// True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them writes.
+bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips) {
+    std::vector<DramRange> ra, rb;
+    dram_ranges(a, trips, ra);
+    dram_ranges(b, trips, rb);
+    for (const DramRange &x : ra) {
+        for (const DramRange &y : rb) {
+            if (x.arg == y.arg && (x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
+        }
+    }
+    return false;
+}
+
+// Moves every DMA load of the second half of `body` (indices >= half) as early
+// as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
+// of bytes the load reads stays before it).
+void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips) {
+    for (size_t i = half; i < body.size(); i++) {
+        if (body[i].kind != ProgramNode::Kind::Instruction || body[i].inst.op != isa::Opcode::DmaLoad) continue;
+        const std::vector<ScratchpadAccess> mine = node_accesses(body[i], trips);
+        size_t to = i;
+        while (to > 0) {
+            const ProgramNode &prev = body[to - 1];
+            // Loads keep their order among themselves (the first tile is needed first).
+            if (prev.kind == ProgramNode::Kind::Instruction && prev.inst.op == isa::Opcode::DmaLoad) break;
+            if (accesses_conflict(mine, node_accesses(prev, trips)) || dram_conflict(body[i], prev, trips)) break;
+            to--;
+        }
+        if (to < i) {
+            ProgramNode moved = std::move(body[i]);
+            body.erase(body.begin() + i);
+            body.insert(body.begin() + to, std::move(moved));
+        }
+    }
+}
+
+// A DMA load into either copy of one of the loop's ping-pong buffers.
+bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
+    if (n.kind != ProgramNode::Kind::Instruction || n.inst.op != isa::Opcode::DmaLoad) return false;
+    const int64_t sp = n.inst.f[isa::field::DmaLoad::sp].base;
+    for (const PingPongBuffer *b : mine) {
+        if ((sp >= b->lo && sp < b->hi) || (sp >= b->lo + b->offset && sp < b->hi + b->offset)) return true;
+    }
+    return false;
+}
+
+bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
+    if (n.kind != ProgramNode::Kind::Loop) return false;
+    for (const ProgramNode &c : n.body) {
+        if (is_staging_load(c, mine) || has_nested_staging_load(c, mine)) return true;
+    }
+    return false;
+}
+
+// Consecutive tiles that overlap in DRAM (a stencil's input rows) take the
+// overlap from the other copy (tile_overlap_reuse.h): copy 1's tile from copy
+// 0's, copy 0's next tile from copy 1's; each copy is inserted just before the
+// load it shrinks. loads0[k], loads1[k] and next0[k] are the same staging load
+// in iterations 2p, 2p + 1 and 2p + 2. Only where nothing but the staging
+// loads writes the buffer and the program never writes the tensor, so the
+// other copy holds exactly the previous tile when a load runs.
+void reuse_tile_overlaps(const std::vector<ProgramNode> &loads0, std::vector<ProgramNode> &loads1,
+                         std::vector<ProgramNode> &next0, const std::vector<ProgramNode> &rest0,
+                         const std::vector<ProgramNode> &rest1, const std::vector<const PingPongBuffer *> &mine,
+                         const std::vector<int64_t> &trips, const Context &ctx) {
+    if (loads0.size() != loads1.size() || loads0.size() != next0.size()) return;
+    std::vector<ProgramNode> new1, new0;
+    for (size_t k = 0; k < loads0.size(); k++) {
+        const ProgramNode original1 = loads1[k];
+        ProgramNode l1 = loads1[k], l0 = next0[k];
+        const SymInstruction &in = loads0[k].inst;
+        const PingPongBuffer *buffer = nullptr;
+        const int64_t sp = in.f[isa::field::DmaLoad::sp].base;
+        for (const PingPongBuffer *b : mine) {
+            if (sp >= b->lo && sp < b->hi) buffer = b;
+        }
+        bool private_buffer = buffer != nullptr && !ctx.written_args.count(in.f[isa::field::DmaLoad::arg].base);
+        auto writes_buffer = [&](const ProgramNode &item) {
+            for (const ScratchpadAccess &a : node_accesses(item, trips)) {
+                if (!a.write) continue;
+                for (int64_t off : {(int64_t)0, buffer->offset}) {
+                    if (a.lo < buffer->hi + off && buffer->lo + off < a.hi) return true;
+                }
+            }
+            return false;
+        };
+        for (const auto *part : {&rest0, &rest1}) {
+            for (const ProgramNode &item : *part) private_buffer = private_buffer && !writes_buffer(item);
+        }
+        for (size_t j = 0; j < loads0.size(); j++) {
+            if (j != k) private_buffer = private_buffer && !writes_buffer(loads0[j]) && !writes_buffer(loads1[j]);
+        }
+        ProgramNode copy;
+        if (private_buffer && reuse_tile_overlap(l1, loads0[k], ctx.stick_bytes, ctx.max_sfu_lanes, &copy)) {
+            new1.push_back(std::move(copy));
+        }
+        new1.push_back(std::move(l1));
+        if (private_buffer && reuse_tile_overlap(l0, original1, ctx.stick_bytes, ctx.max_sfu_lanes, &copy)) {
+            new0.push_back(std::move(copy));
+        }
+        new0.push_back(std::move(l0));
+    }
+    loads1 = std::move(new1);
+    next0 = std::move(new0);
+}
+
+// The software pipeline of an unrolled pair (copies 0 and 1 of the body, each
+// split into its staging loads and the rest), for an even trip count 2h:
+//   before the loop:  loads0(0)
+//   loop p < h-1:     loads1(p), rest0(p), loads0(p+1), rest1(p)
+//   after the loop:   loads1(h-1), rest0(h-1), rest1(h-1)
+// and for an odd trip count 2h + 1 (the last iteration on copy 0, whose tile
+// the loop's last loads0(p+1) brings):
+//   before the loop:  loads0(0)
+//   loop p < h:       loads1(p), rest0(p), loads0(p+1), rest1(p)
+//   after the loop:   rest0(h)
+// so each copy's next tile is loaded while the other copy is computed, and
+// the DMA never waits for both computes of a pair (the plain unrolled body
+// loads0, loads1, rest0, rest1 would, through its loop-carried tokens).
+// Returns false (and leaves `nodes` alone) when the body does not allow it:
+// staging loads inside nested loops, double-buffered loops nested inside, or a
+// scratchpad or DRAM conflict between a moved load and what it moves across.
+bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
+                   const std::vector<ProgramNode> &first, const std::vector<ProgramNode> &second,
+                   const std::vector<const PingPongBuffer *> &mine, const std::vector<PingPongBuffer> &buffers,
+                   const Context &ctx) {
+    const ProgramNode &loop = nodes[index];
+    for (const PingPongBuffer &b : buffers) {
+        if (b.level > depth && references(loop, b)) return false;
+    }
+    std::vector<ProgramNode> loads0, rest0, loads1, rest1;
+    // A load may move ahead of an item only if they touch no common scratchpad or DRAM bytes
+    // (one writing): the new order is the program order synchronization preserves.
+    const bool odd = loop.trip % 2 != 0;
+    // The pair loop's index p covers the pairs, and with an odd trip count the last iteration too.
+    trips.push_back((loop.trip + 1) / 2);
+    auto independent = [&](const ProgramNode &load, const ProgramNode &item) {
+        return !accesses_conflict(node_accesses(load, trips), node_accesses(item, trips)) &&
+               !dram_conflict(load, item, trips);
+    };
+    // Within each copy the loads move to its front, ahead of the items before them.
+    for (const auto *copy : {&first, &second}) {
+        auto &loads = copy == &first ? loads0 : loads1;
+        auto &rest = copy == &first ? rest0 : rest1;
+        for (const ProgramNode &c : *copy) {
+            if (has_nested_staging_load(c, mine)) return trips.pop_back(), false;
+            if (!is_staging_load(c, mine)) {
+                rest.push_back(c);
+                continue;
+            }
+            for (const ProgramNode &r : rest) {
+                if (!independent(c, r)) return trips.pop_back(), false;
+            }
+            loads.push_back(c);
+        }
+    }
+    const int64_t half = loop.trip / 2;
+    std::vector<ProgramNode> next0 = loads0;
+    for (ProgramNode &c : next0) shift_iteration(c, (size_t)depth);
+    // Copy 1's loads move ahead of copy 0's compute, copy 0's next loads ahead of copy 1's.
+    for (const ProgramNode &l : loads1) {
+        for (const ProgramNode &r : rest0) {
+            if (!independent(l, r)) return trips.pop_back(), false;
+        }
+    }
+    for (const ProgramNode &l : next0) {
+        for (const ProgramNode &r : rest1) {
+            if (!independent(l, r)) return trips.pop_back(), false;
+        }
+    }
+    reuse_tile_overlaps(loads0, loads1, next0, rest0, rest1, mine, trips, ctx);
+    trips.pop_back();
+
+    std::vector<ProgramNode> replacement;
+    for (ProgramNode c : loads0) {
+        substitute_level(c, (size_t)depth, 0);
+        c.prologue_load = true;
+        replacement.push_back(std::move(c));
+    }
+    // The parts' items at pair p of the loop, each in its place.
+    auto append_at = [&](std::initializer_list<std::vector<ProgramNode> *> parts, int64_t p) {
+        for (auto *part : parts) {
+            for (ProgramNode c : *part) {
+                substitute_level(c, (size_t)depth, p);
+                replacement.push_back(std::move(c));
+            }
+        }
+    };
+    const int64_t pipelined_pairs = odd ? half : half - 1;
+    if (pipelined_pairs == 1) {
+        // One pair: inline, so synchronization sees each item (a loop of one trip would hand
+        // its last tokens to the epilogue only after the whole loop).
+        append_at({&loads1, &rest0, &next0, &rest1}, 0);
+    } else if (pipelined_pairs > 1) {
+        ProgramNode body = loop;
+        body.trip = pipelined_pairs;
+        body.pipelined = true;
+        body.body.clear();
+        for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
+        replacement.push_back(std::move(body));
+    }
+    if (odd) {
+        append_at({&rest0}, half);
+    } else {
+        append_at({&loads1, &rest0, &rest1}, half - 1);
+    }
+    nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
+    nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
+    return true;
+}
+
+// The enclosing loop of a pipelined loop: its prologue loads (the first tile of
+// iteration b) move into iteration b-1, after the last compute that reads their
+// buffers and before that iteration's trailing work (casts, stores), so the
+// next iteration's first tile arrives while this one finishes. Iteration 0's
+// loads go before the loop, the last iteration follows it without them.
+// Skipped when an earlier item of the body conflicts with the loads.
+void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips) {
+    const ProgramNode &loop = nodes[index];
+    if (loop.trip < 2) return;
+    std::vector<ProgramNode> loads, rest;
+    trips.push_back(loop.trip);
+    for (const ProgramNode &c : loop.body) {
+        if (c.kind == ProgramNode::Kind::Instruction && c.prologue_load) {
+            // Everything before it in the body now runs after it: it must be independent.
+            for (const ProgramNode &r : rest) {
+                if (accesses_conflict(node_accesses(c, trips), node_accesses(r, trips)) || dram_conflict(c, r, trips)) {
+                    return trips.pop_back();
+                }
+            }
+            loads.push_back(c);
+        } else {
+            rest.push_back(c);
+        }
+    }
+    trips.pop_back();
+    if (loads.empty()) return;
+
+    std::vector<ProgramNode> replacement;
+    for (ProgramNode c : loads) {
+        substitute_level(c, (size_t)depth, 0);
+        c.prologue_load = false;
+        replacement.push_back(std::move(c));
+    }
+    ProgramNode body = loop;
+    body.trip = loop.trip - 1;
+    body.body = rest;
+    const size_t first_next = body.body.size();
+    for (ProgramNode c : loads) {
+        shift_iteration(c, (size_t)depth);
+        c.prologue_load = false;
+        body.body.push_back(std::move(c));
+    }
+    trips.push_back(body.trip);
+    hoist_loads(body.body, first_next, trips);
+    trips.pop_back();
+    replacement.push_back(std::move(body));
+    for (ProgramNode c : rest) {
+        substitute_level(c, (size_t)depth, loop.trip - 1);
+        replacement.push_back(std::move(c));
+    }
+    nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
+    nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
+}
+
+void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
+               const std::vector<PingPongBuffer> &buffers, const Context &ctx) {
+    for (size_t i = 0; i < nodes.size(); i++) {
+        ProgramNode &n = nodes[i];
+        if (n.kind != ProgramNode::Kind::Loop) continue;
+        std::vector<const PingPongBuffer *> mine;
+        for (const PingPongBuffer &b : buffers) {
+            // Matched by loop identity: after a loop ends its copies' addresses may be reused
+            // by other buffers of a sibling loop, which must not be renamed.
+            if (b.level == depth && b.loop_id == n.loop_id && references(n, b)) mine.push_back(&b);
+        }
+        if (!mine.empty() && n.trip >= 2) {
+            std::vector<ProgramNode> first = n.body, second = n.body;
+            for (ProgramNode &c : first) rewrite(c, depth, 0, mine);
+            for (ProgramNode &c : second) rewrite(c, depth, 1, mine);
+            const size_t before = nodes.size();
+            if (pipeline_pair(nodes, i, depth, trips, first, second, mine, buffers, ctx)) {
+                i += nodes.size() - before;  // skip the prologue, loop and epilogue just built
+                continue;
+            }
+            if (n.trip % 2 == 0) {
+                // The fallback: the unrolled pair in one loop body, the second copy's loads hoisted.
+                n.trip /= 2;
+                n.body = std::move(first);
+                const size_t half = n.body.size();
+                n.body.insert(n.body.end(), second.begin(), second.end());
+                trips.push_back(n.trip);
+                hoist_loads(n.body, half, trips);
+                trips.pop_back();
+            }
+        }
+        trips.push_back(n.trip);
+        transform(n.body, depth + 1, trips, buffers, ctx);
+        trips.pop_back();
+        // Both rewrite only the items that replace this loop: skip past all of them.
+        const size_t before = nodes.size();
+        size_t loop_index = i;
+        spread_trailing_store(nodes, i, depth, trips, ctx.stick_bytes, &loop_index);
+        rotate_prologue_loads(nodes, loop_index, depth, trips);
+        i += nodes.size() - before;
+    }
+}
+
+}  // namespace
+
+void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
+                            int64_t stick_bytes, int64_t max_sfu_lanes) {
+    if (buffers.empty()) return;
+    Context ctx;
+    ctx.stick_bytes = stick_bytes;
+    ctx.max_sfu_lanes = max_sfu_lanes;
+    collect_stored_args(tree, ctx.written_args);
+    std::vector<int64_t> trips;
+    transform(tree, 0, trips, buffers, ctx);
+}
+
+}  // namespace compiler
+}  // namespace spyre

@@ -1,0 +1,49 @@
+// Double buffering of scratchpad buffers staged inside a hardware loop
+// (requested per Func with spyre::double_buffer in schedules/spyre_schedule.h).
+//
+// Instruction selection gives each requested buffer two copies ("ping-pong")
+// and records them. This pass then unrolls the loop that stages the buffer by
+// two, renames the second iteration's accesses to the second copy, and
+// software-pipelines the pair: the first tile is loaded before the loop, and
+// each iteration loads copy 1's tile, computes copy 0, loads copy 0's next
+// tile, computes copy 1; the last pair follows the loop. Synchronization then
+// lets the DMA of each tile overlap the compute of the other copy, and the
+// DMA never waits for both computes of a pair. Where that pipeline does not
+// apply (staging loads inside nested loops, nested double-buffered loops, a
+// scratchpad or DRAM conflict with what a load would move across) the pass falls back to
+// hoisting the second iteration's loads above the first iteration's compute,
+// never across a conflicting DMA store. A loop with an odd trip count is
+// pipelined the same way, its last iteration on the first copy after the loop;
+// where the pipeline does not apply, it is left single-buffered (its iterations
+// keep using the first copy).
+//
+// Expects a folded program tree; guarantees the same results (the pass only
+// reorders independent work and renames private buffers).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "program_tree/program_tree.h"
+
+namespace spyre {
+namespace compiler {
+
+// A buffer with two copies: [lo, hi) is the first, [lo + offset, hi + offset) the second;
+// `level` is the hardware loop level that stages it.
+struct PingPongBuffer {
+    std::string name;
+    int level = 0;
+    int loop_id = -1;  // the staging loop (ProgramNode::loop_id)
+    int64_t lo = 0, hi = 0, offset = 0;
+};
+
+// Also spreads trailing stores (store_spreading.h), whose pieces are whole sticks of `stick_bytes`,
+// and lets consecutive tiles that overlap share the overlap (tile_overlap_reuse.h; its SFU copies
+// have at most `max_sfu_lanes` elements per row).
+void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
+                            int64_t stick_bytes, int64_t max_sfu_lanes);
+
+}  // namespace compiler
+}  // namespace spyre
