@@ -189,19 +189,11 @@ public:
                                      std::vector<std::string> *changed) {
         const std::string o = Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name()), stock_x = d.tile(o, 0, x_.name());
-        int rows = std::min(std::max(stock_rows, 1), shape_.d1);
         spyre::ElementwiseSpyreOptions start;
         start.double_buffer = false;
-        start.tile_rows = rows;
         spyre::KnobValues v = spyre::knob_values(start);
-        const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
-            v["tile_rows"] = std::to_string(r);
-            (void)plan_for(options_from(v));
-        });
-        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
-        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
-                                        : std::string("y not split (one row per iteration)")) +
-                        " -> tile_rows=" + std::to_string(rows) + shrunk);
+        spyre::legalize_tile_rows(
+            stock_rows, shape_.d1, v, [&](const spyre::KnobValues &kv) { (void)plan_for(options_from(kv)); }, kept);
         const spyre::StockFuncDecision *od = d.find(o);
         if (stock_x > 0 && !(od && od->stages[0].vector_width == stock_x)) {
             changed->push_back("x split by " + std::to_string(stock_x) + " -> whole rows per tile (d0 padded to sticks)");

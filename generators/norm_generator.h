@@ -168,20 +168,12 @@ public:
                               std::vector<std::string> *changed) {
         const std::string o = Halide::Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name());
-        int tile = std::min(std::max(stock_rows, 1), (int)rows);
         NormSpyreOptions start;
         start.double_buffer = false;
-        start.tile_rows = tile;
         KnobValues v = knob_values(start);
         NormSpyrePlan p;
-        const bool shrank = spyre::shrink_rows_to_fit(&tile, [&](int r) {
-            v["tile_rows"] = std::to_string(r);
-            p = plan_for(this->options_from(v));
-        });
-        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
-        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
-                                        : std::string("y not split (one row per iteration)")) +
-                        " -> tile_rows=" + std::to_string(tile) + shrunk);
+        legalize_tile_rows(
+            stock_rows, (int)rows, v, [&](const KnobValues &kv) { p = plan_for(this->options_from(kv)); }, kept);
         for (const Halide::Func &g : {sum_, mean_, centered_, sq_, sumsq_, inv_, result_}) {
             if (g.defined()) legalize_fusion(d, g, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
         }

@@ -98,23 +98,15 @@ public:
         const std::string o = Func(*out).name();
         const int lanes = spyre::stick_lanes(t_in);
         const int stock_rows = d.tile(o, 0, y_.name());
-        int rows = std::min(std::max(stock_rows, 1), (int)this->rows);
         int width = 0;
         if (const spyre::StockFuncDecision *od = d.find(o)) width = od->stages[0].vector_width;
         const bool row_vectors = width < 0 || width > lanes;
         spyre::SoftmaxSpyreOptions start;
-        start.tile_rows = rows;
         start.row_vectors = row_vectors;
         start.double_buffer = false;
         spyre::KnobValues v = spyre::knob_values(start);
-        const bool shrank = spyre::shrink_rows_to_fit(&rows, [&](int r) {
-            v["tile_rows"] = std::to_string(r);
-            (void)plan_for(options_from(v));
-        });
-        const std::string shrunk = shrank ? " (shrunk to fit the scratchpad)" : "";
-        kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
-                                        : std::string("y not split (one row per iteration)")) +
-                        " -> tile_rows=" + std::to_string(rows) + shrunk);
+        spyre::legalize_tile_rows(
+            stock_rows, (int)this->rows, v, [&](const spyre::KnobValues &kv) { (void)plan_for(options_from(kv)); }, kept);
         for (const Func &g : {max_, exp_, sum_, result_}) {
             spyre::legalize_fusion(d, g, o, y_.name(), "per tile of rows in the scratchpad", kept, changed);
         }

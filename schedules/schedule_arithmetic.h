@@ -45,7 +45,7 @@ inline std::vector<int> core_count_candidates() {
 // The longest vector a planner gives one SFU instruction, in lanes: the machine
 // description's sfu_max_vector_lanes (E, docs/machine.md; at least one stick of
 // any element type). A planner assumption, not an ISA limit: an SFU
-// instruction's element count is a 32-bit field (runtime/include/spyre/isa.def),
+// instruction's element count is a 32-bit field (runtime/program/include/spyre/isa.def),
 // and neither the validator nor the simulator bounds it. Longer vectors amortize
 // the instruction overhead (sfu_instruction_overhead_cycles) over more lanes but
 // need longer fp32 row temporaries in the scratchpad and wider vectors in the

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedule_template.h"  // KnobValues
 #include "stock_schedule_decisions.h"
 
 namespace spyre {
@@ -40,5 +41,13 @@ bool shrink_matmul_tile_to_fit(int *tm, int *tn, int lanes, const std::function<
 // propagates. Returns whether it shrank; throws std::runtime_error if even one
 // row fails.
 bool shrink_rows_to_fit(int *rows, const std::function<void(int rows)> &plans);
+
+// A row-wise family's tile_rows from the stock schedule's tile of its output along y:
+// `stock_rows` rows (one, a row per parallel iteration, when the stock schedule did not split
+// y; 0 or less means that), at most `extent`, halved as shrink_rows_to_fit does while `plans`
+// (the family's planner given the knob values) refuses it. Sets v["tile_rows"] to the rows
+// taken, says so in `kept`, and returns them.
+int legalize_tile_rows(int stock_rows, int extent, KnobValues &v, const std::function<void(const KnobValues &)> &plans,
+                       std::vector<std::string> *kept);
 
 }  // namespace spyre

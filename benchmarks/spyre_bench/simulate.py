@@ -2,7 +2,7 @@
 
 simulate() runs `BUILD/bin/spyre-run PROG --timing-only [--report R.json] [--param k=v]...` (the cycles
 of a functional run without computing values); with a report path it returns the JSON report
-(runtime/src/report.cpp: simulated_us, roofline_bound_us, calibrated_floor_us, dram_read_bytes, macs,
+(runtime/sim/src/report.cpp: simulated_us, roofline_bound_us, calibrated_floor_us, dram_read_bytes, macs,
 bottleneck, active_cores, cores[] with each unit's utilization, ...). simulated_time_us() reads the
 time spyre-run prints. scalars_of() gives the --param values of a program's run-time scalars.
 """

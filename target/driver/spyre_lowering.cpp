@@ -11,8 +11,11 @@
 //   forward_sfu_copies             SFU results written where a copy would have moved them
 //   elide_zero_fills               zero fills a PT matmul overwrites whole: C = A.B instead
 //   apply_double_buffering         two copies of requested buffers, unroll by two, software
-//                                  pipeline; then, per enclosing loop, spread_trailing_store
-//                                  (its stores into the next iteration) and rotate_prologue_loads
+//                                  pipeline (and tile-overlap reuse)
+//   spread_trailing_stores         a loop around a pipelined loop: its store in pieces during the
+//                                  next iteration
+//   rotate_prologue_loads          a loop around a pipelined loop: the next iteration's first tile
+//                                  loaded during this one
 //   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
@@ -39,25 +42,27 @@
 #include <sstream>
 #include <type_traits>
 
-#include "host/argument_checks.h"
-#include "selection/device_region.h"
-#include "program_tree/double_buffering.h"
-#include "emission/dram_windows.h"
 #include "checks/dry_run.h"
-#include "selection/instruction_selection.h"
+#include "emission/core_streams.h"
+#include "emission/dram_windows.h"
+#include "host/argument_checks.h"
+#include "host/runtime_call.h"
+#include "program_tree/double_buffering.h"
 #include "program_tree/loop_folding.h"
 #include "program_tree/program_tree_printer.h"
+#include "program_tree/prologue_rotation.h"
 #include "program_tree/ring_sharing.h"
 #include "program_tree/sfu_copy_forwarding.h"
-#include "program_tree/zero_fill_elision.h"
 #include "program_tree/sfu_row_blocking.h"
-#include "host/runtime_call.h"
+#include "program_tree/store_spreading.h"
+#include "program_tree/zero_fill_elision.h"
+#include "selection/device_region.h"
+#include "selection/instruction_selection.h"
+#include "selection/spyre_types.h"
 #include "spyre/assembler.h"
 #include "spyre/program_format.h"
 #include "spyre/validator.h"
 #include "spyre_target.h"
-#include "selection/spyre_types.h"
-#include "emission/core_streams.h"
 #include "tensor_constraints.h"
 #include "true_tensor_shapes.h"
 
@@ -207,6 +212,10 @@ private:
         per_core_pass("apply_double_buffering", cores, [&](compiler::CoreProgram &cp) {
             compiler::apply_double_buffering(cp.tree, cp.pingpong, m.stick_bytes, m.sfu_max_vector_lanes);
         });
+        per_core_pass("spread_trailing_stores", cores,
+                      [&](compiler::CoreProgram &cp) { compiler::spread_trailing_stores(cp.tree, m.stick_bytes); });
+        per_core_pass("rotate_prologue_loads", cores,
+                      [&](compiler::CoreProgram &cp) { compiler::rotate_prologue_loads(cp.tree); });
         if (region.distributed) {
             run_pass("check_gathered_parts", [&] { check_gathered_parts(cores, region.core_var); }, {});
         }

@@ -1,11 +1,9 @@
 // Double buffering by unroll-by-two, renaming and load hoisting (see double_buffering.h).
 #include "program_tree/double_buffering.h"
 
-
 #include <algorithm>
 
 #include "program_tree/loop_rewrites.h"
-#include "program_tree/store_spreading.h"
 #include "program_tree/scratchpad_accesses.h"
 #include "program_tree/tile_overlap_reuse.h"
 
@@ -59,74 +57,6 @@ bool references(const ProgramNode &n, const PingPongBuffer &b) {
         if (is_scratchpad_address(n.inst.op, f) && n.inst.f[f].base >= b.lo && n.inst.f[f].base < b.hi) return true;
     }
     return false;
-}
-
-// DRAM bytes a DMA instruction touches: argument, [lo, hi) over the loop box, write?
-struct DramRange {
-    int64_t arg, lo, hi;
-    bool write;
-};
-
-void dram_ranges(const ProgramNode &n, std::vector<int64_t> &trips, std::vector<DramRange> &out) {
-    if (n.kind == ProgramNode::Kind::Loop) {
-        trips.push_back(n.trip);
-        for (const ProgramNode &c : n.body) dram_ranges(c, trips, out);
-        trips.pop_back();
-        return;
-    }
-    const SymInstruction &in = n.inst;
-    if (in.op != isa::Opcode::DmaLoad && in.op != isa::Opcode::DmaStore) return;
-    const bool load = in.op == isa::Opcode::DmaLoad;
-    namespace L = isa::field::DmaLoad;
-    namespace S = isa::field::DmaStore;
-    const SymOperand &dram = in.f[load ? L::dram : S::dram];
-    int64_t lo = dram.base, hi = dram.base;
-    for (size_t d = 0; d < dram.coef.size() && d < trips.size(); d++) {
-        const int64_t span = dram.coef[d] * (trips[d] - 1);
-        (span < 0 ? lo : hi) += span;
-    }
-    const int64_t rows = in.f[load ? L::rows : S::rows].base, planes = in.f[load ? L::planes : S::planes].base;
-    const int64_t rs = in.f[load ? L::dram_row_stride : S::dram_row_stride].base;
-    const int64_t ps = in.f[load ? L::dram_plane_stride : S::dram_plane_stride].base;
-    lo += std::min<int64_t>(0, (rows - 1) * rs) + std::min<int64_t>(0, (planes - 1) * ps);
-    hi += std::max<int64_t>(0, (rows - 1) * rs) + std::max<int64_t>(0, (planes - 1) * ps) + in.f[load ? L::row_bytes : S::row_bytes].base;
-    out.push_back({in.f[load ? L::arg : S::arg].base, lo, hi, !load});
-}
-
-// True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them writes.
-bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips) {
-    std::vector<DramRange> ra, rb;
-    dram_ranges(a, trips, ra);
-    dram_ranges(b, trips, rb);
-    for (const DramRange &x : ra) {
-        for (const DramRange &y : rb) {
-            if (x.arg == y.arg && (x.write || y.write) && x.lo < y.hi && y.lo < x.hi) return true;
-        }
-    }
-    return false;
-}
-
-// Moves every DMA load of the second half of `body` (indices >= half) as early
-// as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
-// of bytes the load reads stays before it).
-void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips) {
-    for (size_t i = half; i < body.size(); i++) {
-        if (body[i].kind != ProgramNode::Kind::Instruction || body[i].inst.op != isa::Opcode::DmaLoad) continue;
-        const std::vector<ScratchpadAccess> mine = node_accesses(body[i], trips);
-        size_t to = i;
-        while (to > 0) {
-            const ProgramNode &prev = body[to - 1];
-            // Loads keep their order among themselves (the first tile is needed first).
-            if (prev.kind == ProgramNode::Kind::Instruction && prev.inst.op == isa::Opcode::DmaLoad) break;
-            if (accesses_conflict(mine, node_accesses(prev, trips)) || dram_conflict(body[i], prev, trips)) break;
-            to--;
-        }
-        if (to < i) {
-            ProgramNode moved = std::move(body[i]);
-            body.erase(body.begin() + i);
-            body.insert(body.begin() + to, std::move(moved));
-        }
-    }
 }
 
 // A DMA load into either copy of one of the loop's ping-pong buffers.
@@ -304,60 +234,6 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     return true;
 }
 
-// The enclosing loop of a pipelined loop: its prologue loads (the first tile of
-// iteration b) move into iteration b-1, after the last compute that reads their
-// buffers and before that iteration's trailing work (casts, stores), so the
-// next iteration's first tile arrives while this one finishes. Iteration 0's
-// loads go before the loop, the last iteration follows it without them.
-// Skipped when an earlier item of the body conflicts with the loads.
-void rotate_prologue_loads(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips) {
-    const ProgramNode &loop = nodes[index];
-    if (loop.trip < 2) return;
-    std::vector<ProgramNode> loads, rest;
-    trips.push_back(loop.trip);
-    for (const ProgramNode &c : loop.body) {
-        if (c.kind == ProgramNode::Kind::Instruction && c.prologue_load) {
-            // Everything before it in the body now runs after it: it must be independent.
-            for (const ProgramNode &r : rest) {
-                if (accesses_conflict(node_accesses(c, trips), node_accesses(r, trips)) || dram_conflict(c, r, trips)) {
-                    return trips.pop_back();
-                }
-            }
-            loads.push_back(c);
-        } else {
-            rest.push_back(c);
-        }
-    }
-    trips.pop_back();
-    if (loads.empty()) return;
-
-    std::vector<ProgramNode> replacement;
-    for (ProgramNode c : loads) {
-        substitute_level(c, (size_t)depth, 0);
-        c.prologue_load = false;
-        replacement.push_back(std::move(c));
-    }
-    ProgramNode body = loop;
-    body.trip = loop.trip - 1;
-    body.body = rest;
-    const size_t first_next = body.body.size();
-    for (ProgramNode c : loads) {
-        shift_iteration(c, (size_t)depth);
-        c.prologue_load = false;
-        body.body.push_back(std::move(c));
-    }
-    trips.push_back(body.trip);
-    hoist_loads(body.body, first_next, trips);
-    trips.pop_back();
-    replacement.push_back(std::move(body));
-    for (ProgramNode c : rest) {
-        substitute_level(c, (size_t)depth, loop.trip - 1);
-        replacement.push_back(std::move(c));
-    }
-    nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
-    nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
-}
-
 void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
                const std::vector<PingPongBuffer> &buffers, const Context &ctx) {
     for (size_t i = 0; i < nodes.size(); i++) {
@@ -392,12 +268,6 @@ void transform(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> 
         trips.push_back(n.trip);
         transform(n.body, depth + 1, trips, buffers, ctx);
         trips.pop_back();
-        // Both rewrite only the items that replace this loop: skip past all of them.
-        const size_t before = nodes.size();
-        size_t loop_index = i;
-        spread_trailing_store(nodes, i, depth, trips, ctx.stick_bytes, &loop_index);
-        rotate_prologue_loads(nodes, loop_index, depth, trips);
-        i += nodes.size() - before;
     }
 }
 

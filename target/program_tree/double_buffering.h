@@ -17,6 +17,11 @@
 // where the pipeline does not apply, it is left single-buffered (its iterations
 // keep using the first copy).
 //
+// Two passes finish the pipeline on the loops around a pipelined loop:
+// store_spreading.h (the loop's trailing store in pieces during the next
+// iteration) and prologue_rotation.h (the next iteration's first tile loaded
+// during this one).
+//
 // Expects a folded program tree; guarantees the same results (the pass only
 // reorders independent work and renames private buffers).
 #pragma once
@@ -39,9 +44,9 @@ struct PingPongBuffer {
     int64_t lo = 0, hi = 0, offset = 0;
 };
 
-// Also spreads trailing stores (store_spreading.h), whose pieces are whole sticks of `stick_bytes`,
-// and lets consecutive tiles that overlap share the overlap (tile_overlap_reuse.h; its SFU copies
-// have at most `max_sfu_lanes` elements per row).
+// Also lets consecutive tiles that overlap share the overlap (tile_overlap_reuse.h; its SFU copies
+// have at most `max_sfu_lanes` elements per row). Marks what the passes after it rewrite: the
+// pipelined loops and their prologue loads (store_spreading.h, prologue_rotation.h).
 void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
                             int64_t stick_bytes, int64_t max_sfu_lanes);
 

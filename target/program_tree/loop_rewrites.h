@@ -1,10 +1,12 @@
 // Rewrites of program-tree operands for passes that move items across loop
-// iterations or out of loops (double_buffering.cpp, store_spreading.cpp).
+// iterations or out of loops (double_buffering.cpp, store_spreading.cpp,
+// prologue_rotation.cpp), and the DRAM dependence test and load hoisting they share.
 // Operands are affine in the loop levels (program_tree.h); these keep them so.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "program_tree/program_tree.h"
 
@@ -17,6 +19,15 @@ void substitute_level(ProgramNode &n, size_t level, int64_t value);
 
 // Moves n `iterations` iterations of the loop at `level` later (index + iterations).
 void shift_iteration(ProgramNode &n, size_t level, int64_t iterations = 1);
+
+// True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them
+// writes, over the loop box of `trips` (the enclosing loops' trip counts, outermost first).
+bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips);
+
+// Moves every DMA load of the second half of `body` (indices >= half) as early
+// as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
+// of bytes the load reads stays before it); loads keep their order among themselves.
+void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips);
 
 }  // namespace compiler
 }  // namespace spyre

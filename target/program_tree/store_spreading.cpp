@@ -137,5 +137,28 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
     return true;
 }
 
+namespace {
+
+void spread_in(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips, int64_t stick_bytes) {
+    for (size_t i = 0; i < nodes.size(); i++) {
+        if (nodes[i].kind != ProgramNode::Kind::Loop) continue;
+        trips.push_back(nodes[i].trip);
+        spread_in(nodes[i].body, depth + 1, trips, stick_bytes);
+        trips.pop_back();
+        // The spreading replaces the loop by several items: skip past all of them.
+        const size_t before = nodes.size();
+        size_t loop_index = i;
+        spread_trailing_store(nodes, i, depth, trips, stick_bytes, &loop_index);
+        i += nodes.size() - before;
+    }
+}
+
+}  // namespace
+
+void spread_trailing_stores(std::vector<ProgramNode> &tree, int64_t stick_bytes) {
+    std::vector<int64_t> trips;
+    spread_in(tree, 0, trips, stick_bytes);
+}
+
 }  // namespace compiler
 }  // namespace spyre

@@ -1,4 +1,4 @@
-// Tests of the device tensor layout (runtime/include/spyre/layout.h): the
+// Tests of the device tensor layout (runtime/program/include/spyre/layout.h): the
 // stick-tiled addressing is checked against an independent transcription of
 // the definition in layout.h, and host <-> device conversion round trips over
 // every dtype, ragged extents, ranks 1-4, every stick dimension, several

@@ -1,4 +1,4 @@
-// Tests of the machine description (runtime/include/spyre/machine.h): the
+// Tests of the machine description (runtime/machine/include/spyre/machine.h): the
 // built-in JSON, its key figures against the shared MACHINE.md, overrides from
 // the API and the environment, error messages, and the structural fingerprint.
 #include <gtest/gtest.h>
@@ -433,7 +433,7 @@ TEST(MachineRanges, OverridesThatOnceHungOrBrokeTheSimulatorAreRejected) {
     }
     EXPECT_EQ(error_of([&] { MachineDescription copy = m; apply_machine_overrides(copy, "clock_ghz=1e8", "SPYRE_MACHINE_SET"); }),
               "SPYRE_MACHINE_SET: parameter 'clock_ghz' = 100000000 is outside its allowed range [0.1, 10] "
-              "(runtime/include/spyre/machine_params.def)");
+              "(runtime/machine/include/spyre/machine_params.def)");
 }
 
 TEST(MachineRanges, ADescriptionFileCannotWidenARange) {

@@ -1,4 +1,4 @@
-// Tests of NumPy .npy reading and writing (runtime/include/spyre/npy.h):
+// Tests of NumPy .npy reading and writing (runtime/sim/include/spyre/npy.h):
 // round trips, byte-exact fixtures of files as NumPy writes them, and
 // malformed files that must be rejected with a message naming the file.
 #include <gtest/gtest.h>

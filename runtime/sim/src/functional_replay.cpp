@@ -1,5 +1,5 @@
 // Parallel functional replay of a recorded execution (see functional_replay.h).
-#include "sim/functional_replay.h"
+#include "functional_replay.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <system_error>
 #include <thread>
 
-#include "sim/unit_semantics.h"
+#include "unit_semantics.h"
 
 namespace spyre {
 namespace sim {

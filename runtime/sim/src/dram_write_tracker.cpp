@@ -1,10 +1,10 @@
 // Cross-core DRAM write races (see dram_write_tracker.h).
-#include "sim/dram_write_tracker.h"
+#include "dram_write_tracker.h"
 
 #include <algorithm>
 #include <string>
 
-#include "sim/scratchpad.h"
+#include "scratchpad.h"
 
 namespace spyre {
 namespace sim {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/error.h"
-#include "spyre/program_format.h"
+#include "spyre/file_bytes.h"
 
 namespace spyre {
 
@@ -41,7 +41,7 @@ T convert_parameter(const std::string &where, const std::string &name, double v,
     // keeps the integer conversion below defined.
     if (!(v >= min && v <= max)) {
         throw Error(where + ": parameter '" + name + "' = " + number_text(v) + " is outside its allowed range [" +
-                    number_text(min) + ", " + number_text(max) + "] (runtime/include/spyre/machine_params.def)");
+                    number_text(min) + ", " + number_text(max) + "] (runtime/machine/include/spyre/machine_params.def)");
     }
     return static_cast<T>(v);
 }

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "sim/unit_semantics.h"
+#include "unit_semantics.h"
 
 namespace spyre {
 namespace sim {

@@ -73,7 +73,7 @@ struct MachineDescription {
         return t == DType::F32 ? pt_fp32_rate_factor : t == DType::I8 ? pt_int8_rate_factor : 1.0;
     }
 
-    // The timing model's compute terms (runtime/src/sim/timing_model.cpp calls
+    // The timing model's compute terms (runtime/sim/src/timing_model.cpp calls
     // these, and so do the compiler's planners, schedules/planner.h: one formula).
     // A pt.matmul of an m x k tile by a k x n tile at an input type factor: passes
     // of pt_pass_rows rows of A at the sustained rate, each with its fill cost.

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/hazard_tracker.h"
-#include "sim/written_bytes.h"
+#include "hazard_tracker.h"
+#include "written_bytes.h"
 #include "spyre/error.h"
 
 namespace spyre {

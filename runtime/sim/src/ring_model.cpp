@@ -1,5 +1,5 @@
 // The ring's link reservations (see ring_model.h).
-#include "sim/ring_model.h"
+#include "ring_model.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -22,7 +22,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/scratchpad.h"
+#include "scratchpad.h"
 #include "spyre/isa.h"
 #include "spyre/simulator.h"
 

@@ -20,7 +20,7 @@
 #include <map>
 #include <vector>
 
-#include "sim/hazard_tracker.h"
+#include "hazard_tracker.h"
 
 namespace spyre {
 namespace sim {

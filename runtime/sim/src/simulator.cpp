@@ -34,13 +34,13 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/dram_model.h"
-#include "sim/dram_write_tracker.h"
-#include "sim/functional_replay.h"
-#include "sim/ring_model.h"
-#include "sim/scratchpad.h"
-#include "sim/timing_model.h"
-#include "sim/unit_semantics.h"
+#include "dram_model.h"
+#include "dram_write_tracker.h"
+#include "functional_replay.h"
+#include "ring_model.h"
+#include "scratchpad.h"
+#include "timing_model.h"
+#include "unit_semantics.h"
 #include "spyre/scalar_params.h"
 
 namespace spyre {

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <map>
 
-#include "sim/hazard_tracker.h"
+#include "hazard_tracker.h"
 
 namespace spyre {
 namespace sim {

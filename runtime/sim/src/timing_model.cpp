@@ -1,5 +1,5 @@
 // The cycle-approximate timing model (see timing_model.h).
-#include "sim/timing_model.h"
+#include "timing_model.h"
 
 #include <algorithm>
 #include <array>

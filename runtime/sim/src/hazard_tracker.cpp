@@ -1,10 +1,10 @@
 // Scratchpad hazards in simulated time (see hazard_tracker.h).
-#include "sim/hazard_tracker.h"
+#include "hazard_tracker.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "sim/scratchpad.h"
+#include "scratchpad.h"
 
 namespace spyre {
 namespace sim {

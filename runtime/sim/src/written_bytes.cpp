@@ -1,5 +1,5 @@
 // The written bytes of a scratchpad as an interval set (see written_bytes.h).
-#include "sim/written_bytes.h"
+#include "written_bytes.h"
 
 #include <algorithm>
 #include <iterator>

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "spyre/file_bytes.h"
 #include "spyre/program.h"
 
 namespace spyre {
@@ -32,14 +33,7 @@ inline Program decode_program(const std::vector<uint8_t> &bytes) { return decode
 // the largest compiled program of this project (about 100 KB).
 constexpr uint64_t kMaxProgramFileBytes = uint64_t{256} << 20;
 
-// The whole content of the regular file `path`. Anything else (a directory, a
-// device such as /dev/zero, a FIFO) and a file larger than `max_bytes` are a
-// spyre::Error naming the path, found before anything is allocated.
-std::vector<uint8_t> read_file_bytes(const std::string &path, uint64_t max_bytes);
-std::vector<uint8_t> read_file_bytes(const std::string &path);  // at most kMaxProgramFileBytes
-// Writes `bytes` to `path`: a regular file (or a new one) is written whole to a temporary file
-// beside it and renamed over it, so readers and concurrent writers never see a part of one;
-// a device or FIFO is written in place. Throws spyre::Error naming the path.
-void write_file_bytes(const std::string &path, const std::vector<uint8_t> &bytes);
+// read_file_bytes (spyre/file_bytes.h) at most kMaxProgramFileBytes.
+std::vector<uint8_t> read_file_bytes(const std::string &path);
 
 }  // namespace spyre

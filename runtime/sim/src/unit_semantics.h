@@ -13,7 +13,7 @@
 #include "spyre/isa.h"
 #include "spyre/machine.h"
 #include "spyre/simulator.h"
-#include "sim/scratchpad.h"
+#include "scratchpad.h"
 
 namespace spyre {
 namespace sim {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "spyre/dtype.h"
-#include "sim/half_convert.h"
-#include "sim/unit_semantics.h"
+#include "half_convert.h"
+#include "unit_semantics.h"
 
 namespace spyre {
 namespace sim {

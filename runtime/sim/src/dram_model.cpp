@@ -1,5 +1,5 @@
 // The fluid DRAM model with concurrency-dependent throughput (see dram_model.h).
-#include "sim/dram_model.h"
+#include "dram_model.h"
 
 #include <algorithm>
 #include <limits>

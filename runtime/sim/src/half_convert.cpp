@@ -1,5 +1,5 @@
 // Bulk half <-> float conversion (see half_convert.h).
-#include "sim/half_convert.h"
+#include "half_convert.h"
 
 #include <cpuid.h>
 #include <immintrin.h>

@@ -1,0 +1,31 @@
+// Prologue rotation: the loop around a software-pipelined loop (double_buffering.h)
+// starts each iteration with that pipeline's prologue loads, the first tile of
+// iteration b, waiting for them while its cores sit idle. This pass moves them
+// into iteration b-1, after the last compute that reads their buffers and before
+// that iteration's trailing work (casts, stores), so the next iteration's first
+// tile arrives while this one finishes:
+//   loop b < T:  { loads(b), pipelined loop, rest(b) }
+// becomes
+//   loads(0)
+//   loop b < T-1:  { pipelined loop, rest(b), loads(b+1) hoisted above rest(b) where independent }
+//   pipelined loop, rest(T-1)
+// A loop is skipped when an item before its loads conflicts with them (in
+// scratchpad or DRAM). Loops are visited innermost first.
+//
+// Expects the tree double buffering left (the prologue loads marked
+// ProgramNode::prologue_load) and store spreading after it; guarantees the same
+// results (it only moves loads across independent work). Marks are cleared on
+// the loads it moves.
+#pragma once
+
+#include <vector>
+
+#include "program_tree/program_tree.h"
+
+namespace spyre {
+namespace compiler {
+
+void rotate_prologue_loads(std::vector<ProgramNode> &tree);
+
+}  // namespace compiler
+}  // namespace spyre
