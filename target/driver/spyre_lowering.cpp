@@ -4,6 +4,8 @@
 // file with a header saying what it expects and guarantees:
 //   find_device_region             the one loop split across cores
 //   collect_kernel_tensors         the arguments the region reads and writes, in program order
+//   stage_computed_outputs         an output computed where it is stored: computed into a
+//                                  scratchpad tile, then stored from it
 //   select_core_instructions       per core: DMA / PT / SFU instructions in a loop tree,
 //                                  scratchpad placement and the budget check
 //   fold_loops                     single-instruction loops into instruction dimensions
@@ -56,6 +58,7 @@
 #include "program_tree/sfu_row_blocking.h"
 #include "program_tree/store_spreading.h"
 #include "program_tree/zero_fill_elision.h"
+#include "selection/computed_outputs.h"
 #include "selection/device_region.h"
 #include "selection/instruction_selection.h"
 #include "selection/spyre_types.h"
@@ -197,6 +200,15 @@ private:
                      }
                  });
 
+        run_pass("stage_computed_outputs",
+                 [&] {
+                     std::set<std::string> outputs;
+                     for (const auto &kv : kernel_tensors.interface.tensors) {
+                         if (kv.second.is_output) outputs.insert(kv.first);  // the name the IR stores to
+                     }
+                     region.body = compiler::stage_computed_outputs(region.body, outputs, m);
+                 },
+                 [&] { std::cerr << region.body; });
         std::vector<compiler::CoreProgram> cores;
         run_pass("select_core_instructions",
                  [&] { cores = select_instructions_per_core(region, kernel_tensors.interface, m); },

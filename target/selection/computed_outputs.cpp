@@ -1,0 +1,236 @@
+// Outputs computed directly, staged through a scratchpad tile (see computed_outputs.h).
+#include "selection/computed_outputs.h"
+
+#include <vector>
+
+#include "diagnostics.h"
+
+namespace spyre {
+namespace compiler {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// What a statement does, as far as staging it is concerned.
+class StatementSummary : public IRVisitor {
+public:
+    explicit StatementSummary(const std::set<std::string> &scratchpad) : scratchpad_(scratchpad) {}
+
+    std::set<std::string> stored;  // the buffers it stores to
+    bool other_work = false;       // an allocation, a production, a call for its effect
+    bool computed = false;         // a store whose value is not a plain load of a scratchpad buffer
+    std::set<std::string> loaded;  // the buffers its values load from
+
+private:
+    using IRVisitor::visit;
+    void visit(const Store *op) override {
+        stored.insert(op->name);
+        const Load *ld = op->value.as<Load>();
+        if (!ld || !scratchpad_.count(ld->name)) computed = true;
+        IRVisitor::visit(op);
+    }
+    void visit(const Load *op) override {
+        loaded.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *) override { other_work = true; }
+    void visit(const Free *) override { other_work = true; }
+    void visit(const Evaluate *) override { other_work = true; }
+    void visit(const Prefetch *) override { other_work = true; }
+    void visit(const Acquire *) override { other_work = true; }
+    void visit(const Fork *) override { other_work = true; }
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer) other_work = true;
+        else IRVisitor::visit(op);
+    }
+
+    const std::set<std::string> &scratchpad_;
+};
+
+// The lowest and highest element index a statement stores to `output`, over every iteration
+// of the loops inside it, in terms of what is defined outside it.
+class StoredSpan : public IRVisitor {
+public:
+    explicit StoredSpan(const std::string &output) : output_(output) {}
+
+    Interval span = Interval::nothing();
+    std::vector<std::string> inner_names;  // the loops and lets inside the statement
+
+private:
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        inner_names.push_back(op->name);
+        const Interval loop(bounds_of_expr_in_scope(op->min, scope_).min,
+                            bounds_of_expr_in_scope(op->min + op->extent - 1, scope_).max);
+        ScopedBinding<Interval> bind(scope_, op->name, loop);
+        op->body.accept(this);
+    }
+    void visit(const LetStmt *op) override {
+        inner_names.push_back(op->name);
+        ScopedBinding<Interval> bind(scope_, op->name, bounds_of_expr_in_scope(op->value, scope_));
+        op->body.accept(this);
+    }
+    void visit(const Store *op) override {
+        if (op->name == output_) span.include(bounds_of_expr_in_scope(op->index, scope_));
+        IRVisitor::visit(op);
+    }
+
+    const std::string &output_;
+    Scope<Interval> scope_;
+};
+
+// Stores to `output` redirected to `tile` at index - lowest.
+class RedirectToTile : public IRMutator {
+public:
+    RedirectToTile(const std::string &output, const std::string &tile, const Expr &lowest)
+        : output_(output), tile_(tile), lowest_(lowest) {}
+
+private:
+    using IRMutator::visit;
+    Stmt visit(const Store *op) override {
+        if (op->name != output_) return IRMutator::visit(op);
+        return Store::make(tile_, op->value, tile_index(op->index), Parameter(), op->predicate, ModulusRemainder());
+    }
+
+public:
+    Expr tile_index(const Expr &index) const {
+        const int lanes = index.type().lanes();
+        return simplify(index - (lanes > 1 ? Broadcast::make(lowest_, lanes) : lowest_));
+    }
+
+private:
+    const std::string &output_, &tile_;
+    Expr lowest_;
+};
+
+// The statement's loops again, each store to `output` now storing the tile's element; loops
+// renamed (".store") and lets nothing reads any more dropped.
+class CopyFromTile : public IRMutator {
+public:
+    CopyFromTile(const std::string &output, const std::string &tile, const RedirectToTile &indexing)
+        : output_(output), tile_(tile), indexing_(indexing) {}
+
+private:
+    using IRMutator::visit;
+    Stmt visit(const Store *op) override {
+        if (op->name != output_) return IRMutator::visit(op);
+        const Expr element = Load::make(op->value.type(), tile_, indexing_.tile_index(op->index), Buffer<>(), Parameter(),
+                                        op->predicate, ModulusRemainder());
+        return Store::make(op->name, element, op->index, op->param, op->predicate, op->alignment);
+    }
+    Stmt visit(const For *op) override {
+        const std::string name = op->name + ".store";
+        Stmt body = substitute(op->name, Variable::make(Int(32), name), mutate(op->body));
+        return For::make(name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
+    Stmt visit(const LetStmt *op) override {
+        Stmt body = mutate(op->body);
+        if (!stmt_uses_var(body, op->name)) return body;
+        return LetStmt::make(op->name, op->value, body);
+    }
+
+    const std::string &output_, &tile_;
+    const RedirectToTile &indexing_;
+};
+
+class OutputStaging : public IRMutator {
+public:
+    OutputStaging(const std::set<std::string> &outputs, int64_t budget_bytes)
+        : outputs_(outputs), budget_bytes_(budget_bytes) {}
+
+private:
+    using IRMutator::visit;
+    Stmt visit(const Allocate *op) override {
+        if (op->memory_type == MemoryType::VTCM) scratchpad_.insert(op->name);
+        return IRMutator::visit(op);
+    }
+    Stmt visit(const For *op) override {
+        Stmt staged = stage(op, false);
+        return staged.defined() ? staged : IRMutator::visit(op);
+    }
+    Stmt visit(const Store *op) override {
+        Stmt staged = stage(op, true);
+        return staged.defined() ? staged : IRMutator::visit(op);
+    }
+
+    // `s` staged through a tile, or undefined when it does not qualify (with `innermost`,
+    // the store itself, whatever its tile).
+    Stmt stage(const Stmt &s, bool innermost) {
+        StatementSummary what(scratchpad_);
+        s.accept(&what);
+        if (what.other_work || what.stored.size() != 1 || !what.computed) return Stmt();
+        const std::string output = *what.stored.begin();
+        if (!outputs_.count(output)) return Stmt();
+        if (what.loaded.count(output)) {
+            throw CompileError("Spyre: the output '" + output +
+                               "' is updated in place (an update definition reads it from DRAM); the device stores "
+                               "to DRAM only from the scratchpad: compute it into a scratchpad Func "
+                               "(accumulate_in_scratchpad) and copy that (" + output + "(x, ...) = acc(x, ...))");
+        }
+        StoredSpan span(output);
+        s.accept(&span);
+        if (!span.span.is_bounded()) return Stmt();
+        const Expr lowest = simplify(span.span.min);
+        const Expr elements = simplify(span.span.max - span.span.min + 1);
+        const int64_t *count = as_const_int(elements);
+        if (!count || expr_uses_vars(lowest, inner_scope(span.inner_names))) {
+            if (!innermost) return Stmt();
+            throw CompileError("Spyre: the output '" + output +
+                               "' is computed while being stored to DRAM and the elements one store writes are not a "
+                               "constant range; compute it into a scratchpad Func (store_in(MemoryType::VTCM)) and "
+                               "copy that");
+        }
+        const Type element = stored_type(s, output);
+        if (!innermost && *count * element.bytes() > budget_bytes_) return Stmt();
+
+        const std::string tile = unique_tile_name(output);
+        scratchpad_.insert(tile);
+        const RedirectToTile redirect(output, tile, lowest);
+        Stmt compute = RedirectToTile(output, tile, lowest).mutate(s);
+        Stmt copy = CopyFromTile(output, tile, redirect).mutate(s);
+        return Allocate::make(tile, element, MemoryType::VTCM, {make_const(Int(32), *count)}, const_true(),
+                              Block::make({compute, copy, Free::make(tile)}));
+    }
+
+    static Scope<> inner_scope(const std::vector<std::string> &names) {
+        Scope<> scope;
+        for (const std::string &n : names) scope.push(n);
+        return scope;
+    }
+
+    static Type stored_type(const Stmt &s, const std::string &output) {
+        struct FindType : IRVisitor {
+            const std::string &output;
+            Type type;
+            explicit FindType(const std::string &o) : output(o) {}
+            using IRVisitor::visit;
+            void visit(const Store *op) override {
+                if (op->name == output) type = op->value.type().element_of();
+                IRVisitor::visit(op);
+            }
+        } find(output);
+        s.accept(&find);
+        return find.type;
+    }
+
+    std::string unique_tile_name(const std::string &output) {
+        std::string name = output + ".tile";
+        for (int i = 1; scratchpad_.count(name); i++) name = output + ".tile" + std::to_string(i);
+        return name;
+    }
+
+    const std::set<std::string> &outputs_;
+    const int64_t budget_bytes_;
+    std::set<std::string> scratchpad_;
+};
+
+}  // namespace
+
+Stmt stage_computed_outputs(const Stmt &body, const std::set<std::string> &outputs, const MachineDescription &m) {
+    return OutputStaging(outputs, m.scratchpad_bytes / 4).mutate(body);
+}
+
+}  // namespace compiler
+}  // namespace spyre
