@@ -89,6 +89,7 @@ private:
         }
         IRVisitor::visit(op);
     }
+public:
     static bool clamps(const Expr &e) {
         class Finder : public IRVisitor {
         public:
@@ -137,6 +138,19 @@ std::string loops_of(const Expr &index) {
     return s.empty() ? s : " (in loop " + s + ")";
 }
 }  // namespace
+
+std::string CoreSelector::inline_boundary_error(const Expr &e, const std::string &what) const {
+    const Expr expanded = env_.with_lets(e);
+    const bool clamped_index = !e.type().is_bool() && BoundaryReads::clamps(expanded);
+    if (!clamped_index && !index_only(expanded)) return "";
+    return what + " " + to_text(e) + (clamped_index ? " clamps the indices" : " is a condition on the indices") +
+           ": a boundary condition (or a mask) inlined into '" + display(func_) +
+           "' reads the staged tensor at other elements in different lanes, which the SFU cannot do (it reads "
+           "whole sticks in order); stage the Func that applies the boundary itself "
+           "(stage_in_scratchpad(<the boundary Func>, <its consumer>, at): the Func BoundaryConditions::repeat_edge "
+           "or constant_exterior returns, or yours with the clamp or select) instead of the tensor's input.in(): its "
+           "tile is then built with the halo, edges included (docs/scheduling.md, \"Boundary conditions\")";
+}
 
 std::string CoreSelector::boundary_hint() const {
     return "; boundary conditions compile when the staged boundary Func (BoundaryConditions::repeat_edge or "

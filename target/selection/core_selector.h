@@ -254,6 +254,10 @@ private:
     bool static_mask(const Expr &cond, int lanes, const Type &t, SfuSource *mask, std::vector<ProgramNode> &out);
     std::vector<std::vector<int64_t>> box_sample() const;
     std::string boundary_hint() const;
+    // "" unless `e` (an index, or an SFU operand with no mapping) reads through a boundary
+    // condition inlined into the Func: a clamp of the indices or a condition on them. Then the
+    // error to give, starting with `what` (what e is), naming the fix that compiles.
+    std::string inline_boundary_error(const Halide::Expr &e, const std::string &what) const;
 
     // ------------------------------------------------------- row reductions
     // `for r: acc[i] = acc[i] + src[j + r]` (or max) with a scalar accumulator whose

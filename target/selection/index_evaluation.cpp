@@ -240,5 +240,26 @@ bool IndexEnvironment::depends_on_loops(const Expr &e) const {
     return false;
 }
 
+Halide::Expr IndexEnvironment::with_lets(const Halide::Expr &e) const {
+    class ExpandLets : public Halide::Internal::IRMutator {
+    public:
+        explicit ExpandLets(const std::map<std::string, std::vector<Halide::Expr>> &lets) : lets_(lets) {}
+
+    private:
+        using IRMutator::visit;
+        Halide::Expr visit(const Halide::Internal::Variable *op) override {
+            auto it = lets_.find(op->name);
+            if (it == lets_.end() || it->second.empty() || depth_ > 64) return op;
+            depth_++;
+            Halide::Expr v = mutate(it->second.back());
+            depth_--;
+            return v;
+        }
+        const std::map<std::string, std::vector<Halide::Expr>> &lets_;
+        int depth_ = 0;
+    };
+    return ExpandLets(lets_).mutate(e);
+}
+
 }  // namespace compiler
 }  // namespace spyre

@@ -47,6 +47,10 @@ public:
     // Returns nullopt when it is not affine in the loops.
     std::optional<SymOperand> affine_in_loops(const Halide::Expr &e) const;
 
+    // The expression with every let-bound name replaced by its value (recursively), for
+    // recognizing what an index is made of (a clamp behind a let) in messages.
+    Halide::Expr with_lets(const Halide::Expr &e) const;
+
     // Does the expression refer to any hardware loop variable?
     bool depends_on_loops(const Halide::Expr &e) const;
 

@@ -330,6 +330,8 @@ SymOperand CoreSelector::dense_base(const Expr &index, const std::string &buffer
     const Ramp *r = index.as<Ramp>();
     const IntImm *step = r ? r->stride.as<IntImm>() : nullptr;
     if (!r || !step || step->value != stride || r->lanes != lanes) {
+        const std::string boundary = inline_boundary_error(index, "the access to '" + buffer + "' at");
+        if (!boundary.empty()) fail(boundary);
         if (stride != 1) {
             fail("the access to '" + buffer + "' at " + to_text(index) +
                  " is not a dense vector along its stick dimension (element stride " + std::to_string(stride) +

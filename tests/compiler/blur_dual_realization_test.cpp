@@ -24,6 +24,7 @@ public:
     GeneratorParam<int> height{"height", 64};
     GeneratorParam<int> rows_per_core{"rows_per_core", 2};
     GeneratorParam<std::string> boundary{"boundary", "repeat_edge"};  // repeat_edge, zero, clamp, select, mirror
+    GeneratorParam<bool> stage_input{"stage_input", false};  // stage input.in() and read the boundary inline
     Input<Buffer<float>> input{"blur_input", 2};
     Output<Buffer<float>> output{"blur_output", 2};
 
@@ -57,7 +58,8 @@ public:
         Var core("core"), yi("yi");
         output.split(y, core, yi, (int)rows_per_core, TailStrategy::RoundUp).parallel(core);
         spyre::stick_vectorize(output, x);
-        spyre::stage_in_scratchpad(padded, output, core);
+        if (stage_input) spyre::stage_in_scratchpad(input.in(), output, core);
+        else spyre::stage_in_scratchpad(padded, output, core);
         spyre::stage_in_scratchpad(blur, output, core);
         spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("user_blur"));
     }
@@ -182,7 +184,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BlurCase{"repeat_edge", 32, 8, 1},      // one stick wide: both edges in one tile row
                       BlurCase{"zero", 256, 96, 3},           // rows per core not a power of two
                       BlurCase{"repeat_edge", 1024, 256, 8},  // larger: the figures in docs/scheduling.md
-                      BlurCase{"zero", 1024, 256, 8}),
+                      BlurCase{"zero", 1024, 256, 8},
+                      BlurCase{"select", 256, 96, 3}),        // by hand, rows per core not a power of two
     case_name);
 
 // A select on the indices whose lanes differ inside a stick compiles to a mask the SFU fills.
@@ -243,6 +246,34 @@ TEST(BlurBoundaryErrors, AMirroredBoundaryIsRefusedNamingTheSupportedOnes) {
     const std::string m = blur_compile_error(BlurCase{"mirror", 128, 64, 2}, {});
     EXPECT_NE(m.find("in Func 'mirror_interior'"), std::string::npos) << m;
     EXPECT_NE(m.find("repeat_edge or constant_exterior"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// The boundary read inline by the consumer of a staged input.in() (instead of staging the
+// boundary Func) cannot compile; the error says so and names the fix, whether the boundary
+// clamps the indices (repeat_edge, a hand-written clamp) or selects on them (constant_exterior,
+// a hand-written select).
+TEST(BlurBoundaryErrors, ABoundaryInlinedOverAStagedInputNamesTheBoundaryFuncToStage) {
+    for (const char *b : {"repeat_edge", "clamp", "zero", "select"}) {
+        auto p = params_of(BlurCase{b, 128, 64, 2});
+        p["stage_input"] = "true";
+        Halide::Buffer<> in = random_buffer("blur_input", Halide::Float(32), {128, 64}, 41);
+        std::string m;
+        try {
+            run_generator("user_blur", p, true, Halide::Float(32), {128, 64}, in);
+            ADD_FAILURE() << b << ": a boundary inlined over a staged input compiled";
+        } catch (const Halide::CompileError &e) {
+            m = e.what();
+        }
+        EXPECT_NE(m.find("in Func 'blur'"), std::string::npos) << b << ": " << m;
+        EXPECT_NE(m.find("stage the Func that applies the boundary itself"), std::string::npos) << b << ": " << m;
+        EXPECT_EQ(m.find("vectorize the stick dimension"), std::string::npos) << b << ": a fix that does not apply: " << m;
+    }
 }
 
 }  // namespace
