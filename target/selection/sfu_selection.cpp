@@ -324,7 +324,21 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
         fail("vector_reduce (a vectorized reduction variable) is not supported; vectorize a pure dimension and "
              "keep the reduction serial");
     }
-    if (e.as<Shuffle>()) {
+    if (const Shuffle *sh = e.as<Shuffle>()) {
+        // Each element repeated within the vector: what Halide makes of in(x / k, ...) along the
+        // vectorized stick dimension (an upsampling).
+        bool repeats = sh->is_interleave() && sh->vectors.size() > 1;
+        for (size_t i = 1; repeats && i < sh->vectors.size(); i++) repeats = equal(sh->vectors[i], sh->vectors[0]);
+        if (repeats) {
+            fail("upsampling along the stick dimension (" + to_text(e) + ": each element repeated " +
+                 std::to_string(sh->vectors.size()) +
+                 " times within a vector, as in(x / " + std::to_string(sh->vectors.size()) +
+                 ", ...) along the vectorized dimension) is not supported: the SFU computes lane by lane and "
+                 "reads its operands as whole sticks, with no instruction that spreads a half stick over a "
+                 "stick, and a DMA moves whole sticks, never single elements; upsample along another "
+                 "dimension (in(x, y / 2) compiles: whole rows repeated), or store the tensor with its stick "
+                 "along a dimension you do not upsample (constrain_tensor's stick_dim)");
+        }
         fail("shuffles (vector permutations: " + to_text(e) + ") are not supported on the SFU; vectorize the stick "
              "dimension of every Func this definition reads (dimension 0, innermost in storage) so each vector is "
              "dense" + rfactor_hint());
