@@ -4,6 +4,7 @@
 // file with a header saying what it expects and guarantees:
 //   find_device_region             the one loop split across cores
 //   collect_kernel_tensors         the arguments the region reads and writes, in program order
+//   check_static_input_reads       Halide's bounds check of each input, decided at compile time
 //   stage_computed_outputs         an output computed where it is stored: computed into a
 //                                  scratchpad tile, then stored from it
 //   select_core_instructions       per core: DMA / PT / SFU instructions in a loop tree,
@@ -200,6 +201,16 @@ private:
                      }
                  });
 
+        run_pass("check_static_input_reads",
+                 [&] {
+                     std::map<std::string, std::vector<int64_t>> padded, true_extents;
+                     for (const auto &kv : kernel_tensors.interface.tensors) padded[kv.first] = kv.second.padded;
+                     for (const auto &kv : in_.tensors) {
+                         true_extents[kv.first].assign(kv.second.extents.begin(), kv.second.extents.end());
+                     }
+                     compiler::check_static_input_reads(s, padded, true_extents);
+                 },
+                 {});
         run_pass("stage_computed_outputs",
                  [&] {
                      std::set<std::string> outputs;

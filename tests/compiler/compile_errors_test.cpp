@@ -646,6 +646,31 @@ TEST(SpyreCompileErrors, UpsamplingAlongTheStickDimensionSaysItIsUnsupportedAndW
     }
 }
 
+// An algorithm that reads an input past its declared extent would read out of bounds on every
+// call (the shapes are static): refused at compile time naming the tensor, the dimension, the
+// elements read and the extent, never left to the dry run's "please report it".
+TEST(SpyreCompileErrors, AReadPastAnInputsExtentIsRefusedNamingTheTensorAndTheElements) {
+    set_compiling_for_spyre(true);
+    ImageParam A(Float(32), 2, "past_A");
+    Func up("past_f"), out("past_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func as = A.in();
+    up(x, y) = as(x, y / 2);
+    out(x, y) = up(x, y);
+    constrain_tensor(A, {64, 32});  // the algorithm reads 128 columns of it
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {128, 64});
+    out.split(y, core, yi, 2).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(as, out, core);
+    stage_in_scratchpad(up, out, core);
+    const std::string msg = spyre_compile_error_of(out, "past");
+    EXPECT_NE(msg.find("reads the input 'past_A' in dimension 0 from element 0 to 127, but its extent there is 64"),
+              std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("please report"), std::string::npos) << msg;
+}
+
 TEST(UpsampleDualRealization, RowsRepeatedAlongTheOtherDimensionMatchTheHost) {
     ImageParam A(Float(32), 2, "uprows_A");
     Var x("x"), y("y"), core("core"), yi("yi");
