@@ -4,7 +4,6 @@
 // file with a header saying what it expects and guarantees:
 //   find_device_region             the one loop split across cores
 //   collect_kernel_tensors         the arguments the region reads and writes, in program order
-//   check_static_input_reads       Halide's bounds check of each input, decided at compile time
 //   stage_computed_outputs         an output computed where it is stored: computed into a
 //                                  scratchpad tile, then stored from it
 //   select_core_instructions       per core: DMA / PT / SFU instructions in a loop tree,
@@ -23,6 +22,7 @@
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
 //   validate_program               the same validator the runtime uses
+//   check_static_input_reads       Halide's bounds check of each input, decided at compile time
 //   dry_run_program                the program run once, timing only: address rules, reads of
 //                                  unwritten scratchpad, DRAM write races, deadlocks
 //   write <kernel>.spyre and <kernel>.spyre.txt
@@ -201,16 +201,6 @@ private:
                      }
                  });
 
-        run_pass("check_static_input_reads",
-                 [&] {
-                     std::map<std::string, std::vector<int64_t>> padded, true_extents;
-                     for (const auto &kv : kernel_tensors.interface.tensors) padded[kv.first] = kv.second.padded;
-                     for (const auto &kv : in_.tensors) {
-                         true_extents[kv.first].assign(kv.second.extents.begin(), kv.second.extents.end());
-                     }
-                     compiler::check_static_input_reads(s, padded, true_extents);
-                 },
-                 {});
         run_pass("stage_computed_outputs",
                  [&] {
                      std::set<std::string> outputs;
@@ -275,6 +265,16 @@ private:
                      } catch (const spyre::Error &e) {
                          throw CompileError("Spyre: internal error: the generated program is invalid: " + std::string(e.what()));
                      }
+                 },
+                 {});
+        run_pass("check_static_input_reads",
+                 [&] {
+                     std::map<std::string, std::vector<int64_t>> padded, true_extents;
+                     for (const auto &kv : kernel_tensors.interface.tensors) padded[kv.first] = kv.second.padded;
+                     for (const auto &kv : in_.tensors) {
+                         true_extents[kv.first].assign(kv.second.extents.begin(), kv.second.extents.end());
+                     }
+                     compiler::check_static_input_reads(s, padded, true_extents);
                  },
                  {});
         run_pass("dry_run_program",

@@ -92,7 +92,8 @@ private:
                            (declared != extent ? " (" + std::to_string(extent) + " with the padding to whole sticks)" : "") +
                            " (constrain_tensor): the shapes of a Spyre kernel are static, so every call would read "
                            "out of bounds; declare the extent the algorithm reads, or bound its reads (a boundary "
-                           "condition, or an index that stays inside the tensor)");
+                           "condition, an index that stays inside the tensor, or tiles that divide the extent where "
+                           "TailStrategy::RoundUp would read past it)");
     }
 
     // The expression with the enclosing lets substituted, simplified.

@@ -13,7 +13,7 @@
 // scratchpad or DRAM). Loops are visited innermost first.
 //
 // Expects the tree double buffering left (the prologue loads marked
-// ProgramNode::prologue_load) and store spreading after it; guarantees the same
+// ProgramNode::prologue_load) and then store spreading; guarantees the same
 // results (it only moves loads across independent work). Marks are cleared on
 // the loads it moves.
 #pragma once

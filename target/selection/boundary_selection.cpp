@@ -139,9 +139,52 @@ std::string loops_of(const Expr &index) {
 }
 }  // namespace
 
+namespace {
+// A min, max or select over the lanes of a vector (a clamp of a vector index): what a boundary
+// condition makes of a vectorized read. Scalar ones (a loop base under ShiftInwards, a Func's
+// bounds) do not count.
+bool clamps_lanes(const Expr &e) {
+    class Finder : public IRGraphVisitor {  // each shared subexpression once
+    public:
+        bool found = false;
+
+    private:
+        using IRGraphVisitor::visit;
+        void visit(const Min *op) override { found |= op->type.is_vector(); IRGraphVisitor::visit(op); }
+        void visit(const Max *op) override { found |= op->type.is_vector(); IRGraphVisitor::visit(op); }
+        void visit(const Select *op) override { found |= op->type.is_vector(); IRGraphVisitor::visit(op); }
+    } f;
+    e.accept(&f);
+    return f.found;
+}
+}  // namespace
+
 std::string CoreSelector::inline_boundary_error(const Expr &e, const std::string &what) const {
-    const Expr expanded = env_.with_lets(e);
-    const bool clamped_index = !e.type().is_bool() && BoundaryReads::clamps(expanded);
+    // The value lets (vectors, selected as SFU values) expanded, then the index lets.
+    class ExpandValueLets : public IRMutator {
+    public:
+        explicit ExpandValueLets(const std::map<std::string, std::vector<Expr>> &lets) : lets_(lets) {}
+
+    private:
+        using IRMutator::visit;
+        Expr visit(const Variable *op) override {
+            auto it = lets_.find(op->name);
+            if (it == lets_.end() || it->second.empty() || depth_ > 64) return op;
+            auto done = expanded_.find(op->name);
+            if (done != expanded_.end()) return done->second;
+            depth_++;
+            Expr v = mutate(it->second.back());
+            depth_--;
+            return expanded_[op->name] = v;
+        }
+        const std::map<std::string, std::vector<Expr>> &lets_;
+        std::map<std::string, Expr> expanded_;
+        int depth_ = 0;
+    };
+    const Expr expanded = env_.with_lets(ExpandValueLets(vector_let_values_).mutate(e));
+    // An index (a vector of element offsets) whose lanes are clamped, or a condition on the
+    // indices alone (no loaded value in it) that no SFU instruction computes.
+    const bool clamped_index = !e.type().is_bool() && clamps_lanes(expanded);
     if (!clamped_index && !index_only(expanded)) return "";
     return what + " " + to_text(e) + (clamped_index ? " clamps the indices" : " is a condition on the indices") +
            ": a boundary condition (or a mask) inlined into '" + display(func_) +

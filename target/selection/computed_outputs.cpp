@@ -1,6 +1,8 @@
 // Outputs computed directly, staged through a scratchpad tile (see computed_outputs.h).
 #include "selection/computed_outputs.h"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "diagnostics.h"
@@ -21,6 +23,7 @@ public:
     std::set<std::string> stored;  // the buffers it stores to
     bool other_work = false;       // an allocation, a production, a call for its effect
     bool computed = false;         // a store whose value is not a plain load of a scratchpad buffer
+    bool dense = true;             // every store's index a scalar or a dense ramp
     std::set<std::string> loaded;  // the buffers its values load from
 
 private:
@@ -29,6 +32,10 @@ private:
         stored.insert(op->name);
         const Load *ld = op->value.as<Load>();
         if (!ld || !scratchpad_.count(ld->name)) computed = true;
+        // A tile holds dense vectors: an index that is not one (a strided or gathered store)
+        // is left to selection, whose message names it.
+        if (const Ramp *r = op->index.as<Ramp>()) dense &= is_const_one(r->stride);
+        else dense &= op->index.type().is_scalar();
         IRVisitor::visit(op);
     }
     void visit(const Load *op) override {
@@ -137,15 +144,28 @@ private:
 
 class OutputStaging : public IRMutator {
 public:
-    OutputStaging(const std::set<std::string> &outputs, int64_t budget_bytes)
-        : outputs_(outputs), budget_bytes_(budget_bytes) {}
+    OutputStaging(const std::set<std::string> &outputs, int64_t scratchpad_bytes)
+        : outputs_(outputs), scratchpad_bytes_(scratchpad_bytes) {}
 
 private:
     using IRMutator::visit;
     Stmt visit(const Allocate *op) override {
-        if (op->memory_type == MemoryType::VTCM) scratchpad_.insert(op->name);
-        return IRMutator::visit(op);
+        if (op->memory_type != MemoryType::VTCM) return IRMutator::visit(op);
+        scratchpad_.insert(op->name);
+        int64_t bytes = op->type.bytes();
+        for (const Expr &e : op->extents) {
+            const int64_t *c = as_const_int(e);
+            bytes *= c ? *c : 0;
+        }
+        live_bytes_ += bytes;
+        Stmt result = IRMutator::visit(op);
+        live_bytes_ -= bytes;
+        return result;
     }
+
+    // The bytes a tile may take: a quarter of the scratchpad, and at most half of what the
+    // buffers live around it leave.
+    int64_t tile_budget() const { return std::min(scratchpad_bytes_ / 4, (scratchpad_bytes_ - live_bytes_) / 2); }
     Stmt visit(const For *op) override {
         Stmt staged = stage(op, false);
         return staged.defined() ? staged : IRMutator::visit(op);
@@ -160,7 +180,7 @@ private:
     Stmt stage(const Stmt &s, bool innermost) {
         StatementSummary what(scratchpad_);
         s.accept(&what);
-        if (what.other_work || what.stored.size() != 1 || !what.computed) return Stmt();
+        if (what.other_work || what.stored.size() != 1 || !what.computed || !what.dense) return Stmt();
         const std::string output = *what.stored.begin();
         if (!outputs_.count(output)) return Stmt();
         if (what.loaded.count(output)) {
@@ -171,7 +191,7 @@ private:
         }
         StoredSpan span(output);
         s.accept(&span);
-        if (!span.span.is_bounded()) return Stmt();
+        if (!span.span.is_bounded()) return Stmt();  // a gather: selection's message names it
         const Expr lowest = simplify(span.span.min);
         const Expr elements = simplify(span.span.max - span.span.min + 1);
         const int64_t *count = as_const_int(elements);
@@ -183,12 +203,12 @@ private:
                                "copy that");
         }
         const Type element = stored_type(s, output);
-        if (!innermost && *count * element.bytes() > budget_bytes_) return Stmt();
+        if (!innermost && *count * element.bytes() > tile_budget()) return Stmt();
 
         const std::string tile = unique_tile_name(output);
         scratchpad_.insert(tile);
-        const RedirectToTile redirect(output, tile, lowest);
-        Stmt compute = RedirectToTile(output, tile, lowest).mutate(s);
+        RedirectToTile redirect(output, tile, lowest);
+        Stmt compute = redirect.mutate(s);
         Stmt copy = CopyFromTile(output, tile, redirect).mutate(s);
         return Allocate::make(tile, element, MemoryType::VTCM, {make_const(Int(32), *count)}, const_true(),
                               Block::make({compute, copy, Free::make(tile)}));
@@ -222,14 +242,24 @@ private:
     }
 
     const std::set<std::string> &outputs_;
-    const int64_t budget_bytes_;
+    const int64_t scratchpad_bytes_;
+    int64_t live_bytes_ = 0;  // the scratchpad Allocates around the statement being visited
     std::set<std::string> scratchpad_;
 };
 
 }  // namespace
 
 Stmt stage_computed_outputs(const Stmt &body, const std::set<std::string> &outputs, const MachineDescription &m) {
-    return OutputStaging(outputs, m.scratchpad_bytes / 4).mutate(body);
+    return OutputStaging(outputs, m.scratchpad_bytes).mutate(body);
+}
+
+std::string output_of_tile(const std::string &buffer) {
+    const size_t at = buffer.rfind(".tile");
+    if (at == std::string::npos) return buffer;
+    for (size_t i = at + 5; i < buffer.size(); i++) {
+        if (!std::isdigit((unsigned char)buffer[i])) return buffer;
+    }
+    return buffer.substr(0, at);
 }
 
 }  // namespace compiler

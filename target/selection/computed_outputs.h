@@ -8,9 +8,10 @@
 // store and the statement S to stage at: the outermost loop around it (inside
 // the core loop) whose body stores to that output only (no other Func's
 // production, allocation or store inside it) and whose tile of the output fits
-// a quarter of the scratchpad (the bytes between the lowest and highest
-// element it stores, over all iterations of its loops); the store itself when
-// no loop qualifies. S becomes
+// a quarter of the scratchpad and half of what the scratchpad buffers around it
+// leave (the tile spans the bytes between the lowest and highest element it
+// stores, over all iterations of its loops, gaps between rows included); the
+// store itself when no loop qualifies. S becomes
 //   allocate <output>.tile[span] in scratchpad
 //   S with every store to the output redirected to the tile (index - lowest)
 //   S's loops again, storing the tile to the output (a copy, which selection
@@ -21,8 +22,13 @@
 // staged) are left alone, so every schedule that compiled before compiles to
 // the same program. A schedule that wants another tile writes that copy stage.
 //
-// Expects the region's body (device_region.h) and the names of the kernel's
-// outputs; guarantees no store of a computed value to an output is left.
+// Stores this cannot stage keep the error selection gives them: a strided or
+// gathered index (a tile holds dense vectors), an output updated in DRAM (an
+// error here, naming accumulate_in_scratchpad).
+//
+// Expects the region's body (device_region.h) and the names the IR stores the
+// kernel's outputs under; guarantees every store of a computed value to an
+// output with a dense index is a copy of a scratchpad tile.
 #pragma once
 
 #include <set>
@@ -33,6 +39,10 @@
 
 namespace spyre {
 namespace compiler {
+
+// The output a tile buffer of this pass belongs to ("out.tile" -> "out"), for messages; any
+// other name unchanged.
+std::string output_of_tile(const std::string &buffer);
 
 Halide::Internal::Stmt stage_computed_outputs(const Halide::Internal::Stmt &body, const std::set<std::string> &outputs,
                                               const MachineDescription &m);

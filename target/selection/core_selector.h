@@ -308,6 +308,8 @@ private:
     ScratchpadPlan plan_;
     std::map<std::string, std::vector<BufferInfo>> buffers_;
     std::map<std::string, std::vector<SfuSource>> vector_lets_;
+    // The same lets' values as written, for messages that say what an operand is made of.
+    std::map<std::string, std::vector<Expr>> vector_let_values_;
     std::vector<std::string> temps_;
     std::vector<PingPongBuffer> pingpong_;
     std::vector<int> loop_ids_;  // ids of the hardware loops being walked, outermost first

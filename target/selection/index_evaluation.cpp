@@ -250,12 +250,16 @@ Halide::Expr IndexEnvironment::with_lets(const Halide::Expr &e) const {
         Halide::Expr visit(const Halide::Internal::Variable *op) override {
             auto it = lets_.find(op->name);
             if (it == lets_.end() || it->second.empty() || depth_ > 64) return op;
+            auto done = expanded_.find(op->name);  // each let expanded once: the result shares it
+            if (done != expanded_.end()) return done->second;
             depth_++;
             Halide::Expr v = mutate(it->second.back());
             depth_--;
+            expanded_[op->name] = v;
             return v;
         }
         const std::map<std::string, std::vector<Halide::Expr>> &lets_;
+        std::map<std::string, Halide::Expr> expanded_;
         int depth_ = 0;
     };
     return ExpandLets(lets_).mutate(e);

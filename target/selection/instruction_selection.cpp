@@ -2,8 +2,10 @@
 #include "selection/core_selector.h"
 
 #include <array>
+
 #include "program_tree/ring_sharing.h"
 #include "program_tree/scratchpad_accesses.h"
+#include "selection/computed_outputs.h"
 
 namespace spyre {
 namespace compiler {
@@ -192,6 +194,11 @@ bool stores_to(const Stmt &s, const std::string &name) {
 }  // namespace
 
 void CoreSelector::walk_value_let(const LetStmt *op, std::vector<ProgramNode> &out) {
+    vector_let_values_[op->name].push_back(op->value);
+    struct Unbind {
+        std::vector<Expr> &values;
+        ~Unbind() { values.pop_back(); }
+    } unbind{vector_let_values_[op->name]};
     const Type t = op->value.type();
     const int lanes = t.lanes();
     temps_.clear();
@@ -296,7 +303,7 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
         // Fresh memory, held until the loop around the staging loop ends: the copies
         // are renamed by address, so no other buffer of the loop body may share these
         // bytes, and the enclosing loop's next iteration loads its first tile into them
-        // while this iteration finishes (rotate_prologue_loads in double_buffering.cpp).
+        // while this iteration finishes (program_tree/prologue_rotation.h).
         const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
         b.address = plan_.allocate_above_peak(op->name, 2 * copy);
         b.bytes = 2 * copy;
@@ -511,7 +518,7 @@ void CoreSelector::visit_store(const Store *op, std::vector<ProgramNode> &out) {
         std::string saved;
         ~RestoreFunc() { f = saved; }
     } restore{func_, func_};
-    if (func_.empty()) func_ = op->name;
+    if (func_.empty()) func_ = output_of_tile(op->name);  // an output computed into its tile: name the output
     const Type t = op->value.type();
     const BufferInfo *sp_dst = scratchpad_buffer(op->name);
     const KernelTensor *dram_dst = dram_tensor(op->name);

@@ -343,8 +343,10 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
              "dimension of every Func this definition reads (dimension 0, innermost in storage) so each vector is "
              "dense" + rfactor_hint());
     }
-    const std::string boundary = inline_boundary_error(e, "the expression");
-    if (!boundary.empty()) fail(boundary);
+    if (e.type().is_bool()) {  // only a condition on the indices; a computed value keeps the message below
+        const std::string boundary = inline_boundary_error(e, "the expression");
+        if (!boundary.empty()) fail(boundary);
+    }
     fail("the expression " + to_text(e) + " has no SFU mapping");
 }
 

@@ -620,25 +620,31 @@ TEST(SpyreCompile, StagingInAReorderedRfactorIntermediateMatchesTheAlgorithm) {
     }
 }
 
+// The compile error of out(x, y) = in(x / x_div, y / y_div) on a 128 x 64 output, the input
+// declared `in_extents`, both staged per core (two rows each).
+std::string upsample_error(const std::string &prefix, int x_div, int y_div, std::vector<int> in_extents) {
+    set_compiling_for_spyre(true);
+    ImageParam A(Float(32), 2, prefix + "_A");
+    Func up(prefix + "_f"), out(prefix + "_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func as = A.in();
+    up(x, y) = as(x / x_div, y / y_div);
+    out(x, y) = up(x, y);
+    constrain_tensor(A, in_extents);
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {128, 64});
+    out.split(y, core, yi, 2).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(as, out, core);
+    stage_in_scratchpad(up, out, core);
+    return spyre_compile_error_of(out, prefix);
+}
+
 // Upsampling along the stick dimension (in(x / 2, y)) is refused saying what the machine lacks,
 // not with a fix that does not apply; along rows (in(x, y / 2)) it compiles and matches the host.
 TEST(SpyreCompileErrors, UpsamplingAlongTheStickDimensionSaysItIsUnsupportedAndWhy) {
-    for (bool both : {false, true}) {
-        set_compiling_for_spyre(true);
-        ImageParam A(Float(32), 2, "up_A");
-        Func up("up_f"), out("up_out");
-        Var x("x"), y("y"), core("core"), yi("yi");
-        Func as = A.in();
-        up(x, y) = both ? as(x / 2, y / 2) : as(x / 2, y);
-        out(x, y) = up(x, y);
-        constrain_tensor(A, {64, both ? 32 : 64});
-        OutputImageParam ob = out.output_buffer();
-        constrain_tensor(ob, {128, 64});
-        out.split(y, core, yi, 2).parallel(core);
-        stick_vectorize(out, x);
-        stage_in_scratchpad(as, out, core);
-        stage_in_scratchpad(up, out, core);
-        const std::string msg = spyre_compile_error_of(out, "upsample");
+    for (int y_div : {1, 2}) {
+        const std::string msg = upsample_error("up", 2, y_div, {64, 64 / y_div});
         EXPECT_NE(msg.find("in Func 'up_f'"), std::string::npos) << msg;
         EXPECT_NE(msg.find("upsampling along the stick dimension"), std::string::npos) << msg;
         EXPECT_NE(msg.find("in(x, y / 2) compiles"), std::string::npos) << msg;
@@ -650,25 +656,33 @@ TEST(SpyreCompileErrors, UpsamplingAlongTheStickDimensionSaysItIsUnsupportedAndW
 // call (the shapes are static): refused at compile time naming the tensor, the dimension, the
 // elements read and the extent, never left to the dry run's "please report it".
 TEST(SpyreCompileErrors, AReadPastAnInputsExtentIsRefusedNamingTheTensorAndTheElements) {
-    set_compiling_for_spyre(true);
-    ImageParam A(Float(32), 2, "past_A");
-    Func up("past_f"), out("past_out");
-    Var x("x"), y("y"), core("core"), yi("yi");
-    Func as = A.in();
-    up(x, y) = as(x, y / 2);
-    out(x, y) = up(x, y);
-    constrain_tensor(A, {64, 32});  // the algorithm reads 128 columns of it
-    OutputImageParam ob = out.output_buffer();
-    constrain_tensor(ob, {128, 64});
-    out.split(y, core, yi, 2).parallel(core);
-    stick_vectorize(out, x);
-    stage_in_scratchpad(as, out, core);
-    stage_in_scratchpad(up, out, core);
-    const std::string msg = spyre_compile_error_of(out, "past");
+    const std::string msg = upsample_error("past", 1, 2, {64, 32});  // the algorithm reads 128 columns of it
     EXPECT_NE(msg.find("reads the input 'past_A' in dimension 0 from element 0 to 127, but its extent there is 64"),
               std::string::npos)
         << msg;
     EXPECT_EQ(msg.find("please report"), std::string::npos) << msg;
+}
+
+// A staged Func vectorized along the wrong dimension keeps the advice that fixes it, even where
+// the loop's base holds a min (a ShiftInwards split): that is not a boundary condition.
+TEST(SpyreCompileErrors, AFuncVectorizedAlongTheWrongDimensionIsToldToVectorizeTheStickDimension) {
+    set_compiling_for_spyre(true);
+    ImageParam A(Float(32), 2, "wrongdim_A");
+    Func f("wrongdim_f"), out("wrongdim_out");
+    Var x("x"), y("y"), core("core"), yi("yi");
+    Func as = A.in();
+    f(x, y) = as(x, y) * 2.0f;
+    out(x, y) = f(x, y);
+    constrain_tensor(A, {64, 64});
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 64});
+    out.split(y, core, yi, 3, TailStrategy::ShiftInwards).parallel(core);
+    stick_vectorize(out, x);
+    stage_in_scratchpad(as, out, core);
+    f.compute_at(out, core).store_in(MemoryType::VTCM).reorder(y, x).vectorize(y, 32, TailStrategy::RoundUp);
+    const std::string msg = spyre_compile_error_of(out, "wrongdim");
+    EXPECT_NE(msg.find("vectorize the stick dimension"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("boundary"), std::string::npos) << msg;
 }
 
 TEST(UpsampleDualRealization, RowsRepeatedAlongTheOtherDimensionMatchTheHost) {

@@ -202,3 +202,31 @@ TEST(ComputedOutputRefusals, AnOutputUpdatedInPlaceNamesTheAccumulatorFix) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// An output whose sticks run along y stores strided vectors, which a tile of dense vectors
+// cannot hold: the output is left to selection, whose message names the copy stage to write
+// (never a buffer the user did not write).
+TEST(ComputedOutputRefusals, AnOutputStoredInStridedVectorsKeepsTheCopyStageAdvice) {
+    set_compiling_for_spyre(true);
+    ImageParam A(Float(32), 2, "strided_A");
+    Func out("strided_out");
+    Var x("x"), y("y"), core("core"), xi("xi");
+    Func as = A.in();
+    out(x, y) = as(x, y) * 2.0f;
+    constrain_tensor(A, {64, 64}, {}, /*stick_dim=*/1);
+    OutputImageParam ob = out.output_buffer();
+    constrain_tensor(ob, {64, 64}, {}, /*stick_dim=*/1);
+    out.reorder(y, x).split(x, core, xi, 2).parallel(core);
+    stick_vectorize(out, y);
+    stage_in_scratchpad(as, out, core);
+    const std::string msg = spyre_compile_error(out, "strided");
+    EXPECT_NE(msg.find("strided_out"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find(".tile"), std::string::npos) << msg;
+    std::cout << msg << "\n";
+}
+
+}  // namespace
+}  // namespace spyre::testing
