@@ -161,27 +161,7 @@ bool clamps_lanes(const Expr &e) {
 
 std::string CoreSelector::inline_boundary_error(const Expr &e, const std::string &what) const {
     // The value lets (vectors, selected as SFU values) expanded, then the index lets.
-    class ExpandValueLets : public IRMutator {
-    public:
-        explicit ExpandValueLets(const std::map<std::string, std::vector<Expr>> &lets) : lets_(lets) {}
-
-    private:
-        using IRMutator::visit;
-        Expr visit(const Variable *op) override {
-            auto it = lets_.find(op->name);
-            if (it == lets_.end() || it->second.empty() || depth_ > 64) return op;
-            auto done = expanded_.find(op->name);
-            if (done != expanded_.end()) return done->second;
-            depth_++;
-            Expr v = mutate(it->second.back());
-            depth_--;
-            return expanded_[op->name] = v;
-        }
-        const std::map<std::string, std::vector<Expr>> &lets_;
-        std::map<std::string, Expr> expanded_;
-        int depth_ = 0;
-    };
-    const Expr expanded = env_.with_lets(ExpandValueLets(vector_let_values_).mutate(e));
+    const Expr expanded = env_.with_lets(expand_lets(e, vector_let_values_));
     // An index (a vector of element offsets) whose lanes are clamped, or a condition on the
     // indices alone (no loaded value in it) that no SFU instruction computes.
     const bool clamped_index = !e.type().is_bool() && clamps_lanes(expanded);

@@ -24,12 +24,14 @@ public:
     bool other_work = false;       // an allocation, a production, a call for its effect
     bool computed = false;         // a store whose value is not a plain load of a scratchpad buffer
     bool dense = true;             // every store's index a scalar or a dense ramp
+    Type element;                  // the element type stored (one buffer: one type)
     std::set<std::string> loaded;  // the buffers its values load from
 
 private:
     using IRVisitor::visit;
     void visit(const Store *op) override {
         stored.insert(op->name);
+        element = op->value.type().element_of();
         const Load *ld = op->value.as<Load>();
         if (!ld || !scratchpad_.count(ld->name)) computed = true;
         // A tile holds dense vectors: an index that is not one (a strided or gathered store)
@@ -202,7 +204,7 @@ private:
                                "constant range; compute it into a scratchpad Func (store_in(MemoryType::VTCM)) and "
                                "copy that");
         }
-        const Type element = stored_type(s, output);
+        const Type element = what.element;
         if (!innermost && *count * element.bytes() > tile_budget()) return Stmt();
 
         const std::string tile = unique_tile_name(output);
@@ -218,21 +220,6 @@ private:
         Scope<> scope;
         for (const std::string &n : names) scope.push(n);
         return scope;
-    }
-
-    static Type stored_type(const Stmt &s, const std::string &output) {
-        struct FindType : IRVisitor {
-            const std::string &output;
-            Type type;
-            explicit FindType(const std::string &o) : output(o) {}
-            using IRVisitor::visit;
-            void visit(const Store *op) override {
-                if (op->name == output) type = op->value.type().element_of();
-                IRVisitor::visit(op);
-            }
-        } find(output);
-        s.accept(&find);
-        return find.type;
     }
 
     std::string unique_tile_name(const std::string &output) {

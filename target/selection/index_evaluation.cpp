@@ -240,7 +240,7 @@ bool IndexEnvironment::depends_on_loops(const Expr &e) const {
     return false;
 }
 
-Halide::Expr IndexEnvironment::with_lets(const Halide::Expr &e) const {
+Halide::Expr expand_lets(const Halide::Expr &e, const std::map<std::string, std::vector<Halide::Expr>> &lets) {
     class ExpandLets : public Halide::Internal::IRMutator {
     public:
         explicit ExpandLets(const std::map<std::string, std::vector<Halide::Expr>> &lets) : lets_(lets) {}
@@ -262,8 +262,10 @@ Halide::Expr IndexEnvironment::with_lets(const Halide::Expr &e) const {
         std::map<std::string, Halide::Expr> expanded_;
         int depth_ = 0;
     };
-    return ExpandLets(lets_).mutate(e);
+    return ExpandLets(lets).mutate(e);
 }
+
+Halide::Expr IndexEnvironment::with_lets(const Halide::Expr &e) const { return expand_lets(e, lets_); }
 
 }  // namespace compiler
 }  // namespace spyre

@@ -20,6 +20,11 @@
 namespace spyre {
 namespace compiler {
 
+// `e` with every name bound in `lets` (the innermost binding of each: the vector's last) replaced
+// by its value, recursively, each let expanded once; for messages that say what an expression
+// is made of.
+Halide::Expr expand_lets(const Halide::Expr &e, const std::map<std::string, std::vector<Halide::Expr>> &lets);
+
 // What names mean while evaluating: constants (core index, degenerate loops),
 // hardware loop variables (by level) and let-bound expressions.
 class IndexEnvironment {
