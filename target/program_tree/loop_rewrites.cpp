@@ -102,5 +102,27 @@ void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<
     }
 }
 
+namespace {
+
+void rewrite_loops_in(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips,
+                      const LoopRewrite &rewrite) {
+    for (size_t i = 0; i < nodes.size(); i++) {
+        if (nodes[i].kind != ProgramNode::Kind::Loop) continue;
+        trips.push_back(nodes[i].trip);
+        rewrite_loops_in(nodes[i].body, depth + 1, trips, rewrite);
+        trips.pop_back();
+        const size_t before = nodes.size();
+        rewrite(nodes, i, depth, trips);
+        i += nodes.size() - before;
+    }
+}
+
+}  // namespace
+
+void rewrite_loops_innermost_first(std::vector<ProgramNode> &tree, const LoopRewrite &rewrite) {
+    std::vector<int64_t> trips;
+    rewrite_loops_in(tree, 0, trips, rewrite);
+}
+
 }  // namespace compiler
 }  // namespace spyre

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "program_tree/program_tree.h"
@@ -28,6 +29,15 @@ bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64
 // as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
 // of bytes the load reads stays before it); loads keep their order among themselves.
 void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips);
+
+// A rewrite of one loop: nodes[index] is a loop at `depth` inside loops of trip counts `trips`
+// (outermost first); it may replace the loop by several items.
+using LoopRewrite = std::function<void(std::vector<ProgramNode> &nodes, size_t index, int depth,
+                                       std::vector<int64_t> &trips)>;
+
+// Applies `rewrite` to every loop of the tree, innermost first; after a rewrite the walk goes
+// on past every item that replaced the loop.
+void rewrite_loops_innermost_first(std::vector<ProgramNode> &tree, const LoopRewrite &rewrite);
 
 }  // namespace compiler
 }  // namespace spyre

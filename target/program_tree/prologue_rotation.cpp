@@ -59,25 +59,9 @@ void rotate_loop(std::vector<ProgramNode> &nodes, size_t index, int depth, std::
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
 }
 
-void rotate_in(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips) {
-    for (size_t i = 0; i < nodes.size(); i++) {
-        if (nodes[i].kind != ProgramNode::Kind::Loop) continue;
-        trips.push_back(nodes[i].trip);
-        rotate_in(nodes[i].body, depth + 1, trips);
-        trips.pop_back();
-        // The rotation replaces the loop by several items: skip past all of them.
-        const size_t before = nodes.size();
-        rotate_loop(nodes, i, depth, trips);
-        i += nodes.size() - before;
-    }
-}
-
 }  // namespace
 
-void rotate_prologue_loads(std::vector<ProgramNode> &tree) {
-    std::vector<int64_t> trips;
-    rotate_in(tree, 0, trips);
-}
+void rotate_prologue_loads(std::vector<ProgramNode> &tree) { rewrite_loops_innermost_first(tree, rotate_loop); }
 
 }  // namespace compiler
 }  // namespace spyre

@@ -31,17 +31,17 @@ bool touches_dram_of(const ProgramNode &n, int64_t arg) {
     return false;
 }
 
-}  // namespace
-
-bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
-                           int64_t stick_bytes, size_t *loop_index) {
+// One loop: nodes[index] is a loop at `depth` inside loops of trip counts `trips`; replaced by
+// its spread form when it has the shape (store_spreading.h), else left alone.
+void spread_loop(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
+                 int64_t stick_bytes) {
     const ProgramNode &loop = nodes[index];
-    if (loop.trip < 2 || loop.body.size() < 2 || !contains_prologue_load(loop.body)) return false;
+    if (loop.trip < 2 || loop.body.size() < 2 || !contains_prologue_load(loop.body)) return;
     const ProgramNode &store = loop.body.back();
-    if (store.kind != ProgramNode::Kind::Instruction || store.inst.op != isa::Opcode::DmaStore) return false;
+    if (store.kind != ProgramNode::Kind::Instruction || store.inst.op != isa::Opcode::DmaStore) return;
     if (store.inst.f[S::planes].base != 1 || store.inst.f[S::dram].coef_at(depth + 1) != 0 ||
         store.inst.f[S::sp].coef_at(depth + 1) != 0) {
-        return false;
+        return;
     }
 
     // The pipelined loop (the first, if several).
@@ -49,7 +49,7 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
     for (size_t i = 0; i + 1 < loop.body.size() && k == loop.body.size(); i++) {
         if (loop.body[i].kind == ProgramNode::Kind::Loop && loop.body[i].pipelined) k = i;
     }
-    if (k == loop.body.size() || loop.body[k].trip < 2) return false;
+    if (k == loop.body.size() || loop.body[k].trip < 2) return;
     // Pieces of whole rows, or of whole sticks of a single contiguous row.
     const int64_t rows = store.inst.f[S::rows].base, row_bytes = store.inst.f[S::row_bytes].base;
     const int64_t units = rows > 1 ? rows : row_bytes / stick_bytes;
@@ -61,7 +61,7 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
             break;
         }
     }
-    if (pieces == 0) return false;
+    if (pieces == 0) return;
 
     // Nothing of the next iteration up to the pieces may write the stored bytes or touch the stored tensor.
     trips.push_back(loop.trip);
@@ -71,7 +71,7 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
         const ProgramNode &c = loop.body[i];
         if (touches_dram_of(c, arg) || (i <= k && accesses_conflict(stored, node_accesses(c, trips)))) {
             trips.pop_back();
-            return false;
+            return;
         }
     }
     trips.pop_back();
@@ -124,7 +124,6 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
             rest.body.push_back(std::move(remainder));
         }
     }
-    const size_t rest_index = index + replacement.size();
     replacement.push_back(std::move(rest));
 
     ProgramNode last = store;
@@ -133,31 +132,15 @@ bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int de
 
     nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
-    *loop_index = rest_index;
-    return true;
-}
-
-namespace {
-
-void spread_in(std::vector<ProgramNode> &nodes, int depth, std::vector<int64_t> &trips, int64_t stick_bytes) {
-    for (size_t i = 0; i < nodes.size(); i++) {
-        if (nodes[i].kind != ProgramNode::Kind::Loop) continue;
-        trips.push_back(nodes[i].trip);
-        spread_in(nodes[i].body, depth + 1, trips, stick_bytes);
-        trips.pop_back();
-        // The spreading replaces the loop by several items: skip past all of them.
-        const size_t before = nodes.size();
-        size_t loop_index = i;
-        spread_trailing_store(nodes, i, depth, trips, stick_bytes, &loop_index);
-        i += nodes.size() - before;
-    }
 }
 
 }  // namespace
 
 void spread_trailing_stores(std::vector<ProgramNode> &tree, int64_t stick_bytes) {
-    std::vector<int64_t> trips;
-    spread_in(tree, 0, trips, stick_bytes);
+    rewrite_loops_innermost_first(tree, [&](std::vector<ProgramNode> &nodes, size_t index, int depth,
+                                            std::vector<int64_t> &trips) {
+        spread_loop(nodes, index, depth, trips, stick_bytes);
+    });
 }
 
 }  // namespace compiler

@@ -33,10 +33,5 @@ namespace compiler {
 // Expects the tree double buffering left (its pipelined loops and prologue loads marked).
 void spread_trailing_stores(std::vector<ProgramNode> &tree, int64_t stick_bytes);
 
-// One loop: nodes[index] is a loop at `depth` inside loops of trip counts `trips`.
-// Returns true and sets *loop_index to the new loop's index if it rewrote nodes.
-bool spread_trailing_store(std::vector<ProgramNode> &nodes, size_t index, int depth, std::vector<int64_t> &trips,
-                           int64_t stick_bytes, size_t *loop_index);
-
 }  // namespace compiler
 }  // namespace spyre
