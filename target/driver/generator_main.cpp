@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
     args.push_back(argv[0]);
     spyre::DriverOptions options;
     std::string target_value;
-    bool has_target = false, has_generator = false, for_spyre = false;
+    bool has_target = false, has_generator = false, has_timeout = false, for_spyre = false;
     int output_dir_arg = -1;  // where -o's value is in args
 
     for (int i = 1; i < argc; i++) {
@@ -165,6 +165,7 @@ int main(int argc, char **argv) {
                 output_dir_arg = (int)args.size() + 1;  // the index value gets below
             }
             if (a == "-f") options.function_name = strip_namespaces(value);
+            if (a == "-t") has_timeout = true;
             if (a == "-g") {
                 options.generator_name = value;
                 has_generator = true;
@@ -176,6 +177,14 @@ int main(int argc, char **argv) {
         }
         if (a.find('=') != std::string::npos) g_parameter_args.push_back(a);
         args.push_back(a);
+    }
+
+    // GenGen's watchdog (-t, 900 s by default) can miss the notice that the generator finished
+    // (Halide 14 notifies without its mutex): a run that fails fast then waits out the whole
+    // timeout. Without -t the watchdog is off; a user's -t is passed on as given.
+    if (!has_timeout) {
+        args.push_back("-t");
+        args.push_back("0");
     }
 
     if (has_target) {
