@@ -27,7 +27,10 @@
 //   - a select on the indices inside SFU arithmetic whose lanes differ (a
 //     causal mask) uses a static 1/0 mask: an SFU fill of zeros, then ones
 //     over each run of true lanes (static_mask; the lane pattern is part of
-//     a run's signature, so it is the same over the run).
+//     a run's signature, so it is the same over the run). A pattern that still
+//     moves inside a run (a causal mask under a serial tile loop) is compared
+//     on the SFU at every iteration, the indices read from index tables
+//     (index_tables.cpp).
 // Anything else (an edge inside a stick, a select on a DRAM read whose lanes
 // differ, a mirrored read) is a compile error naming the Func, the loop and
 // the fix.
@@ -436,10 +439,9 @@ bool CoreSelector::static_mask(const Expr &cond, int lanes, const Type &t, SfuSo
         for (int l = 0; l < lanes; l++) here[l] = env_.evaluate_lane(cond, l, p) != 0;
         if (pattern.empty()) pattern = here;
         if (here != pattern) {
-            fail("the condition " + to_text(cond) + display(loops_of(cond)) + " selects other lanes at other "
-                 "iterations of the loops inside one run; a mask on the indices must be the same over the loop it "
-                 "is computed in: split that loop so each iteration's mask is static, or compute the mask from "
-                 "a staged Func of values");
+            // Lanes that move with a loop: the comparison is computed on the SFU at every iteration,
+            // its indices read from index tables (compare(), index_tables.cpp).
+            return false;
         }
     }
     const SymOperand m = new_temp(lanes, t);

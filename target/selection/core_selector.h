@@ -4,6 +4,8 @@
 //   copy_stage_selection.cpp   copy_to_host() stages (halide_buffer_copy windows) -> DMA
 //   reduction_selection.cpp    matmul-shaped updates -> PT, row reductions -> SFU reduce
 //   sfu_selection.cpp          vector expression trees -> SFU instructions through temporaries
+//   boundary_selection.cpp     boundary conditions and masks on the indices
+//   index_tables.cpp           loop indices used as values -> per-core tables of consecutive values
 #pragma once
 
 #include <cctype>
@@ -42,6 +44,10 @@ inline std::string to_text(const Stmt &s) {
     if (t.size() > 160) t = t.substr(0, 157) + "...";
     return t;
 }
+
+// Reads no memory and calls nothing: only constants, loop variables, lets, parameters and
+// arithmetic on them (index_tables.cpp).
+bool reads_no_memory(const Expr &e);
 
 // One field of an instruction being built: its index in isa.def (isa::field::<Opcode>::<name>) and value.
 struct NamedField {
@@ -298,6 +304,18 @@ private:
                   int n, const Type &t);
 
     void compile_into(const Expr &e, const SymOperand &dst, std::vector<ProgramNode> &out);
+
+    // ------------------------------------------- index values (index_tables.cpp)
+    // An int32 index affine in the loops (a dense ramp, a broadcast or a scalar) as an operand
+    // read from a table of consecutive values; false when `e` is not such an index.
+    bool index_operand(const Expr &e, SfuSource *s);
+    // A scalar computed from the indices alone (f32(y) * 0.25f): its value as a per-row scalar
+    // operand, computed as a one-lane vector; false when `v` reads memory.
+    bool computed_index_scalar(const Expr &v, SfuSource *s, std::vector<ProgramNode> &out);
+    // The scratchpad address of the table holding lo, lo + 1, ..., hi (filled once per core).
+    SymOperand index_table(int64_t lo, int64_t hi);
+    std::map<std::pair<int64_t, int64_t>, int64_t> index_tables_;  // (lo, hi) -> address
+    std::vector<ProgramNode> index_table_fills_;                    // run before the core's first instruction
 
     // A comparison as a 1/0 mask in type t.
     SfuSource compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out);

@@ -14,6 +14,8 @@ namespace selection {
 CoreProgram CoreSelector::run(const Stmt &body) {
     CoreProgram out;
     walk(body, out.tree);
+    // Index tables (index_tables.cpp) are filled before anything reads them.
+    out.tree.insert(out.tree.begin(), index_table_fills_.begin(), index_table_fills_.end());
     out.scratchpad_peak = plan_.peak_bytes();
     out.pingpong = pingpong_;
     out.scratchpad_peak_description = plan_.describe_peak();

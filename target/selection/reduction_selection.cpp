@@ -1,6 +1,7 @@
 // Instruction selection for reductions: matmul-shaped update loops become PT
 // matmul tiles (loops classified by the operands they move), scalar row
-// reductions become sfu.rowsum / sfu.rowmax (see core_selector.h).
+// reductions become sfu.rowsum / sfu.rowmax (a minimum: sfu.rowmax of the
+// negated row, negated back; see core_selector.h).
 #include "selection/core_selector.h"
 
 namespace spyre {
@@ -21,8 +22,12 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     warn_if_unstaged_row_term(loop, lets, st, trip);
     isa::Opcode op;
     Expr a, b;
+    // The SFU reduces rows by sum and max; a minimum is the negated maximum of the negated row:
+    // min(acc, min(row)) = -max(-acc, max(-row)).
+    bool negated = false;
     if (const Add *o = st->value.as<Add>()) op = isa::Opcode::RowSum, a = o->a, b = o->b;
     else if (const Max *o = st->value.as<Max>()) op = isa::Opcode::RowMax, a = o->a, b = o->b;
+    else if (const Min *o = st->value.as<Min>()) op = isa::Opcode::RowMax, a = o->a, b = o->b, negated = true;
     else return false;
     const Load *self = a.as<Load>();
     Expr x = b;
@@ -58,11 +63,27 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     if (!spyre_dtype(acc_t, &acc_dt) || !spyre_dtype(src_t, &src_dt)) return false;
     SymOperand dst = outer(*acc_i, acc_t.bytes(), accb->address);
     SymOperand row = outer(*src_i, src_t.bytes(), scratchpad_buffer(src->name)->address);
-    if (src_dt != acc_dt) {
+    if (src_dt != acc_dt || negated) {
         temps_.clear();
-        SymOperand wide = new_temp((int)trip, acc_t);
-        emit_cast(out, wide, acc_dt, row, src_dt, trip);
-        emit_reduction(out, op, dst, wide, trip, acc_dt);
+        if (src_dt != acc_dt) {
+            SymOperand wide = new_temp((int)trip, acc_t);
+            emit_cast(out, wide, acc_dt, row, src_dt, trip);
+            row = wide;
+        }
+        if (negated) {
+            auto vector = [](const SymOperand &at) {
+                SfuSource v;
+                v.addr = at;
+                return v;
+            };
+            SymOperand negated_row = new_temp((int)trip, acc_t), negated_acc = new_temp(1, acc_t);
+            emit_sfu(out, isa::Opcode::Neg, negated_row, {vector(row)}, (int)trip, acc_t);
+            emit_sfu(out, isa::Opcode::Neg, negated_acc, {vector(dst)}, 1, acc_t);
+            emit_reduction(out, op, negated_acc, negated_row, trip, acc_dt);
+            emit_sfu(out, isa::Opcode::Neg, dst, {vector(negated_acc)}, 1, acc_t);
+        } else {
+            emit_reduction(out, op, dst, row, trip, acc_dt);
+        }
         for (const std::string &tname : temps_) plan_.release(tname);
         temps_.clear();
         return true;
@@ -79,10 +100,11 @@ void CoreSelector::warn_if_unstaged_row_term(const For *loop, const std::vector<
         inner.push_back(l);
         v = l->body;
     }
-    const bool sum = v.as<Add>() != nullptr;
+    const bool sum = v.as<Add>() != nullptr, is_min = v.as<Min>() != nullptr;
     Expr a, b;
     if (const Add *o = v.as<Add>()) a = o->a, b = o->b;
     else if (const Max *o = v.as<Max>()) a = o->a, b = o->b;
+    else if (const Min *o = v.as<Min>()) a = o->a, b = o->b;
     else return;
     auto self = [&](const Expr &e) {
         const Load *l = e.as<Load>();
@@ -96,7 +118,7 @@ void CoreSelector::warn_if_unstaged_row_term(const For *loop, const std::vector<
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) term = substitute((*it)->name, (*it)->value, term);
     const std::string row_op = sum ? "sfu.rowsum" : "sfu.rowmax";
     warn_once(loop->name,
-              std::string("the update ") + (sum ? "adds " : "takes the max of ") + to_text(term) +
+              std::string("the update ") + (sum ? "adds " : is_min ? "takes the min of " : "takes the max of ") + to_text(term) +
                   " one element at a time, a loop of " + std::to_string(trip) +
                   " scalar SFU steps per row, because a row reduction (" + row_op +
                   ") reads a row already staged in scratchpad and this term is computed inside the update; "

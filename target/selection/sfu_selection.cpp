@@ -121,7 +121,9 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
                 return s;
             }
         }
-        // A computed scalar: evaluate it as a one-lane vector into a temp, use it as a scalar operand.
+        // A scalar computed from the indices alone: one lane, used as a per-row scalar (index_tables.cpp).
+        SfuSource index;
+        if (computed_index_scalar(v, &index, out)) return index;
         fail("broadcast of a computed scalar (" + to_text(v) + ") is not supported; compute it in a scratchpad Func");
     }
     if (const Variable *var = e.as<Variable>()) {
@@ -133,6 +135,8 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
             s.imm = (uint32_t)param_index(var->name, var->type, var->param);
             return s;
         }
+        SfuSource index;
+        if (index_operand(e, &index)) return index;  // a loop index as a value (index_tables.cpp)
         fail("the vector variable '" + var->name + "' is not defined in scratchpad");
     }
     if (is_const(e)) {
@@ -140,6 +144,21 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
         s.mode = 2;
         s.imm = immediate_bits(e, e.type());
         return s;
+    }
+    if (const Ramp *r = e.as<Ramp>()) {
+        SfuSource index;
+        if (index_operand(e, &index)) return index;  // consecutive indices (index_tables.cpp)
+        if (!r->base.type().is_vector() && !env_.depends_on_loops(r->stride) && reads_no_memory(e)) {
+            // base + stride * (0, 1, ..., lanes - 1), the last from a table.
+            const Expr unit = Ramp::make(make_zero(r->base.type()), make_one(r->base.type()), r->lanes);
+            SfuSource s;
+            s.mode = 0;
+            s.addr = new_temp(lanes, e.type());
+            compile_into(Broadcast::make(r->base, r->lanes) + Broadcast::make(r->stride, r->lanes) * unit, s.addr, out);
+            return s;
+        }
+        fail("the index vector " + to_text(e) + " has no SFU mapping: an index used as a value must be int32 and "
+             "affine in the core's loops (x, 2 * y + x, not x / 2 or a value read from memory)");
     }
     SfuSource s;
     s.mode = 0;
@@ -228,7 +247,9 @@ void CoreSelector::compile_into(const Expr &e, const SymOperand &dst, std::vecto
         SfuSource sa = operand(a, lanes, out);
         emit_sfu(out, op, dst, {sa}, lanes, t);
     };
-    if (e.as<Load>() || e.as<Broadcast>() || is_const(e) || e.as<Variable>()) return unary(isa::Opcode::Copy, e);
+    if (e.as<Load>() || e.as<Broadcast>() || is_const(e) || e.as<Variable>() || e.as<Ramp>()) {
+        return unary(isa::Opcode::Copy, e);
+    }
     if (const Add *o = e.as<Add>()) return binary(isa::Opcode::Add, o->a, o->b);
     if (const Sub *o = e.as<Sub>()) return binary(isa::Opcode::Sub, o->a, o->b);
     if (const Mul *o = e.as<Mul>()) return binary(isa::Opcode::Mul, o->a, o->b);
@@ -380,6 +401,9 @@ void CoreSelector::refuse_unsupported_widening(const Call *w, const Type &user_t
 }
 
 SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std::vector<ProgramNode> &out) {
+    if (const Call *c = cond.as<Call>(); c && (c->is_intrinsic(Call::likely) || c->is_intrinsic(Call::likely_if_innermost))) {
+        return compare(c->args[0], lanes, t, out);
+    }
     SfuSource fixed;
     if (static_mask(cond, lanes, t, &fixed, out)) return fixed;  // a mask on the indices (boundary_selection.cpp)
     Expr a, b;
@@ -391,7 +415,25 @@ SfuSource CoreSelector::compare(const Expr &cond, int lanes, const Type &t, std:
     else if (const GE *o = cond.as<GE>()) a = o->b, b = o->a, op = isa::Opcode::CmpLe;
     else if (const EQ *o = cond.as<EQ>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq;
     else if (const NE *o = cond.as<NE>()) a = o->a, b = o->b, op = isa::Opcode::CmpEq, negate = true;
-    else fail("the condition " + to_text(cond) + " is not a comparison the SFU supports");
+    else if (cond.as<And>() || cond.as<Or>()) {
+        // Both masks in t, then their product (and) or their maximum (or).
+        const bool is_and = cond.as<And>() != nullptr;
+        const Expr &ca = is_and ? cond.as<And>()->a : cond.as<Or>()->a;
+        const Expr &cb = is_and ? cond.as<And>()->b : cond.as<Or>()->b;
+        SfuSource ma = compare(ca, lanes, t, out), mb = compare(cb, lanes, t, out);
+        SfuSource r;
+        r.addr = new_temp(lanes, t);
+        emit_sfu(out, is_and ? isa::Opcode::Mul : isa::Opcode::Max, r.addr, {ma, mb}, lanes, t);
+        return r;
+    } else if (const Not *o = cond.as<Not>()) {
+        SfuSource m = compare(o->a, lanes, t, out), one;
+        one.mode = 2;
+        one.imm = immediate_bits(make_one(t.element_of()), t);
+        SfuSource r;
+        r.addr = new_temp(lanes, t);
+        emit_sfu(out, isa::Opcode::Sub, r.addr, {one, m}, lanes, t);
+        return r;
+    } else fail("the condition " + to_text(cond) + " is not a comparison the SFU supports");
     const Type ct = a.type();
     SymOperand mask = new_temp(lanes, ct);
     SfuSource sa = operand(a, lanes, out), sb = operand(b, lanes, out);
