@@ -255,6 +255,79 @@ bool reads_through_a_boundary(const Func &f) {
     return finder.found;
 }
 
+namespace {
+
+// The Funcs Halide's inline reductions (sum, product, maximum, minimum; Halide/InlineReductions.h)
+// make for `f`'s definition: single-valued Funcs with an update, named by the reduction, not yet
+// placed in a memory (the user cannot name them to schedule them).
+std::vector<Internal::Function> inline_reductions_of(const Func &f) {
+    class Finder : public Internal::IRVisitor {
+    public:
+        std::vector<Internal::Function> found;
+
+    private:
+        using Internal::IRVisitor::visit;
+        void visit(const Internal::Call *op) override {
+            Internal::IRVisitor::visit(op);
+            if (op->call_type != Internal::Call::Halide || !op->func.defined()) return;
+            const Internal::Function g(op->func);
+            static const char *names[] = {"sum", "product", "maximum", "minimum"};
+            bool named = false;
+            for (const char *n : names) named |= g.name().rfind(n, 0) == 0;
+            if (!named || !g.has_update_definition() || g.outputs() != 1) return;
+            if (g.schedule().memory_type() != MemoryType::Auto) return;  // scheduled already
+            for (const Internal::Function &h : found) {
+                if (h.same_as(g)) return;
+            }
+            found.push_back(g);
+        }
+    } finder;
+    if (f.defined()) {
+        for (const Expr &v : f.function().definition().values()) v.accept(&finder);
+    }
+    return finder.found;
+}
+
+// Does the update read a Func or an input with a reduction variable as its first (stick)
+// index? Then it reduces along the stick: one sfu.rowsum / sfu.rowmax per row, not vectors.
+bool reduces_along_the_stick(const Internal::Function &g) {
+    std::set<std::string> rvars;
+    for (const Internal::ReductionVariable &rv : g.update(0).schedule().rvars()) rvars.insert(rv.var);
+    class Finder : public Internal::IRVisitor {
+    public:
+        explicit Finder(const std::set<std::string> &r) : rvars_(r) {}
+        bool found = false;
+
+    private:
+        const std::set<std::string> &rvars_;
+        using Internal::IRVisitor::visit;
+        void visit(const Internal::Call *op) override {
+            if ((op->call_type == Internal::Call::Halide || op->call_type == Internal::Call::Image) && !op->args.empty()) {
+                in_first_index_++;
+                op->args[0].accept(this);
+                in_first_index_--;
+            }
+            Internal::IRVisitor::visit(op);
+        }
+        void visit(const Internal::Variable *op) override { found = found || (in_first_index_ > 0 && rvars_.count(op->name)); }
+        int in_first_index_ = 0;
+    } finder(rvars);
+    for (const Expr &v : g.update(0).values()) v.accept(&finder);
+    return finder.found;
+}
+
+// An inline reduction in f's definition accumulates in the scratchpad at f's loop: vectors
+// along its first argument, unless it reduces along the stick (a row reduction, one per row).
+void stage_inline_reductions(const Func &f, const Func &consumer, const VarOrRVar &at) {
+    for (const Internal::Function &g : inline_reductions_of(f)) {
+        Func helper(g);
+        accumulate_in_scratchpad(helper, consumer, at);
+        if (!reduces_along_the_stick(g)) stick_vectorize(helper, 0, helper.args()[0]);
+    }
+}
+
+}  // namespace
+
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     const std::string what = describe("stage_in_scratchpad", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
     const int lanes = lanes_of(what, f);
@@ -283,6 +356,7 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     // stick boundary so the interior is whole-stick DMA and the halo whole sticks of edge or
     // constant values (docs/scheduling.md, "Boundary conditions").
     if (reads_through_a_boundary(f)) f.align_bounds(sticks, lanes);
+    stage_inline_reductions(f, consumer, at);
 }
 
 void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {

@@ -35,7 +35,10 @@ void stick_vectorize(Halide::Func f, int update_index, const Halide::VarOrRVar &
 
 // f.compute_at(consumer, at).store_in(MemoryType::VTCM), its innermost pure
 // var stick-vectorized: f's tile is copied into the scratchpad at that loop
-// level (a DMA when f is a copy, e.g. an input wrapper `input.in()`).
+// level (a DMA when f is a copy, e.g. an input wrapper `input.in()`). An
+// inline reduction f's definition calls (sum, product, maximum, minimum: a
+// Func the schedule cannot name) accumulates in the scratchpad at the same
+// loop (docs/scheduling.md, "Loop indices as values").
 void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at);
 
 // The same placement for an accumulator (a Func with update definitions):

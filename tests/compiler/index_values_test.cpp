@@ -95,16 +95,22 @@ class ColumnArgmax : public Generator<ColumnArgmax> {
 public:
     GeneratorParam<int> width{"width", 1024};
     GeneratorParam<int> height{"height", 40};
+    GeneratorParam<bool> inline_reductions{"inline_reductions", false};  // maximum() / minimum()
     Input<Buffer<float>> input{"column_argmax_in", 2};
     Output<Buffer<int>> output{"column_argmax_out", 1};
 
     void generate() {
         spyre::constrain_tensor(input, {(int)width, (int)height});
         RDom r(0, input.height(), "r");
-        best(x) = Float(32).min();
-        best(x) = max(best(x), input(x, r));
-        first(x) = input.height();
-        first(x) = min(first(x), select(input(x, r) == best(x), r, input.height()));
+        if (inline_reductions) {
+            best(x) = maximum(input(x, r));
+            first(x) = minimum(select(input(x, r) == best(x), r, input.height()));
+        } else {
+            best(x) = Float(32).min();
+            best(x) = max(best(x), input(x, r));
+            first(x) = input.height();
+            first(x) = min(first(x), select(input(x, r) == best(x), r, input.height()));
+        }
         output(x) = first(x);
         spyre::constrain_tensor(output, {(int)width});
     }
@@ -116,8 +122,12 @@ public:
         spyre::stick_vectorize(output, xi);
         spyre::stage_in_scratchpad(input.in(), output, core);
         for (Func f : {best, first}) {
-            f.compute_at(output, core).store_in(MemoryType::VTCM).vectorize(x, 32, TailStrategy::RoundUp);
-            f.update().vectorize(x, 32, TailStrategy::RoundUp);
+            if (inline_reductions) {
+                spyre::stage_in_scratchpad(f, output, core);  // with the reduction Func it calls
+                continue;
+            }
+            spyre::accumulate_in_scratchpad(f, output, core);
+            spyre::stick_vectorize(f, 0, x);
         }
         spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("column_argmax"));
     }
@@ -133,17 +143,26 @@ class RowArgmax : public Generator<RowArgmax> {
 public:
     GeneratorParam<int> width{"width", 1000};
     GeneratorParam<int> height{"height", 64};
+    GeneratorParam<bool> inline_reductions{"inline_reductions", false};  // maximum() / minimum()
     Input<Buffer<float>> input{"row_argmax_in", 2};
     Output<Buffer<int>> output{"row_argmax_out", 1};
 
     void generate() {
         spyre::constrain_tensor(input, {(int)width, (int)height});
         RDom r(0, input.width(), "r");
-        best(y) = Float(32).min();
-        best(y) = max(best(y), input(r, y));
+        if (inline_reductions) {
+            best(y) = maximum(input(r, y));
+        } else {
+            best(y) = Float(32).min();
+            best(y) = max(best(y), input(r, y));
+        }
         hits(x, y) = select(input(x, y) == best(y), x, input.width());
-        first(y) = input.width();
-        first(y) = min(first(y), hits(r, y));
+        if (inline_reductions) {
+            first(y) = minimum(hits(r, y));
+        } else {
+            first(y) = input.width();
+            first(y) = min(first(y), hits(r, y));
+        }
         result(y) = first(y);
         output(y) = result(y);
         spyre::constrain_tensor(output, {(int)height});
@@ -155,8 +174,14 @@ public:
         output.split(y, core, yi, 32, TailStrategy::RoundUp).parallel(core);
         spyre::stick_vectorize(output, yi);
         result.compute_at(output, core).store_in(MemoryType::VTCM).vectorize(y, 32, TailStrategy::RoundUp);
-        best.compute_at(output, core).store_in(MemoryType::VTCM);
-        first.compute_at(output, core).store_in(MemoryType::VTCM);
+        if (inline_reductions) {
+            // Each with the reduction Func it calls, which reduces along the stick: one per row.
+            spyre::stage_in_scratchpad(best, output, core);
+            spyre::stage_in_scratchpad(first, output, core);
+        } else {
+            best.compute_at(output, core).store_in(MemoryType::VTCM);
+            first.compute_at(output, core).store_in(MemoryType::VTCM);
+        }
         hits.compute_at(output, core).store_in(MemoryType::VTCM).vectorize(x, 32, TailStrategy::RoundUp);
         spyre::stage_in_scratchpad(input.in(), output, core);
         spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("row_argmax"));
@@ -246,10 +271,13 @@ Halide::Buffer<> coarse_input(const std::string &name, int w, int h, int seed) {
     return b;
 }
 
-TEST(IndexValueDualRealization, ColumnArgmaxMatchesTheHostAndTheFirstMaximum) {
+class ArgmaxDualRealization : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ArgmaxDualRealization, ColumnArgmaxMatchesTheHostAndTheFirstMaximum) {
     const int w = 1024, h = 40;
     Halide::Buffer<> in = coarse_input("column_argmax_in", w, h, 5);
-    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)}};
+    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)},
+                                                  {"inline_reductions", GetParam() ? "true" : "false"}};
     Halide::Buffer<> host = run_generator("column_argmax", p, false, Halide::Int(32), {w}, in);
     Halide::Buffer<> spyre = run_generator("column_argmax", p, true, Halide::Int(32), {w}, in);
     int wrong = 0;
@@ -266,10 +294,11 @@ TEST(IndexValueDualRealization, ColumnArgmaxMatchesTheHostAndTheFirstMaximum) {
     EXPECT_EQ(wrong, 0);
 }
 
-TEST(IndexValueDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
+TEST_P(ArgmaxDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
     const int w = 1000, h = 64;
     Halide::Buffer<> in = coarse_input("row_argmax_in", w, h, 7);
-    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)}};
+    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)},
+                                                  {"inline_reductions", GetParam() ? "true" : "false"}};
     Halide::Buffer<> host = run_generator("row_argmax", p, false, Halide::Int(32), {h}, in);
     Halide::Buffer<> spyre = run_generator("row_argmax", p, true, Halide::Int(32), {h}, padded_copy(in, {(w + 31) / 32 * 32, h}));
     int wrong = 0;
@@ -285,6 +314,11 @@ TEST(IndexValueDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
     }
     EXPECT_EQ(wrong, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Forms, ArgmaxDualRealization, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                             return i.param ? std::string("inline_reductions") : std::string("explicit_updates");
+                         });
 
 }  // namespace
 }  // namespace spyre::testing
