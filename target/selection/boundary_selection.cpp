@@ -37,6 +37,8 @@
 // Kept inside the CoreSelector (like copy_stage_selection.cpp): it needs the
 // selector's environment of constants, loops and buffers, and it hands each
 // run back to the ordinary selection.
+#include <set>
+
 #include "selection/core_selector.h"
 
 namespace spyre {
@@ -321,7 +323,13 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
         return boundary_signature(l->body, sig, nums);
     }
     if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) return boundary_signature(pc->body, sig, nums);
-    if (const Allocate *a = s.as<Allocate>()) return boundary_signature(a->body, sig, nums);
+    if (const Allocate *a = s.as<Allocate>()) {
+        // A buffer allocated inside the loop (a tile staged at it): its stores are described too.
+        const bool added = signature_allocations_.insert(a->name).second;
+        const bool ok = boundary_signature(a->body, sig, nums);
+        if (added) signature_allocations_.erase(a->name);
+        return ok;
+    }
     if (const IfThenElse *i = s.as<IfThenElse>()) {
         const std::vector<int64_t> point(env_.loop_depth(), 0);
         const bool taken = env_.evaluate(i->condition, point) != 0;
@@ -356,10 +364,42 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
         return true;
     }
     if (const Store *st = s.as<Store>()) {
-        if (scratchpad_buffer(st->name)) describe_boundary_value(st->value, sig, nums);
+        if (scratchpad_buffer(st->name) || signature_allocations_.count(st->name)) {
+            describe_boundary_value(st->value, sig, nums);
+        }
         return true;
     }
     return true;
+}
+
+// Does a loop inside `body` have a min or extent computed from `var` (through the body's lets)?
+// Halide's own partitioning of a boundary Func inside a tile loop leaves such loops (a first tile
+// with one row of the top edge more): the tile loop is split where their trip counts change.
+bool inner_loops_move_with(const Stmt &body, const std::string &var) {
+    class Finder : public IRVisitor {
+    public:
+        explicit Finder(const std::string &var) { moving_.insert(var); }
+        bool found = false;
+
+    private:
+        std::set<std::string> moving_;
+        using IRVisitor::visit;
+        bool moves(const Expr &e) const {
+            bool m = false;
+            for (const std::string &v : moving_) m = m || expr_uses_var(e, v);
+            return m;
+        }
+        void visit(const LetStmt *op) override {
+            if (moves(op->value)) moving_.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const For *op) override {
+            found = found || moves(op->extent);
+            IRVisitor::visit(op);
+        }
+    } f(var);
+    body.accept(&f);
+    return f.found;
 }
 
 // Loop partitioning by the backend: when the iterations of `op` read the boundary differently,
@@ -367,7 +407,7 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
 bool CoreSelector::try_partition_boundary_loop(const For *op, int64_t min, int64_t trip, std::vector<ProgramNode> &out) {
     BoundaryReads reads;
     op->body.accept(&reads);
-    if (!reads.found || env_.has_constant(op->name)) return false;
+    if ((!reads.found && !inner_loops_move_with(op->body, op->name)) || env_.has_constant(op->name)) return false;
     std::vector<std::pair<int64_t, int64_t>> runs;  // [begin, end) iterations
     try {
         std::string prev_sig;
@@ -380,9 +420,18 @@ bool CoreSelector::try_partition_boundary_loop(const For *op, int64_t min, int64
             const bool ok = boundary_signature(op->body, &sig, &nums);
             env_.unbind_constant(op->name);
             if (!ok) return false;
-            bool same = i > begin && sig == prev_sig && nums.size() == prev.size();
+            const bool alike = sig == prev_sig && nums.size() == prev.size();
+            bool same = i > begin && alike;
             if (same && i - begin >= 2) {
                 for (size_t k = 0; k < nums.size() && same; k++) same = nums[k] - prev[k] == step[k];
+            }
+            if (!same && alike && i - begin == 2) {
+                // Two iterations fit any step: when the third breaks it, the first is the odd one
+                // (a tile at the image's edge), so it is a run of its own and the second starts
+                // the next run with this one.
+                runs.push_back({begin, begin + 1});
+                begin++;
+                same = true;
             }
             if (same && i - begin == 1) {
                 step.assign(nums.size(), 0);

@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <set>
 #include <iostream>
 #include <sstream>
 
@@ -26,6 +27,9 @@ namespace selection {
 using namespace Halide;
 using namespace Halide::Internal;
 namespace fld = isa::field;
+
+// The counter of a loop whose min moves with an enclosing loop (visit_for), shown by its own name.
+constexpr const char *kFromMinSuffix = ".from_min";
 
 inline std::string to_text(const Expr &e) {
     std::ostringstream os;
@@ -107,6 +111,9 @@ private:
                 continue;
             }
             out += name[i];
+        }
+        for (size_t at = out.find(kFromMinSuffix); at != std::string::npos; at = out.find(kFromMinSuffix, at)) {
+            out.erase(at, std::strlen(kFromMinSuffix));
         }
         const std::string wrapper = "_im_global_wrapper";
         for (size_t at = out.find(wrapper); at != std::string::npos; at = out.find(wrapper, at)) {
@@ -250,6 +257,7 @@ private:
     bool resolve_static_condition(const IfThenElse *op, std::vector<ProgramNode> &out);
     bool try_partition_boundary_loop(const For *op, int64_t min, int64_t trip, std::vector<ProgramNode> &out);
     bool boundary_signature(const Stmt &s, std::string *sig, std::vector<int64_t> *nums);
+    std::set<std::string> signature_allocations_;  // allocated inside the loop being partitioned
     void describe_boundary_value(const Expr &value, std::string *sig, std::vector<int64_t> *nums) const;
     // The store's value with index-only selects resolved over the loop box; a DRAM
     // load whose vector index is dense or one element becomes a DMA or an edge stick.

@@ -237,9 +237,30 @@ void CoreSelector::visit_for(const For *op, std::vector<ProgramNode> &out) {
     if (op->for_type != ForType::Serial) {
         fail("loop '" + op->name + "' has a for-type the Spyre backend does not support (only serial loops run on a core)");
     }
-    if (env_.depends_on_loops(op->extent) || env_.depends_on_loops(op->min)) {
-        fail("loop '" + op->name + "' has a min or extent that changes between iterations of an enclosing loop; "
-             "extents must be compile-time constants");
+    if (env_.depends_on_loops(op->extent)) {
+        // Written in terms of enclosing loops (Halide's partitioned loops, a run of a tile loop
+        // split at the image's edges) but the same at every point of their box: that constant.
+        const std::optional<SymOperand> extent = env_.affine_in_loops(op->extent);
+        if (!extent || extent->depends_on_loops()) {
+            fail("loop '" + op->name + "' has an extent (" + to_text(op->extent) + ") that changes between iterations "
+                 "of an enclosing loop; extents must be compile-time constants");
+        }
+        const Stmt fixed = For::make(op->name, op->min, make_const(op->extent.type(), extent->base), op->for_type,
+                                     op->device_api, op->body);
+        return visit_for(fixed.as<For>(), out);
+    }
+    if (env_.depends_on_loops(op->min)) {
+        if (!env_.affine_in_loops(op->min)) {
+            fail("loop '" + op->name + "' starts at " + to_text(op->min) + ", which is not affine in the enclosing "
+                 "loops: a tile's rows must start at a constant step per iteration of its tile loop");
+        }
+        // A loop whose min moves with an enclosing loop (the rows of a tile, with their halo, sliding with
+        // the tile loop): the same loop counted from 0, its variable min + count, so every index in it
+        // stays affine in the hardware loops when the min is.
+        const std::string counter = op->name + kFromMinSuffix;
+        const Stmt body = LetStmt::make(op->name, op->min + Variable::make(op->min.type(), counter), op->body);
+        const Stmt from_zero = For::make(counter, make_zero(op->min.type()), op->extent, op->for_type, op->device_api, body);
+        return visit_for(from_zero.as<For>(), out);
     }
     int64_t trip = 0, min = 0;
     try {

@@ -25,6 +25,8 @@ public:
     GeneratorParam<int> rows_per_core{"rows_per_core", 2};
     GeneratorParam<std::string> boundary{"boundary", "repeat_edge"};  // repeat_edge, zero, clamp, select, mirror
     GeneratorParam<bool> stage_input{"stage_input", false};  // stage input.in() and read the boundary inline
+    GeneratorParam<int> tile_rows{"tile_rows", 0};             // > 0: tiles of that many rows inside each core
+    GeneratorParam<bool> double_buffered{"double_buffered", false};  // the tiles' input double-buffered
     Input<Buffer<float>> input{"blur_input", 2};
     Output<Buffer<float>> output{"blur_output", 2};
 
@@ -58,9 +60,16 @@ public:
         Var core("core"), yi("yi");
         output.split(y, core, yi, (int)rows_per_core, TailStrategy::RoundUp).parallel(core);
         spyre::stick_vectorize(output, x);
-        if (stage_input) spyre::stage_in_scratchpad(input.in(), output, core);
-        else spyre::stage_in_scratchpad(padded, output, core);
-        spyre::stage_in_scratchpad(blur, output, core);
+        VarOrRVar at = core;
+        if (tile_rows > 0) {
+            Var yo("yo"), yt("yt");
+            output.split(yi, yo, yt, (int)tile_rows, TailStrategy::RoundUp);
+            at = yo;
+        }
+        Func staged = stage_input ? input.in() : padded;
+        if (double_buffered) spyre::double_buffer(staged, output, at);
+        else spyre::stage_in_scratchpad(staged, output, at);
+        spyre::stage_in_scratchpad(blur, output, at);
         spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("user_blur"));
     }
 
@@ -111,18 +120,23 @@ namespace {
 struct BlurCase {
     const char *boundary;
     int width, height, rows_per_core;
+    int tile_rows = 0;             // > 0: tiles of that many rows inside each core (a serial loop)
+    bool double_buffered = false;  // those tiles' boundary Func double-buffered
 };
 
 std::string case_name(const ::testing::TestParamInfo<BlurCase> &info) {
     const BlurCase &c = info.param;
     return std::string(c.boundary) + "_" + std::to_string(c.width) + "x" + std::to_string(c.height) + "_rows" +
-           std::to_string(c.rows_per_core);
+           std::to_string(c.rows_per_core) + (c.tile_rows ? "_tiles" + std::to_string(c.tile_rows) : "") +
+           (c.double_buffered ? "_double_buffered" : "");
 }
 
 std::map<std::string, std::string> params_of(const BlurCase &c) {
     return {{"width", std::to_string(c.width)},
             {"height", std::to_string(c.height)},
             {"rows_per_core", std::to_string(c.rows_per_core)},
+            {"tile_rows", std::to_string(c.tile_rows)},
+            {"double_buffered", c.double_buffered ? "true" : "false"},
             {"boundary", c.boundary}};
 }
 
@@ -185,7 +199,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BlurCase{"zero", 256, 96, 3},           // rows per core not a power of two
                       BlurCase{"repeat_edge", 1024, 256, 8},  // larger: the figures in docs/scheduling.md
                       BlurCase{"zero", 1024, 256, 8},
-                      BlurCase{"select", 256, 96, 3}),        // by hand, rows per core not a power of two
+                      BlurCase{"select", 256, 96, 3},         // by hand, rows per core not a power of two
+                      // Tiles of rows inside each core, each with its halo rows (a serial tile loop):
+                      BlurCase{"repeat_edge", 128, 256, 8, 2},
+                      BlurCase{"zero", 128, 256, 8, 4},
+                      BlurCase{"clamp", 128, 256, 8, 2},
+                      BlurCase{"select", 128, 256, 8, 4},
+                      BlurCase{"repeat_edge", 128, 256, 8, 2, true},  // and double-buffered
+                      BlurCase{"zero", 128, 256, 8, 4, true}),
     case_name);
 
 // A select on the indices whose lanes differ inside a stick compiles to a mask the SFU fills.
