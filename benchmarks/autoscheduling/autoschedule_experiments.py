@@ -328,7 +328,7 @@ def write_md(path, rows, kernels, schedulers, csv_path, svg_path, budget):
         o("  every family has one, conv2d and rope included (their stock schedules cannot be legalized yet).")
         o("  The registry is the shared library libspyre_schedule_templates.so, which the")
         o("  generator (through `SpyreHalide::spyre_schedules`) and the plugin both link, so no export flags")
-        o("  are needed; tests/package/consumer/row_scale_generator.cpp is a complete example.")
+        o("  are needed; examples/user_project/row_scale_generator.cpp is a complete example.")
         o("- **The cost.** The plugin measures candidate knob values with the timing model itself. Each")
         o("  candidate is compiled in the generator's own process: the generator is created again from")
         o("  Halide's registry with the candidate's knobs, scheduled into a schedule context of its own")

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Installs a spyre-halide build into a fresh prefix, then configures, builds
-# and runs tests/package/consumer against it (find_package(SpyreHalide)).
+# and runs the example project the package installs
+# (<prefix>/share/spyre_halide/examples/user_project, from examples/user_project)
+# against it (find_package(SpyreHalide)), as a user who copied it would.
 #
-#   run_consumer_test.sh <build-dir> <consumer-source-dir> <work-dir>
+#   run_consumer_test.sh <build-dir> <work-dir>
 #
 # <work-dir> is emptied first and left behind for inspection: prefix/ holds
 # the installation, build/ the consumer's build. CMAKE (default: cmake),
 # CC and CXX select the tools.
 set -euo pipefail
 
-if [ $# -ne 3 ]; then
-  echo "usage: $0 <build-dir> <consumer-source-dir> <work-dir>" >&2
+if [ $# -ne 2 ]; then
+  echo "usage: $0 <build-dir> <work-dir>" >&2
   exit 2
 fi
 build_dir=$1
-consumer_dir=$2
-work_dir=$3
+work_dir=$2
 cmake=${CMAKE:-cmake}
 prefix=$work_dir/prefix
 consumer_build=$work_dir/build
@@ -26,7 +27,13 @@ mkdir -p "$work_dir"
 echo "== install $build_dir into $prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" > "$work_dir/install.log"
 
-echo "== configure and build the consumer"
+consumer_dir=$prefix/share/spyre_halide/examples/user_project
+if [ ! -f "$consumer_dir/CMakeLists.txt" ]; then
+  echo "the installed package has no example project at $consumer_dir" >&2
+  exit 1
+fi
+
+echo "== configure and build the installed example project"
 compilers=()
 if [ -n "${CC:-}" ]; then compilers+=("-DCMAKE_C_COMPILER=$CC"); fi
 if [ -n "${CXX:-}" ]; then compilers+=("-DCMAKE_CXX_COMPILER=$CXX"); fi
