@@ -1,11 +1,14 @@
 // The autoschedulers "Legalized_Mullapudi2016", "Legalized_Adams2019" and
 // "Legalized_Li2018" of the Spyre plugin: the stock autoscheduler (its plugin
-// loaded as well, -p <stock.so>,libautoschedule_spyre.so), then the
+// loaded as well, -p <stock.so>,libautoschedule_spyre.so, or by this plugin
+// from Halide's package when it is not), then the
 // legalization layer (stock_legalization.h) and the family's template's
 // `legalize`, which keep its tiling and fusion as far as the template can
 // express them. What was kept and what was changed goes to stderr and to the
 // top of the schedule source (-e schedule).
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "Halide.h"
@@ -15,9 +18,39 @@
 namespace spyre::autoscheduler {
 namespace {
 
-// "Legalized_<Name>": runs the stock autoscheduler <Name> (its plugin loaded
-// too, e.g. -p libautoschedule_mullapudi2016.so,libautoschedule_spyre.so),
-// keeps its tiling and fusion decisions as far as the family's Spyre template
+// The stock autoscheduler's result, loading its plugin when the generator did not (-p <stock.so>):
+// the plugin Halide's package installs (SPYRE_STOCK_PLUGIN_<NAME>, set at build time), so one
+// plugin, ours, is enough on the command line and in add_spyre_library. A stock plugin already
+// loaded (from any path) is used as it is: it is only loaded when Halide does not know the name.
+StockScheduleDecisions stock_decisions(const std::string &stock, const Halide::Pipeline &pipeline,
+                                       const Halide::Target &target, const Halide::MachineParams &params,
+                                       std::string *source) {
+    try {
+        return run_stock_autoscheduler(pipeline, stock, target, params, source);
+    } catch (const Halide::CompileError &e) {
+        if (std::string(e.what()).find("Unknown autoscheduler name") == std::string::npos) throw;
+    }
+    static const std::map<std::string, std::string> installed = {
+        {"Mullapudi2016", SPYRE_STOCK_PLUGIN_MULLAPUDI2016},
+        {"Adams2019", SPYRE_STOCK_PLUGIN_ADAMS2019},
+        {"Li2018", SPYRE_STOCK_PLUGIN_LI2018}};
+    const std::string &path = installed.at(stock);
+    {
+        static std::mutex loading;
+        std::lock_guard<std::mutex> lock(loading);
+        try {
+            Halide::load_plugin(path);
+        } catch (const Halide::CompileError &e) {
+            throw Halide::CompileError("Spyre legalization of " + stock + ": the stock autoscheduler is not loaded (-p) and "
+                                       "its plugin " + path + " (Halide 14's package) cannot be loaded: " + e.what());
+        }
+    }
+    return run_stock_autoscheduler(pipeline, stock, target, params, source);
+}
+
+// "Legalized_<Name>": runs the stock autoscheduler <Name> (its plugin loaded by the
+// generator, -p libautoschedule_mullapudi2016.so,libautoschedule_spyre.so, or else by
+// stock_decisions above), keeps its tiling and fusion decisions as far as the family's Spyre template
 // can express them, and applies that template. Says what it kept and what it
 // changed (stderr, and the schedule source).
 void legalize_stock_schedule(const std::string &stock, const Halide::Pipeline &pipeline, const Halide::Target &target,
@@ -28,7 +61,7 @@ void legalize_stock_schedule(const std::string &stock, const Halide::Pipeline &p
         throw Halide::CompileError(who + ": the " + tpl.generator + " template has no legalization yet");
     }
     std::string stock_source;
-    const StockScheduleDecisions decisions = run_stock_autoscheduler(pipeline, stock, target, params, &stock_source);
+    const StockScheduleDecisions decisions = stock_decisions(stock, pipeline, target, params, &stock_source);
     std::vector<std::string> kept, changed;
     KnobValues knobs;
     try {

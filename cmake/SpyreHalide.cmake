@@ -33,6 +33,9 @@
 # rejects that case with an error instead. The generator's own schedule()
 # still runs, so a generator meant for autoscheduling must skip its manual
 # schedule when auto_schedule is true (the suite's generators do).
+# The legalized stock autoschedulers need only our plugin, which loads the
+# stock one from Halide's package: `AUTOSCHEDULER Legalized_Mullapudi2016
+# PLUGINS SpyreHalide::Spyre` (or Legalized_Adams2019, Legalized_Li2018).
 # `AUTOSCHEDULER SpyreHalide::Spyre` is our Spyre autoscheduler
 # (docs/autoscheduling.md; SPYRE_AUTOSCHEDULE_BUDGET_S in the build's
 # environment bounds its search, 50 s by default).
