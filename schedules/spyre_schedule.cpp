@@ -322,7 +322,11 @@ void stage_inline_reductions(const Func &f, const Func &consumer, const VarOrRVa
     for (const Internal::Function &g : inline_reductions_of(f)) {
         Func helper(g);
         accumulate_in_scratchpad(helper, consumer, at);
-        if (!reduces_along_the_stick(g)) stick_vectorize(helper, 0, helper.args()[0]);
+        if (reduces_along_the_stick(g)) {
+            helper.update(0).unscheduled();  // one row reduction per row: its loops as Halide made them
+        } else {
+            stick_vectorize(helper, 0, helper.args()[0]);
+        }
     }
 }
 
