@@ -21,6 +21,7 @@
 // see schedules/conv2d_schedule.h.
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -28,7 +29,9 @@
 #include "family_generator.h"
 #include "shape_limits.h"
 #include "conv2d_schedule.h"
+#include "schedule_arithmetic.h"
 #include "spyre_target.h"
+#include "stock_legalization_rules.h"
 #include "tensor_constraints.h"
 
 namespace {
@@ -183,6 +186,47 @@ public:
                "-buffered input" + (p.input_shared ? ", input shared over the ring" : "") +
                (p.weights_shared ? ", weights shared over the ring" : "") + ", " + std::to_string(p.footprint_bytes) +
                " scratchpad bytes per core";
+    }
+    // A stock autoscheduler's decisions: its tiles of the output along co, x and y as tile_co
+    // (whole sticks), tile_x (whole 8-row PT passes) and tile_y, halved (rows, then pixels, then
+    // channels) until the planner takes them, or the planner's own when none does (pad > 0
+    // needs a core's whole rows in one tile); the accumulator fused per tile; one static core
+    // split and whole-stick vectors.
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
+        const std::string o = Func(*output).name();
+        const int lanes = spyre::stick_lanes(shape_.dtype);
+        spyre::Conv2dSpyreOptions start;
+        start.double_buffer = false;
+        spyre::KnobValues v = spyre::knob_values(start);
+        const int stock_co = d.tile(o, 0, co_.name()), stock_x = d.tile(o, 0, x_.name()), stock_y = d.tile(o, 0, y_.name());
+        int co = stock_co > 0 ? spyre::round_up(std::min(stock_co, spyre::round_up(shape_.co, lanes)), lanes) : 0;
+        int px = stock_x > 0 ? spyre::round_up(std::min(stock_x, spyre::round_up(shape_.out_width(), 8)), 8) : 0;
+        int rows = stock_y > 0 ? std::min(stock_y, shape_.out_height()) : 0;
+        bool shrank = false;
+        for (;;) {
+            v["tile_co"] = std::to_string(co);
+            v["tile_x"] = std::to_string(px);
+            v["tile_y"] = std::to_string(rows);
+            try {
+                (void)plan_for(options_from(v));
+                break;
+            } catch (const Halide::CompileError &) {
+                if (co == 0 && px == 0 && rows == 0) throw;  // the planner's own choice does not fit either
+                shrank = true;
+                if (rows > 1) rows /= 2;
+                else if (px > 8) px = spyre::round_up(px / 2, 8);
+                else if (co > lanes) co = spyre::round_up(co / 2, lanes);
+                else co = px = rows = 0;  // the planner's own tiles
+            }
+        }
+        auto stock = [](int t) { return t > 0 ? std::to_string(t) : std::string("not split"); };
+        kept->push_back("tiles of out along co, x, y: " + stock(stock_co) + ", " + stock(stock_x) + ", " + stock(stock_y) +
+                        " -> tile_co=" + std::to_string(co) + " tile_x=" + std::to_string(px) + " tile_y=" +
+                        std::to_string(rows) + (shrank ? " (shrunk to fit; 0: the planner's choice)" : " (0: the planner's choice)"));
+        spyre::legalize_fusion(d, acc_, o, x_.name(), "per tile in the scratchpad, reduced on the PT", kept, changed);
+        spyre::legalize_parallel_and_vectors(d, o, lanes, kept, changed);
+        return v;
     }
     std::string schedule_call() const {
         return "spyre::schedule_conv2d_spyre(funcs, pad > 0 ? image_ : input->in(), weights->in(), bias->in(), shape, "

@@ -34,6 +34,7 @@
 #include "rope_schedule.h"
 #include "shape_limits.h"
 #include "spyre_target.h"
+#include "stock_legalization_rules.h"
 #include "tensor_constraints.h"
 
 namespace {
@@ -138,6 +139,21 @@ public:
         return "tiles of " + std::to_string(p.tile_tokens) + " tokens (tokens padded to " + std::to_string(p.tokens_padded) +
                "), cores " + std::to_string(p.ct) + " x " + std::to_string(p.ch) + " (tokens x heads), " +
                spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+    }
+    // A stock autoscheduler's decisions: its tile of out along the tokens as tile_tokens (shrunk
+    // to fit), the rotated result fused per tile, one static core split and whole-stick vectors.
+    spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
+                                     std::vector<std::string> *changed) {
+        const std::string o = Func(*out).name();
+        spyre::RopeSpyreOptions start;
+        start.double_buffer = false;
+        spyre::KnobValues v = spyre::knob_values(start);
+        spyre::legalize_tile_rows(
+            d.tile(o, 0, f_.t.name()), (int)tokens, v, [&](const spyre::KnobValues &kv) { (void)plan_for(options_from(kv)); },
+            kept, "tile_tokens", "t");
+        spyre::legalize_fusion(d, f_.result, o, f_.t.name(), "per tile of tokens in the scratchpad", kept, changed);
+        spyre::legalize_parallel_and_vectors(d, o, spyre::stick_lanes(dtype), kept, changed);
+        return v;
     }
     std::string schedule_call() const {
         return "f_.x_in = x->in();\n"

@@ -81,15 +81,15 @@ bool shrink_rows_to_fit(int *rows, const std::function<void(int rows)> &plans) {
 }
 
 int legalize_tile_rows(int stock_rows, int extent, KnobValues &v, const std::function<void(const KnobValues &)> &plans,
-                       std::vector<std::string> *kept) {
+                       std::vector<std::string> *kept, const std::string &knob, const std::string &dim) {
     int rows = std::min(std::max(stock_rows, 1), extent);
     const bool shrank = shrink_rows_to_fit(&rows, [&](int r) {
-        v["tile_rows"] = std::to_string(r);
+        v[knob] = std::to_string(r);
         plans(v);
     });
-    kept->push_back((stock_rows > 0 ? "tile of out along y: " + std::to_string(stock_rows) + " rows"
-                                    : std::string("y not split (one row per iteration)")) +
-                    " -> tile_rows=" + std::to_string(rows) + (shrank ? " (shrunk to fit the scratchpad)" : ""));
+    kept->push_back((stock_rows > 0 ? "tile of out along " + dim + ": " + std::to_string(stock_rows) + " rows"
+                                    : dim + " not split (one row per iteration)") +
+                    " -> " + knob + "=" + std::to_string(rows) + (shrank ? " (shrunk to fit the scratchpad)" : ""));
     return rows;
 }
 

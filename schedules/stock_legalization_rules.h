@@ -45,9 +45,11 @@ bool shrink_rows_to_fit(int *rows, const std::function<void(int rows)> &plans);
 // A row-wise family's tile_rows from the stock schedule's tile of its output along y:
 // `stock_rows` rows (one, a row per parallel iteration, when the stock schedule did not split
 // y; 0 or less means that), at most `extent`, halved as shrink_rows_to_fit does while `plans`
-// (the family's planner given the knob values) refuses it. Sets v["tile_rows"] to the rows
-// taken, says so in `kept`, and returns them.
+// (the family's planner given the knob values) refuses it. Sets v[knob] to the rows taken,
+// says so in `kept`, and returns them. A family whose rows are another dimension names its
+// knob and the dimension (rope: "tile_tokens", "t").
 int legalize_tile_rows(int stock_rows, int extent, KnobValues &v, const std::function<void(const KnobValues &)> &plans,
-                       std::vector<std::string> *kept);
+                       std::vector<std::string> *kept, const std::string &knob = "tile_rows",
+                       const std::string &dim = "y");
 
 }  // namespace spyre
