@@ -108,7 +108,10 @@ public:
         for (int c : {256, 512, 1024, 2048}) {
             if (c % lanes == 0 && c < kp && kp % c == 0) k_chunks.push_back(c);
         }
-        return {{"tile_k", k_chunks}};
+        std::map<std::string, std::vector<int>> c = {{"tile_k", k_chunks}};
+        // Planned as the matmul it is (batch 1, or one B for every batch): never a resident B slice.
+        if (shape_.is_matmul()) c["resident_b"] = {};
+        return c;
     }
     std::string describe(const spyre::BmmSpyrePlan &p) const {
         return "tiles " + std::to_string(p.tm) + " x " + std::to_string(p.tn) + " x " + std::to_string(p.tk) +

@@ -176,7 +176,9 @@ public:
         for (int c : {1, 2, 4, 8}) {
             if (c <= shape_.out_height()) rows.push_back(c);
         }
-        return {{"tile_co", co}, {"tile_x", px}, {"tile_y", rows}};
+        std::map<std::string, std::vector<int>> c = {{"tile_co", co}, {"tile_x", px}, {"tile_y", rows}};
+        if ((int)pad > 0) c["share_input"] = c["share_weights"] = {};  // pad > 0 shares nothing (plan_for)
+        return c;
     }
     std::string describe(const spyre::Conv2dSpyrePlan &p) const {
         return "tiles " + std::to_string(p.tn) + " co x " + std::to_string(p.tx) + " px x " + std::to_string(p.ty) +

@@ -17,7 +17,8 @@
 // (max_cores: usable_cores(current) first, then core_count_candidates()) or
 // spyre::knob_from_shape (the generator computes them from the shape and passes
 // them to schedule_knobs by name). Adding a knob is one line in the list (and its
-// use in the planner).
+// use in the planner). A bool knob given an empty list in `from_shape` has no
+// effect on the generator's shape and is not searched (only its current value).
 //
 // Assumes: every knob is a GeneratorParam of the family's generator with the
 // knob's name (the autoscheduler compiles candidates as `name=value` generator
@@ -169,7 +170,14 @@ std::vector<ScheduleKnob> schedule_knobs(const Options &current,
     Options::visit_knobs(current, [&](const char *name, const auto &member, const KnobCandidates &c) {
         using T = std::decay_t<decltype(member)>;
         if constexpr (std::is_same_v<T, bool>) {
-            knobs.push_back(make_knob(name, (bool)member));
+            // A bool knob the generator lists in from_shape with no values does nothing for this
+            // shape (conv2d's share_* with pad > 0): only its current value, so no search repeats a plan.
+            auto it = from_shape.find(name);
+            if (it != from_shape.end() && it->second.empty()) {
+                knobs.push_back(make_knob(name, std::string((bool)member ? "true" : "false"), {}));
+            } else {
+                knobs.push_back(make_knob(name, (bool)member));
+            }
         } else if constexpr (std::is_same_v<T, int>) {
             if (c.kind == KnobCandidates::Kind::CoreCounts) {
                 knobs.push_back(make_knob(name, usable_cores(member), core_count_candidates()));
