@@ -74,6 +74,18 @@ TEST(ScheduleKnobs, CandidatesFromTheShapeAreGivenByName) {
     EXPECT_THROW(schedule_knobs(o, {{"tile", {64}}}), std::logic_error);  // chunk's are missing
 }
 
+// A bool knob that does nothing for the shape (given no candidates) keeps its value: the search
+// never measures the same plan twice (conv2d's share_* with pad > 0, bmm's resident_b as a matmul).
+TEST(ScheduleKnobs, ABoolKnobWithNoCandidatesIsNotSearched) {
+    ElementwiseSpyreOptions o;
+    o.double_buffer = true;
+    const std::vector<ScheduleKnob> k = schedule_knobs(o, {{"double_buffer", {}}});
+    ASSERT_EQ(k.size(), 4u);
+    EXPECT_EQ(k[0].name, "double_buffer");
+    EXPECT_EQ(k[0].values, (std::vector<std::string>{"true"}));
+    EXPECT_EQ(schedule_knobs(o)[0].values, (std::vector<std::string>{"true", "false"}));  // searched otherwise
+}
+
 TEST(ScheduleKnobs, BadValuesAreRefusedNamingTheKnob) {
     KnobValues v = knob_values(ElementwiseSpyreOptions{});
     v["device_order"] = "xyz";
