@@ -76,14 +76,17 @@ std::string type_name(const Type &t) {
     return os.str();
 }
 
-// Stick lanes of f's type (every element of a Tuple has it), or an error naming the rule.
+// Stick lanes of f's type (every element of a Tuple has as many: argmax's int32 index beside a
+// float32 value), or an error naming the rule.
 int lanes_of(const std::string &what, const Func &f) {
     require_defined(what, f);
     const Type t = f.output_types()[0];
     for (const Type &other : f.output_types()) {
-        if (other != t) {
-            fail(what, "the elements of a Tuple-valued Func must have one type to share a stick layout (this one "
-                       "mixes " + type_name(t) + " and " + type_name(other) + ")");
+        if (other.bytes() != t.bytes()) {
+            fail(what, "the elements of a Tuple-valued Func must have as many lanes per stick to share a stick layout "
+                       "(this one mixes " + type_name(t) + " and " + type_name(other) + "; e.g. argmax of float16 "
+                       "values has an int32 index: compute it in float32, or write it as two reductions, "
+                       "docs/scheduling.md \"Loop indices as values\")");
         }
     }
     if (!has_sticks(t)) {
@@ -271,10 +274,10 @@ std::vector<Internal::Function> inline_reductions_of(const Func &f) {
             Internal::IRVisitor::visit(op);
             if (op->call_type != Internal::Call::Halide || !op->func.defined()) return;
             const Internal::Function g(op->func);
-            static const char *names[] = {"sum", "product", "maximum", "minimum"};
+            static const char *names[] = {"sum", "product", "maximum", "minimum", "argmax", "argmin"};
             bool named = false;
             for (const char *n : names) named |= g.name().rfind(n, 0) == 0;
-            if (!named || !g.has_update_definition() || g.outputs() != 1) return;
+            if (!named || !g.has_update_definition()) return;
             if (g.schedule().memory_type() != MemoryType::Auto) return;  // scheduled already
             for (const Internal::Function &h : found) {
                 if (h.same_as(g)) return;

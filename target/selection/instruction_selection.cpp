@@ -122,7 +122,11 @@ void CoreSelector::walk_statement(const Stmt &s, std::vector<ProgramNode> &out) 
             walk(op->body, out);
             return;
         }
-        if (op->value.type().is_vector() || op->value.type().is_float()) return walk_value_let(op, out);
+        // A value (a vector, a float, or an integer read from memory: a Tuple update's index) is
+        // computed on the SFU; an integer of the indices alone is an index.
+        if (op->value.type().is_vector() || op->value.type().is_float() || !reads_no_memory(op->value)) {
+            return walk_value_let(op, out);
+        }
         env_.push_let(op->name, op->value);
         walk(op->body, out);
         env_.pop_let(op->name);

@@ -98,13 +98,16 @@ public:
     GeneratorParam<int> width{"width", 1024};
     GeneratorParam<int> height{"height", 40};
     GeneratorParam<bool> inline_reductions{"inline_reductions", false};  // maximum() / minimum()
+    GeneratorParam<bool> halide_argmax{"halide_argmax", false};          // Halide's argmax(), a Tuple
     Input<Buffer<float>> input{"column_argmax_in", 2};
     Output<Buffer<int>> output{"column_argmax_out", 1};
 
     void generate() {
         spyre::constrain_tensor(input, {(int)width, (int)height});
         RDom r(0, input.height(), "r");
-        if (inline_reductions) {
+        if (halide_argmax) {
+            first(x) = argmax(input(x, r))[0];
+        } else if (inline_reductions) {
             best(x) = maximum(input(x, r));
             first(x) = minimum(select(input(x, r) == best(x), r, input.height()));
         } else {
@@ -123,6 +126,11 @@ public:
         output.split(x, core, xi, (int)width / 32, TailStrategy::RoundUp).parallel(core);
         spyre::stick_vectorize(output, xi);
         spyre::stage_in_scratchpad(input.in(), output, core);
+        if (halide_argmax) {
+            spyre::stage_in_scratchpad(first, output, core);  // with the argmax Func it calls
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("column_argmax"));
+            return;
+        }
         for (Func f : {best, first}) {
             if (inline_reductions) {
                 spyre::stage_in_scratchpad(f, output, core);  // with the reduction Func it calls
@@ -146,12 +154,19 @@ public:
     GeneratorParam<int> width{"width", 1000};
     GeneratorParam<int> height{"height", 64};
     GeneratorParam<bool> inline_reductions{"inline_reductions", false};  // maximum() / minimum()
+    GeneratorParam<bool> halide_argmax{"halide_argmax", false};          // Halide's argmax(), a Tuple
     Input<Buffer<float>> input{"row_argmax_in", 2};
     Output<Buffer<int>> output{"row_argmax_out", 1};
 
     void generate() {
         spyre::constrain_tensor(input, {(int)width, (int)height});
         RDom r(0, input.width(), "r");
+        if (halide_argmax) {
+            result(y) = argmax(input(r, y))[0];
+            output(y) = result(y);
+            spyre::constrain_tensor(output, {(int)height});
+            return;
+        }
         if (inline_reductions) {
             best(y) = maximum(input(r, y));
         } else {
@@ -175,6 +190,13 @@ public:
         Var core("core"), yi("yi");
         output.split(y, core, yi, 32, TailStrategy::RoundUp).parallel(core);
         spyre::stick_vectorize(output, yi);
+        if (halide_argmax) {
+            // With the argmax Func it calls: a Tuple reduced along the stick, one element at a time.
+            spyre::stage_in_scratchpad(result, output, core);
+            spyre::stage_in_scratchpad(input.in(), output, core);
+            spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("row_argmax"));
+            return;
+        }
         result.compute_at(output, core).store_in(MemoryType::VTCM).vectorize(y, 32, TailStrategy::RoundUp);
         if (inline_reductions) {
             // Each with the reduction Func it calls, which reduces along the stick: one per row.
@@ -274,13 +296,23 @@ Halide::Buffer<> coarse_input(const std::string &name, int w, int h, int seed) {
     return b;
 }
 
-class ArgmaxDualRealization : public ::testing::TestWithParam<bool> {};
+// How the argmax is written: two explicit updates, two inline reductions (maximum(), minimum()),
+// or Halide's argmax() (a Tuple of the index and the value).
+enum class ArgmaxForm { ExplicitUpdates, InlineReductions, HalideArgmax };
+
+std::map<std::string, std::string> argmax_params(int w, int h, ArgmaxForm form) {
+    return {{"width", std::to_string(w)},
+            {"height", std::to_string(h)},
+            {"inline_reductions", form == ArgmaxForm::InlineReductions ? "true" : "false"},
+            {"halide_argmax", form == ArgmaxForm::HalideArgmax ? "true" : "false"}};
+}
+
+class ArgmaxDualRealization : public ::testing::TestWithParam<ArgmaxForm> {};
 
 TEST_P(ArgmaxDualRealization, ColumnArgmaxMatchesTheHostAndTheFirstMaximum) {
     const int w = 1024, h = 40;
     Halide::Buffer<> in = coarse_input("column_argmax_in", w, h, 5);
-    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)},
-                                                  {"inline_reductions", GetParam() ? "true" : "false"}};
+    const std::map<std::string, std::string> p = argmax_params(w, h, GetParam());
     Halide::Buffer<> host = run_generator("column_argmax", p, false, Halide::Int(32), {w}, in);
     Halide::Buffer<> spyre = run_generator("column_argmax", p, true, Halide::Int(32), {w}, in);
     int wrong = 0;
@@ -300,8 +332,7 @@ TEST_P(ArgmaxDualRealization, ColumnArgmaxMatchesTheHostAndTheFirstMaximum) {
 TEST_P(ArgmaxDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
     const int w = 1000, h = 64;
     Halide::Buffer<> in = coarse_input("row_argmax_in", w, h, 7);
-    const std::map<std::string, std::string> p = {{"width", std::to_string(w)}, {"height", std::to_string(h)},
-                                                  {"inline_reductions", GetParam() ? "true" : "false"}};
+    const std::map<std::string, std::string> p = argmax_params(w, h, GetParam());
     Halide::Buffer<> host = run_generator("row_argmax", p, false, Halide::Int(32), {h}, in);
     Halide::Buffer<> spyre = run_generator("row_argmax", p, true, Halide::Int(32), {h}, padded_copy(in, {(w + 31) / 32 * 32, h}));
     int wrong = 0;
@@ -318,9 +349,13 @@ TEST_P(ArgmaxDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
     EXPECT_EQ(wrong, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Forms, ArgmaxDualRealization, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool> &i) {
-                             return i.param ? std::string("inline_reductions") : std::string("explicit_updates");
+INSTANTIATE_TEST_SUITE_P(Forms, ArgmaxDualRealization,
+                         ::testing::Values(ArgmaxForm::ExplicitUpdates, ArgmaxForm::InlineReductions,
+                                           ArgmaxForm::HalideArgmax),
+                         [](const ::testing::TestParamInfo<ArgmaxForm> &i) {
+                             return std::string(i.param == ArgmaxForm::ExplicitUpdates    ? "explicit_updates"
+                                                : i.param == ArgmaxForm::InlineReductions ? "inline_reductions"
+                                                                                          : "halide_argmax");
                          });
 
 }  // namespace
