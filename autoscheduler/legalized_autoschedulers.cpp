@@ -25,6 +25,10 @@ namespace {
 StockScheduleDecisions stock_decisions(const std::string &stock, const Halide::Pipeline &pipeline,
                                        const Halide::Target &target, const Halide::MachineParams &params,
                                        std::string *source) {
+    // Halide's table of autoschedulers is not synchronized: the lookup and a plugin's
+    // registration into it never overlap (in-process legalizations run one at a time).
+    static std::mutex table;
+    std::lock_guard<std::mutex> lock(table);
     try {
         return run_stock_autoscheduler(pipeline, stock, target, params, source);
     } catch (const Halide::CompileError &e) {
@@ -35,15 +39,16 @@ StockScheduleDecisions stock_decisions(const std::string &stock, const Halide::P
         {"Adams2019", SPYRE_STOCK_PLUGIN_ADAMS2019},
         {"Li2018", SPYRE_STOCK_PLUGIN_LI2018}};
     const std::string &path = installed.at(stock);
-    {
-        static std::mutex loading;
-        std::lock_guard<std::mutex> lock(loading);
-        try {
-            Halide::load_plugin(path);
-        } catch (const Halide::CompileError &e) {
-            throw Halide::CompileError("Spyre legalization of " + stock + ": the stock autoscheduler is not loaded (-p) and "
-                                       "its plugin " + path + " (Halide 14's package) cannot be loaded: " + e.what());
-        }
+    if (path.empty()) {
+        throw Halide::CompileError("Spyre legalization of " + stock + ": the stock autoscheduler is not loaded; load "
+                                   "its plugin with -p (this build of the Spyre plugin found no Halide::" + stock +
+                                   " plugin to load itself)");
+    }
+    try {
+        Halide::load_plugin(path);
+    } catch (const Halide::CompileError &e) {
+        throw Halide::CompileError("Spyre legalization of " + stock + ": the stock autoscheduler is not loaded (-p) and "
+                                   "its plugin " + path + " (Halide 14's package) cannot be loaded: " + e.what());
     }
     return run_stock_autoscheduler(pipeline, stock, target, params, source);
 }

@@ -275,8 +275,12 @@ std::vector<Internal::Function> inline_reductions_of(const Func &f) {
             if (op->call_type != Internal::Call::Halide || !op->func.defined()) return;
             const Internal::Function g(op->func);
             static const char *names[] = {"sum", "product", "maximum", "minimum", "argmax", "argmin"};
+            // Halide names them exactly so, and makes the names unique with "$<n>".
             bool named = false;
-            for (const char *n : names) named |= g.name().rfind(n, 0) == 0;
+            for (const char *n : names) {
+                const std::string base = n;
+                named |= g.name() == base || g.name().rfind(base + "$", 0) == 0;
+            }
             if (!named || !g.has_update_definition()) return;
             if (g.schedule().memory_type() != MemoryType::Auto) return;  // scheduled already
             for (const Internal::Function &h : found) {

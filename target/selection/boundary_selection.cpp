@@ -325,10 +325,16 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
     if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) return boundary_signature(pc->body, sig, nums);
     if (const Allocate *a = s.as<Allocate>()) {
         // A buffer allocated inside the loop (a tile staged at it): its stores are described too.
-        const bool added = signature_allocations_.insert(a->name).second;
-        const bool ok = boundary_signature(a->body, sig, nums);
-        if (added) signature_allocations_.erase(a->name);
-        return ok;
+        // Removed on every exit, a CompileError of an evaluation below included (as LetScope).
+        struct AllocationScope {
+            std::set<std::string> &names;
+            const std::string &name;
+            bool added;
+            ~AllocationScope() {
+                if (added) names.erase(name);
+            }
+        } scope{signature_allocations_, a->name, signature_allocations_.insert(a->name).second};
+        return boundary_signature(a->body, sig, nums);
     }
     if (const IfThenElse *i = s.as<IfThenElse>()) {
         const std::vector<int64_t> point(env_.loop_depth(), 0);
@@ -372,7 +378,8 @@ bool CoreSelector::boundary_signature(const Stmt &s, std::string *sig, std::vect
     return true;
 }
 
-// Does a loop inside `body` have a min or extent computed from `var` (through the body's lets)?
+// Does a loop inside `body` have an extent computed from `var` (through the body's lets)? (A min
+// that moves is counted from 0 by visit_for; an extent cannot move inside one hardware loop.)
 // Halide's own partitioning of a boundary Func inside a tile loop leaves such loops (a first tile
 // with one row of the top edge more): the tile loop is split where their trip counts change.
 bool inner_loops_move_with(const Stmt &body, const std::string &var) {
@@ -404,10 +411,14 @@ bool inner_loops_move_with(const Stmt &body, const std::string &var) {
 
 // Loop partitioning by the backend: when the iterations of `op` read the boundary differently,
 // walk it as consecutive loops over runs of iterations that read one way each.
+// Runs a loop is split into when only its inner loops' trip counts change (no boundary read).
+constexpr size_t kMaxRunsForMovingExtents = 16;
+
 bool CoreSelector::try_partition_boundary_loop(const For *op, int64_t min, int64_t trip, std::vector<ProgramNode> &out) {
     BoundaryReads reads;
     op->body.accept(&reads);
-    if ((!reads.found && !inner_loops_move_with(op->body, op->name)) || env_.has_constant(op->name)) return false;
+    const bool moving_extents_only = !reads.found && inner_loops_move_with(op->body, op->name);
+    if ((!reads.found && !moving_extents_only) || env_.has_constant(op->name)) return false;
     std::vector<std::pair<int64_t, int64_t>> runs;  // [begin, end) iterations
     try {
         std::string prev_sig;
@@ -450,6 +461,9 @@ bool CoreSelector::try_partition_boundary_loop(const For *op, int64_t min, int64
         return false;  // not a static boundary: the ordinary path reports what it cannot compile
     }
     if (runs.size() < 2) return false;
+    // Inner extents that change at every iteration (a triangular loop, j < i) would unroll the loop
+    // into one run per iteration: refused as before ("an extent that changes"), unless few.
+    if (moving_extents_only && runs.size() > kMaxRunsForMovingExtents) return false;
     for (const auto &[b, e] : runs) {
         const Stmt part = For::make(op->name, (int)(min + b), (int)(e - b), op->for_type, op->device_api, op->body);
         const For *f = part.as<For>();

@@ -1,7 +1,7 @@
 // Instruction selection for reductions: matmul-shaped update loops become PT
 // matmul tiles (loops classified by the operands they move), scalar row
 // reductions become sfu.rowsum / sfu.rowmax (a minimum: sfu.rowmax of the
-// negated row, negated back; see core_selector.h).
+// row under -v or ~v, mapped back; see core_selector.h).
 #include "selection/core_selector.h"
 
 namespace spyre {
@@ -22,8 +22,9 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
     warn_if_unstaged_row_term(loop, lets, st, trip);
     isa::Opcode op;
     Expr a, b;
-    // The SFU reduces rows by sum and max; a minimum is the negated maximum of the negated row:
-    // min(acc, min(row)) = -max(-acc, max(-row)).
+    // The SFU reduces rows by sum and max; a minimum is the maximum of the row under an order-reversing
+    // map, mapped back: -v for floats, ~v = -1 - v for integers (which, unlike -v, never overflows:
+    // ~(-128) = 127 in int8).
     bool negated = false;
     if (const Add *o = st->value.as<Add>()) op = isa::Opcode::RowSum, a = o->a, b = o->b;
     else if (const Max *o = st->value.as<Max>()) op = isa::Opcode::RowMax, a = o->a, b = o->b;
@@ -76,11 +77,21 @@ bool CoreSelector::try_row_reduction(const For *loop, int64_t min, int64_t trip,
                 v.addr = at;
                 return v;
             };
+            auto reverse = [&](const SymOperand &to, const SymOperand &from, int n) {
+                if (acc_t.is_float()) {
+                    emit_sfu(out, isa::Opcode::Neg, to, {vector(from)}, n, acc_t);
+                } else {
+                    SfuSource all_ones;
+                    all_ones.mode = 2;
+                    all_ones.imm = immediate_bits(make_const(acc_t.element_of(), -1), acc_t);
+                    emit_sfu(out, isa::Opcode::Sub, to, {all_ones, vector(from)}, n, acc_t);
+                }
+            };
             SymOperand negated_row = new_temp((int)trip, acc_t), negated_acc = new_temp(1, acc_t);
-            emit_sfu(out, isa::Opcode::Neg, negated_row, {vector(row)}, (int)trip, acc_t);
-            emit_sfu(out, isa::Opcode::Neg, negated_acc, {vector(dst)}, 1, acc_t);
+            reverse(negated_row, row, (int)trip);
+            reverse(negated_acc, dst, 1);
             emit_reduction(out, op, negated_acc, negated_row, trip, acc_dt);
-            emit_sfu(out, isa::Opcode::Neg, dst, {vector(negated_acc)}, 1, acc_t);
+            reverse(dst, negated_acc, 1);
         } else {
             emit_reduction(out, op, dst, row, trip, acc_dt);
         }

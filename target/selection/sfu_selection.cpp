@@ -148,7 +148,7 @@ SfuSource CoreSelector::operand(const Expr &e, int lanes, std::vector<ProgramNod
     if (const Ramp *r = e.as<Ramp>()) {
         SfuSource index;
         if (index_operand(e, &index)) return index;  // consecutive indices (index_tables.cpp)
-        if (!r->base.type().is_vector() && !env_.depends_on_loops(r->stride) && reads_no_memory(e)) {
+        if (r->base.type() == Int(32) && !env_.depends_on_loops(r->stride) && reads_no_memory(e)) {
             // base + stride * (0, 1, ..., lanes - 1), the last from a table.
             const Expr unit = Ramp::make(make_zero(r->base.type()), make_one(r->base.type()), r->lanes);
             SfuSource s;

@@ -216,12 +216,49 @@ private:
     Func best{"best"}, hits{"hits"}, first{"first"}, result{"result"};
 };
 
+// The minimum of each row along the stick, for int8 and float32: sfu.rowmax of the row under an
+// order-reversing map (~v for integers, which never overflows, -v for floats), mapped back.
+class RowMin : public Generator<RowMin> {
+public:
+    GeneratorParam<int> width{"width", 256};
+    GeneratorParam<int> height{"height", 256};
+    Input<Buffer<>> input{"row_min_in", 2};
+    Output<Buffer<>> output{"row_min_out", 1};
+
+    void generate() {
+        spyre::constrain_tensor(input, {(int)width, (int)height});
+        RDom r(0, input.width(), "r");
+        row_min(y) = input.type().max();
+        row_min(y) = min(row_min(y), input(r, y));
+        result(y) = row_min(y);
+        output(y) = result(y);
+        spyre::constrain_tensor(output, {(int)height});
+    }
+
+    void schedule() {
+        if (!spyre::is_spyre()) return;
+        const int lanes = spyre::stick_lanes(input.type());
+        Var core("core"), yi("yi");
+        output.split(y, core, yi, lanes, TailStrategy::RoundUp).parallel(core);
+        spyre::stick_vectorize(output, yi);
+        result.compute_at(output, core).store_in(MemoryType::VTCM).vectorize(y, lanes, TailStrategy::RoundUp);
+        row_min.compute_at(output, core).store_in(MemoryType::VTCM);
+        spyre::stage_in_scratchpad(input.in(), output, core);
+        spyre::attach_spyre_lowering(get_pipeline(), spyre::lowering_options_from_driver("row_min"));
+    }
+
+private:
+    Var y{"y"};
+    Func row_min{"row_min"}, result{"result"};
+};
+
 }  // namespace
 
 HALIDE_REGISTER_GENERATOR(IndexAsValue, index_as_value)
 HALIDE_REGISTER_GENERATOR(TiledCausalMask, tiled_causal_mask)
 HALIDE_REGISTER_GENERATOR(ColumnArgmax, column_argmax)
 HALIDE_REGISTER_GENERATOR(RowArgmax, row_argmax)
+HALIDE_REGISTER_GENERATOR(RowMin, row_min)
 
 namespace spyre::testing {
 namespace {
@@ -347,6 +384,34 @@ TEST_P(ArgmaxDualRealization, RowArgmaxMatchesTheHostAndTheFirstMaximum) {
         }
     }
     EXPECT_EQ(wrong, 0);
+}
+
+// int8 rows holding -128 and 127 (where -v would overflow) and float32 rows, against the host.
+TEST(RowMinDualRealization, AMinimumAlongTheStickMatchesTheHostAtTheTypesExtremes) {
+    for (const Halide::Type t : {Halide::Int(8), Halide::Float(32)}) {
+        const int w = 256, h = 256;
+        Halide::Buffer<> in = random_buffer("row_min_in", t, {w, h}, 23);
+        if (t == Halide::Int(8)) {
+            for (int y = 0; y < h; y += 3) in.as<int8_t>()(y % w, y) = -128;  // a third of the rows reach -128
+            for (int x = 0; x < w; x++) in.as<int8_t>()(x, 1) = 127;         // and one row is all 127
+        }
+        const std::map<std::string, std::string> p = {{"row_min_in.type", t == Halide::Int(8) ? "int8" : "float32"},
+                                                      {"row_min_out.type", t == Halide::Int(8) ? "int8" : "float32"}};
+        Halide::Buffer<> host = run_generator("row_min", p, false, t, {h}, in);
+        Halide::Buffer<> spyre = run_generator("row_min", p, true, t, {h}, in);
+        int wrong = 0, extremes = 0;
+        for (int y = 0; y < h; y++) {
+            double want = INFINITY;
+            for (int x = 0; x < w; x++) want = std::min(want, value_at(in, x, y, 0));
+            extremes += want == -128 || want == 127;
+            const double hv = value_at(host, y, 0, 0), sv = value_at(spyre, y, 0, 0);
+            if (hv != want || sv != want) {
+                if (wrong++ < 3) ADD_FAILURE() << "row " << y << ": spyre " << sv << ", host " << hv << ", want " << want;
+            }
+        }
+        EXPECT_EQ(wrong, 0) << t;
+        if (t == Halide::Int(8)) EXPECT_GT(extremes, 80) << "the test does not reach the type's extremes";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, ArgmaxDualRealization,
