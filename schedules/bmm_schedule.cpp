@@ -213,7 +213,17 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                             for (bool share_b : {false, true}) {
                                 const int b_chain = shape.broadcast_b ? split[0] * split[2] : split[2];
                                 if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp))) continue;
-                                const BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
+                                BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
+                                if (as_matmul) {
+                                    // Rows: each core's batches times its M tiles; the cores along the batch are along M.
+                                    const BmmSpyrePlan &q = c.plan;
+                                    const MatmulCandidate mc{tm, tn, tk, kp, q.cb * q.cm, q.cn,
+                                                             (int64_t)(shape.batch / q.cb) * (mp / tm / q.cm),
+                                                             (int64_t)(np / tn / q.cn), options.double_buffer, share, share_b,
+                                                             /*result_double_buffer=*/false};
+                                    c.tiled.pt_pipeline =
+                                        matmul_pipeline(MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc);
+                                }
                                 const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
                                 BmmSpyrePlan p = c.plan;
                                 p.double_buffer = v.double_buffer;
@@ -225,19 +235,6 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                            (resident ? ", B resident" : "") + (share ? ", A shared" : "") +
                                            (share_b ? ", B shared" : "") + (as_matmul ? " (costed as a matmul)" : "");
                                 };
-                                if (as_matmul && v.legal) {
-                                    // Rows: each core's batches times its M tiles; the cores along the batch are along M.
-                                    const MatmulCandidate mc{tm, tn, tk, kp, p.cb * p.cm, p.cn,
-                                                             (int64_t)(shape.batch / p.cb) * (mp / tm / p.cm),
-                                                             (int64_t)(np / tn / p.cn), v.double_buffer, share, share_b,
-                                                             /*result_double_buffer=*/false};
-                                    planning::Verdict mv = v;
-                                    mv.cycles = estimate_matmul(scheduling_machine(),
-                                                                MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc)
-                                                    .cycles;
-                                    search.offer(p, mv, describe);
-                                    continue;
-                                }
                                 search.offer(p, v, describe);
                             }
                         }

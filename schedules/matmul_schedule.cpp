@@ -115,9 +115,6 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * tn * out_bytes;
                     const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
-                    const MatmulCost cost =
-                        estimate_matmul(machine, shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db});
-                    const double read = cost.read_bytes, write = cost.write_bytes;
                     MatmulSpyrePlan p;
                     p.tm = tm;
                     p.tn = tn;
@@ -131,14 +128,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.in_lanes = lanes;
                     p.double_buffer = db;
                     p.double_buffer_result = result_db;
-                    p.dram_bytes = (int64_t)(read + write);
                     p.a_shared = share;
                     p.b_shared = share_b;
-                    // Legality is the framework's (judge: the scratchpad budget, the hardware
-                    // loops: K chunks, N tiles and M tiles per core); the cost is estimate_matmul,
-                    // which follows the chain pipeline the shared estimate does not model
-                    // (checked against the simulator by *MatmulPlannerRanking*), and so does
-                    // the double buffering: the backend pipelines a K loop of even trips only.
+                    // Legality and the cost are the framework's (judge: the scratchpad budget, the
+                    // hardware loops: K chunks, N tiles and M tiles per core; the PT pipeline model,
+                    // checked against the simulator by *MatmulPlannerRanking*), and so is the
+                    // verdict's double buffering, but for the backend pipelining a K loop of
+                    // even trips only.
                     planning::TiledPlan tp;
                     tp.reserve = planning::ScratchpadReserve::TilesCounted;
                     tp.buffered_bytes = second_copies(tm, tn, tk, bytes);  // A and B, one copy
@@ -148,9 +144,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     tp.staging_trip = tk < kp ? kp / tk : planning::staging_trip({n_trips, m_trips});
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
+                    tp.pt_pipeline = matmul_pipeline(
+                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db});
                     planning::Verdict v = planning::judge(tp, db);
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
-                    v.cycles = cost.cycles;
+                    const planning::PtPipelineCost &cost = v.pt_cost;
+                    const double read = cost.read_bytes, write = cost.write_bytes;
+                    p.dram_bytes = (int64_t)(read + write);
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {
                         char what[200];

@@ -70,7 +70,7 @@ struct MatmulSpyrePlan {
     int in_lanes = 0;            // stick lanes of the dtype
     int64_t footprint_bytes = 0; // estimated scratchpad bytes per core
     int64_t dram_bytes = 0;      // estimated DRAM traffic of the whole kernel
-    double estimated_us = 0;     // the planner's estimate of the simulated time (estimate_matmul in the .cpp)
+    double estimated_us = 0;     // the planner's estimate of the simulated time (the framework's PT pipeline model, pt_pipeline_cost.h)
     bool double_buffer = false;  // staged A and B tiles (K chunks) in two copies
     bool double_buffer_result = false;  // the result tile too (an even number of N tiles per core)
     bool a_shared = false;       // the cn cores of one row range pass A tiles along the ring (cn > 1)
@@ -101,8 +101,8 @@ struct MatmulSpyreOptions {
 // Chooses tiles and the core split for `shape` with the least estimated time:
 // a model of the program each candidate compiles to, costed with the machine
 // description the simulator runs on (DRAM at the concurrency of the cores used,
-// access latency, sustained PT rate, ring chain, pipeline fill and drain; see
-// estimate_matmul in the .cpp). Nothing is simulated while planning. Double
+// access latency, sustained PT rate, ring chain, pipeline fill and drain: the
+// framework's PT pipeline model, pt_pipeline_cost.h). Nothing is simulated while planning. Double
 // buffering reserves room for the second copies of the A and B tiles and the
 // result tile; tiles for which they do not fit stay single-buffered. A forced
 // tile (tile_m, tile_n) is the only one considered; throws Halide::CompileError

@@ -54,7 +54,14 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
         return v;
     }
     v.legal = true;
-    v.cycles = estimate_cycles(p, v.double_buffer, m);
+    if (p.pt_pipeline) {
+        PtPipeline pipeline = *p.pt_pipeline;
+        pipeline.double_buffer = v.double_buffer;
+        v.pt_cost = estimate_pt_pipeline(pipeline, m);
+        v.cycles = v.pt_cost.cycles;
+    } else {
+        v.cycles = estimate_cycles(p, v.double_buffer, m);
+    }
     return v;
 }
 

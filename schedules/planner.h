@@ -11,11 +11,14 @@
 //  - the core split: one search over even splits of whole tiles
 //    (even_core_split); tiles are whole sticks along the stick dimension, so
 //    every core's part starts on a stick boundary;
-//  - the cost (estimate_cycles): DRAM time from MachineDescription::dram_cycles
-//    and the compute of a tile from the timing model's functions
-//    (MachineDescription::sfu_instruction_cycles, pt_matmul_cycles), which the
-//    simulator itself calls; tests/compiler/planner_ranking_test.cpp checks
-//    that it ranks candidates as the simulator does;
+//  - the cost, one of two models of how a core's units overlap, both built on
+//    the timing model's functions the simulator itself calls
+//    (MachineDescription::dram_cycles, sfu_instruction_cycles,
+//    pt_matmul_cycles): the streaming estimate (estimate_cycles) of tiles
+//    loaded, computed and stored, and the PT pipeline model
+//    (pt_pipeline_cost.h) of a matmul streaming both operands in K steps, with
+//    ring chains paced by their heads; tests/compiler/planner_ranking_test.cpp
+//    checks that they rank candidates as the simulator does;
 //  - the search (PlanSearch): the cheapest legal candidate, the family's
 //    order of preference breaking ties.
 // Header and source depend on the machine description and the compiler's
@@ -27,10 +30,12 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "pt_pipeline_cost.h"
 #include "schedule_context.h"
 #include "spyre/machine.h"
 
@@ -111,6 +116,12 @@ struct TiledPlan {
     // work: the first load before any compute, or the last tile's compute
     // after the last load.
     bool pipeline_end_exposed = false;
+    // A kernel that streams both operands of a PT matmul through the scratchpad
+    // step by step (gen_matmul, gen_bmm with B staged) describes that pipeline
+    // here, and judge() costs it with the PT pipeline model (pt_pipeline_cost.h)
+    // instead of the streaming estimate above; its double buffering is the
+    // verdict's. The fields above still decide legality.
+    std::optional<PtPipeline> pt_pipeline;
 };
 
 // What the shared rules make of a candidate.
@@ -121,13 +132,15 @@ struct Verdict {
     int cores = 1;                // the plan's cores (TiledPlan::cores)
     double cycles = std::numeric_limits<double>::infinity();
     std::string reason;  // why not legal
+    PtPipelineCost pt_cost;  // a PT pipeline's estimate in full (TiledPlan::pt_pipeline; legal plans only)
 };
 
 // The one double-buffer rule: two copies of the buffered bytes when asked, the
 // staging loop has at least two trips (the backend pipelines even and odd trip
 // counts) and both copies fit the budget; else one copy. Legal if that fits the budget and the
 // loops fit the hardware (depth: the per-core loops of more than one trip plus
-// inner_loops <= max_loop_depth; every trip <= max_loop_trip_count).
+// inner_loops <= max_loop_depth; every trip <= max_loop_trip_count). The cost
+// is the PT pipeline model's when the plan has a pt_pipeline, else estimate_cycles's.
 Verdict judge(const TiledPlan &plan, bool double_buffer_asked, const MachineDescription &m = scheduling_machine());
 
 // The cost of a candidate, in cycles. Per core, the DMA unit streams the

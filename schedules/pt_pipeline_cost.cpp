@@ -1,0 +1,197 @@
+// The PT pipeline model of the planning framework (see pt_pipeline_cost.h).
+#include "pt_pipeline_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner.h"
+
+namespace spyre {
+namespace planning {
+
+PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m) {
+    const double bytes = p.in_bytes;                                 // A and B
+    const double out_bytes = p.out_bytes;                           // C, the bias and R
+    const double cores = (double)p.groups * p.cm * p.cn;
+    const bool chunked = p.tk < p.kp;
+    const double chunks = (double)(p.kp / p.tk), tiles = (double)(p.mt * p.nt);
+    // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
+    const bool double_buffer = p.double_buffer && (!chunked || (p.kp / p.tk) % 2 == 0);
+    // DRAM bytes of one core (the mean over the cores of a chain for a shared operand).
+    const double a_piece = (double)p.tm * p.tk * bytes;            // A staged per step (chunked), per tile or per row of tiles
+    const double bias_row = p.bias ? (double)p.tn * out_bytes : 0.0;  // the bias staged per tile
+    const double a_loads = chunked || !p.a_per_row_of_tiles ? tiles * chunks : (double)p.mt;  // A pieces a core stages
+    const double a_core = a_loads * a_piece / (p.a_shared ? p.cn : 1);
+    const double b_piece = (double)p.tk * p.tn * bytes;             // B staged per step
+    const double b_core = tiles * ((double)p.kp * p.tn * bytes / (p.b_shared ? p.cm : 1) + bias_row);
+    const double w_core = tiles * (double)p.tm * p.tn * out_bytes;
+    const double r_tile = p.residual ? (double)p.tm * p.tn * out_bytes : 0.0;  // the residual tile, loaded per tile
+    PtPipelineCost cost;
+    cost.read_bytes = (a_core + b_core + tiles * r_tile) * cores;
+    cost.write_bytes = w_core * cores;
+    // A core's DMA time for `r` read and `w` written bytes while `active` cores move as much at once.
+    double active = cores;
+    auto dma = [&](double r, double w) { return m.dram_cycles(r * active, w * active, active); };
+    // The card charges the read/write turnaround to the transfer that raises the
+    // smaller of its total bytes read and written (DramModel::start): when the
+    // kernel reads more than it writes, to every byte stored. Within the run the
+    // other cores' loads share that work; the last stores, which nothing
+    // overlaps, pay it in full.
+    const bool writes_minor = cost.write_bytes <= cost.read_bytes;
+    const double turnaround_per_byte = m.dram_turnaround_ns_per_byte * m.clock_ghz;
+    const double ring = p.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;    // forwarding one A piece
+    const double b_ring = p.b_shared ? b_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one B piece
+    const double hop = m.ring_hop_latency_ns * m.clock_ghz;
+    const double lat = m.dma_latency_cycles;
+
+    // One step's transfers and compute (the mean step; A of a row of tiles spread over its tiles).
+    // The A and B bytes one core stages per step for itself (a_own, b_own: a
+    // shared operand's are the chain head's) and the mean over the cores.
+    const double a_own = a_loads * a_piece / (tiles * chunks), b_own = b_piece;
+    const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
+    // A core inside a chain forwards every piece of it: the pace of the chain's steps.
+    const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
+    // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
+    // last core of an A chain holds its first piece a chain fill of cn cores after the
+    // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
+    // forwards crosses cn links.
+    const double a_chain_fill = p.a_shared ? planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m) : 0.0;
+    const double b_chain_fill = p.b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
+    const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
+    // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
+    // bias and C store (DMA).
+    const double tile_f32 = (double)p.tm * p.tn * 4;
+    // One SFU instruction over `bytes` of the tile (the timing model's formula, machine.h).
+    auto sfu = [&](double bytes, MachineDescription::SfuCost cost = MachineDescription::SfuCost::Simple) {
+        return m.sfu_instruction_cycles(bytes, 1, 1, cost);
+    };
+    const double sfu_init = (p.bias ? sfu((double)p.tn * 4) : 0.0) + sfu(tile_f32);
+    // The residual's add joins the tail (fp16: R's widening runs before the last matmul ends).
+    const double sfu_tail = sfu(tile_f32) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
+                            (p.residual ? sfu(tile_f32) : 0.0);
+    auto per_core_cycles = [&]() {
+        const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
+        // The residual tile loads just before the bias, at each tile's start: at the
+        // first tile on every core at once (ahead of the chain head's first A piece
+        // too), later at the run's concurrency.
+        const double r_fill = p.residual ? m.dram_cycles(r_tile * cores, 0, cores) : 0.0;
+        const double r_dma = p.residual ? dma(r_tile, 0) : 0.0;
+        // A chain's pace is its head's: the head loads every piece of the chain
+        // as well as its own pieces of the other operand, busy the whole step,
+        // while the other cores finish early. The card shares its work equally
+        // among the cores with transfers in flight, so the busiest core (the
+        // first, which heads an A chain and a B chain when both are shared) gets
+        // 1/n of the card at the mean concurrency n of the step: each core for
+        // its bytes' share of the busiest core's. The cores are the cm heads of
+        // A chains (one per row range: the first core along N), the cn heads of
+        // B chains (the first core along M), and the rest; a core heading
+        // neither loads only what is not shared.
+        double dma_step = dma(a_step + b_step, 0) + ring_step;
+        if (p.a_shared || p.b_shared) {
+            const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared ? 0.0 : b_own;
+            const double head = a_own + b_own;
+            const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
+            // (Every group of the grid has its own heads: groups times one group's cores.)
+            const double n = std::clamp(p.groups * (1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_own) + rest * (a_rest + b_rest)) / head),
+                                        1.0, cores);
+            dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
+        }
+        // The cores of a B chain are cn apart in ring order (N is the inner core
+        // dimension): every forward crosses cn links, and the cn chains' pieces
+        // share each link, so a step takes at least cn pieces' link time.
+        if (p.b_shared) dma_step = std::max(dma_step, ring_step + (p.cn - 1) * b_ring);
+        const double steps = tiles * chunks;
+        // Fill: the first step's loads (and the bias) land before the first matmul;
+        // with a shared operand the last core of a chain holds the first piece a chain fill later.
+        // (The chain head loads that piece alone at the one-core rate while the others load B.)
+        const double chain = std::max(p.a_shared ? m.dram_cycles(a_piece, 0, 1) + a_chain_fill : 0.0,
+                                      p.b_shared ? m.dram_cycles(b_piece, 0, 1) + b_chain_fill : 0.0);
+        // Double buffered whole-K tiles: the next tile's B load is issued before this
+        // tile's bias, so the first matmul waits for two steps' loads.
+        const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+        const double fill = std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
+        // Every core stores a tile at about the same time (the cores of a chain
+        // start up to its ring latency apart), so a whole-tile store shares the
+        // card with the other cores' stores: the card's work for all of them,
+        // less the chain's stagger, and at least one core's store alone.
+        const double store_bytes = (double)p.tm * p.tn * out_bytes;
+        const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
+        const double stagger = std::max(a_chain_fill, b_chain_fill);
+        const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
+                                            store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
+        // Drain: the last tile's epilogue and store follow its last matmul.
+        const double drain = sfu_tail + whole_store + lat;
+        // Between tiles a whole store blocks its core's DMA queue, ring forwarding
+        // included, so a chain refills for the next tile as for the first: the
+        // last core's next matmul waits for its store and the chain's stagger.
+        const double whole_store_between = std::max(whole_store, store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1) + stagger);
+        // In each core's DMA stream a tile's bias load follows the previous tile's
+        // store, which follows that tile's last matmul and cast: between tiles the
+        // store, the bias and the SFU work overlap nothing. Except where the
+        // backend spreads the store (store_spreading.h) over the next tile's K
+        // chunks, whose loads it then joins: the tiles of the innermost tile loop
+        // (N tiles, or M tiles when a core has one N tile), K chunked and double
+        // buffered, and the result not double buffered (which unrolls that loop
+        // in pairs, leaving each store whole).
+        // The pieces: whole rows (or sticks of a one-row tile), as many as divide
+        // them up to the pipelined loop's iterations plus one.
+        const int64_t units = p.tm > 1 ? p.tm : (int64_t)p.tn * (int64_t)out_bytes / m.stick_bytes;
+        const int64_t pipelined_trip = p.kp / p.tk / 2 - 1;
+        int64_t store_pieces = 0;
+        for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
+            if (units % p == 0) store_pieces = p;
+        }
+        const bool spreads = chunked && double_buffer && !p.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
+        const double spread_stores = spreads ? (p.nt >= 2 ? (double)(p.nt - 1) * p.mt : (double)(p.mt - 1)) : 0.0;
+        const double whole_stores = tiles - 1 - spread_stores;
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + r_dma + 2 * lat + sfu_init + sfu_tail);
+        double body;
+        if (chunked) {
+            // The K chunks are double buffered within a tile: each tile's first chunk
+            // loads before its first matmul, the next ones while the previous matmul runs.
+            const double tile = double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
+                                                : chunks * (dma_step + lat + pt_step);
+            // A spread store's pieces join the next tile's chunk loads, one piece per
+            // iteration (two chunks) of the pipelined K loop. The cores store their
+            // pieces at about the same time unless the chain's stagger spreads them
+            // over more than an iteration.
+            const double iteration = 2 * std::max(dma_step, pt_step);
+            const double n_p = std::clamp(cores * 2 * pt_step / std::max(stagger, 2 * pt_step), 1.0, cores);
+            const double piece_dma = store_pieces > 0 ? store_bytes / store_pieces * store_byte_cycles * n_p / m.dram_concurrency_efficiency(n_p) : 0.0;
+            const double piece_extra = std::max(0.0, std::max(2 * dma_step + piece_dma, 2 * pt_step) - iteration);
+            const double spread_tile = tile + store_pieces * piece_extra;
+            body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
+        } else {
+            // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
+            // and before the bias of tile t + 1, so past the fill each tile's B load
+            // sits between two matmuls even when double buffered.
+            const double loads_rest = std::max(0.0, steps * dma_step - first_loads), pt_all = steps * pt_step;
+            body = between_tiles + loads_rest + pt_all + (double_buffer ? 0.0 : (steps - 1) * lat);
+        }
+        return fill + body + drain;
+    };
+    // The cores move data at once only as much as the DRAM is busy: with the
+    // card's DRAM work for all bytes taking a fraction f of the run, about
+    // f x cores cores have transfers in flight, each at its share of
+    // dram_cycles at that concurrency. Starting from all cores (the slowest
+    // transfers), a few rounds settle the run time and that concurrency.
+    const double dram_all = m.dram_cycles(cost.read_bytes, cost.write_bytes, cores);
+    double per_core = per_core_cycles();
+    for (int round = 0; round < 3; round++) {
+        active = std::clamp(cores * dram_all / std::max(per_core, dram_all), 1.0, cores);
+        per_core = per_core_cycles();
+    }
+    // No transfer is in flight while the first loads' latency passes, nor after
+    // the last loads landed while the last matmul and the epilogue run (the last
+    // stores follow them): the card's DRAM work cannot fill those.
+    const double dram_idle = pt_step + sfu_tail + 2 * lat;
+    cost.per_core_cycles = per_core;
+    cost.dram_cycles = dram_all + dram_idle;
+    cost.cycles = std::max(per_core, dram_all + dram_idle);
+    return cost;
+}
+
+
+
+}  // namespace planning
+}  // namespace spyre

@@ -1,0 +1,94 @@
+// The PT pipeline model of the planning framework: the simulated time, DRAM
+// traffic of one tiling of a matmul-shaped kernel whose cores stream both
+// operands through the scratchpad, step by step, into an fp32 accumulator on
+// the PT (C = epilogue(A.B [+ bias]) [+ R]). gen_matmul's and gen_bmm's
+// programs are this pipeline (their staged, not resident, operands); a family
+// fills a PtPipeline for a candidate and judge() (planner.h) costs it here.
+// Kernels that keep one operand resident and stream the other (conv2d's
+// weights, bmm's resident B slice) are the streaming estimate's
+// (estimate_cycles, planner.h). docs/planning.md says why there are two.
+// In closed form from the machine description the simulator runs on
+// (docs/timing-model.md); assumes the candidate is legal (judge() checks).
+#pragma once
+
+#include <cstdint>
+
+#include "spyre/machine.h"
+
+namespace spyre {
+namespace planning {
+
+// One candidate's pipeline as the program compiles it.
+struct PtPipeline {
+    int tm = 0, tn = 0, tk = 0, kp = 0;  // output tile rows x columns; K chunk (== kp: whole K); K padded
+    int cm = 1, cn = 1;                  // cores along the rows and the columns of one group
+    // Independent copies of the cm x cn grid running at once (bmm's cores along
+    // the batch): every operand piece stays within its group, and the groups
+    // share the DRAM.
+    int groups = 1;
+    int64_t mt = 1, nt = 1;    // output tiles per core along the rows and the columns
+    int in_bytes = 2;          // element bytes of A and B
+    int out_bytes = 2;         // element bytes of C, the bias and R
+    double pt_type_factor = 1; // the PT's rate factor for A and B (pt_type_factor(), planner.h)
+    bool double_buffer = false;         // staged pieces in two copies (the backend: a K loop of even trips only)
+    bool a_shared = false, b_shared = false;  // A along the cn cores of a row range, B along the cm cores of a column range
+    bool result_double_buffer = false;  // the C tile in two copies: its store overlaps the next tile
+    bool a_per_row_of_tiles = false;    // whole-K tiles: A staged once per row of tiles (else per tile)
+    bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
+    bool residual = false;              // each tile loads an R tile, which the epilogue adds
+    double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
+};
+
+struct PtPipelineCost {
+    double cycles = 0;                            // estimated simulated cycles of the kernel
+    double read_bytes = 0, write_bytes = 0;       // DRAM traffic of the whole kernel
+    double per_core_cycles = 0, dram_cycles = 0;  // the two terms of the estimate (for SPYRE_PLAN_LOG)
+};
+
+// The simulated time of a candidate, built from the machine description the
+// simulator runs on (docs/timing-model.md) and the program the matmul and bmm
+// schedules emit for it. Per core the program is a sequence of steps, one per
+// K chunk of each output tile: stage the step's A and B pieces (DMA),
+// acc += A*B (PT); at a tile's first step also the bias (DMA, then acc = bias
+// on the SFU; without a bias acc = 0), at its last the epilogue and cast (SFU)
+// and the store of the C tile (DMA). With a residual each tile first loads its
+// R tile (DMA, before the bias), which the epilogue adds (SFU); R's bytes join
+// the kernel's DRAM reads.
+// No simulation: a closed form per candidate, so planning stays cheap.
+//  - DMA: a core's transfers run one at a time at its share of the card's DRAM
+//    work rate while `active` cores move data at once (dram_cycles at that
+//    concurrency); `active` is the cores times the fraction of the run the
+//    card's DRAM work for all bytes takes, settled in a few rounds (the
+//    simulator's DramModel shares the card among the cores with transfers in
+//    flight). Ring forwarding of shared A pieces occupies the same unit, and a
+//    core inside a chain forwards every piece.
+//  - Each wait on a transfer pays the access latency (dma_latency_cycles).
+//  - PT at the sustained rate (pt_macs_per_cycle) with the pass fill.
+//  - What double buffering overlaps, read from the emitted DMA streams: with K
+//    chunks, the next chunk's loads with this chunk's matmul, within a tile
+//    (each tile's first chunk loads before its first matmul); with whole-K
+//    tiles only the second tile's B, since every later B load is issued after
+//    the previous store and before the next bias. Between tiles the bias and the
+//    SFU work overlap nothing, nor does the store unless the backend spreads it
+//    over the next tile's K chunks (store_spreading.h).
+//  - A chain of cores sharing A (or B) runs at its head's pace: the head loads
+//    every piece of the chain at its fair share of the card. A B chain's cores
+//    are cn apart on the ring, so its forwards cross cn links each, which the
+//    cn B chains share: its stagger (the fill of its last core) crosses
+//    (cm - 1) x cn links (whole tiles: the matmul families do not forward in
+//    pieces), and a step takes at least cn B pieces' link time.
+//  - Stores: every core stores a whole tile at about the same time, so such a
+//    store costs the card's work for all of them, turnaround included (the
+//    card charges it to the stores of a kernel that reads more than it writes).
+//  - Fill: the first loads (and, for shared A, the chain head's first piece
+//    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
+//    epilogue and store after the last matmul.
+//  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
+//    last matmul and epilogue, during which no transfer is in flight, bounds the
+//    whole run from below.
+// tests/compiler/planner_ranking_test.cpp checks that it ranks candidates as
+// the simulator does (*MatmulPlannerRanking*, and bmm's cases).
+PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m);
+
+}  // namespace planning
+}  // namespace spyre
