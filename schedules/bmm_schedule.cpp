@@ -73,7 +73,7 @@ BmmCandidate bmm_candidate(const BmmShape &shape, int tm, int tn, int tk, bool r
     // DRAM: A per tile (per row of tiles with B resident), once per chain when shared;
     // B per tile, or each core's slice once per batch; C once. A broadcast B is one
     // matrix, read per tile of every batch's rows, and a B chain spans the batch too
-    // (a broadcast B is costed as a matmul, estimate_matmul: these terms keep the plan
+    // (a broadcast B is costed as a matmul, by the PT pipeline: these terms keep the plan
     // truthful for judge(), whose footprint and loops decide its legality).
     const double a_all = (double)shape.batch * p.mp * p.kp * bytes;
     const double b_all = (shape.broadcast_b ? 1.0 : (double)shape.batch) * p.np * p.kp * bytes;
@@ -155,8 +155,8 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     // A bmm of one batch is the matmul of its (m, n, k) without the bias, and one whose B is
     // broadcast over the batch the matmul of batch x m rows (its tiles never straddle two
     // batches: M is padded per batch). Its candidates are the matmul's (tiles staged per K chunk
-    // or per tile, B never resident, the same K chunks) costed with the matmul's model
-    // (matmul_cost.h; it also charges the bias load and the accumulator's initialisation per
+    // or per tile, B never resident, the same K chunks) costed by the PT pipeline model as the
+    // matmul fills it (matmul_pipeline; it also charges the bias load and the accumulator's initialisation per
     // tile, which the bmm does differently: a small per-tile term), its cores along the batch
     // counted as cores along M, so gen_bmm ranks its tilings as gen_matmul ranks the same work,
     // at the matmul's tie tolerance.
@@ -164,7 +164,7 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
     planning::PlanSearch<BmmSpyrePlan> search("bmm", as_matmul ? kMatmulTieTolerance : planning::kTieTolerance);
     for (int tm : tms) {
         for (int tn : tns) {
-            // The matmul's model is checked against the simulator for its own tile range (up to
+            // The PT pipeline model is checked against the simulator for the matmul's tile range (up to
             // 1024 columns: *MatmulPlannerRanking*); wider tiles it estimates 12% fast (64 x 1280).
             if (as_matmul && options.tile_n == 0 && tn > 1024) continue;
             // K chunks: the forced one, else the whole K and the largest chunks whose
