@@ -25,7 +25,15 @@
 // (stick lanes x the machine's cores) columns rather than to the plan's tiles,
 // and plans only tilings whose padded N fits: the layout then depends on N, the
 // type and the machine alone, so an app that runs one weight through kernels
-// of several M (apps/llm's prefill and decode) places it once.
+// of several M (apps/llm's prefill and decode) places it once. The planner then
+// also keeps M padded to whole 8-row PT passes only (tiles that divide it), so
+// A, C and R have the layout of the kernels around the matmul.
+// activation=swiglu: C(n, m) = silu(gate) * up of two accumulator columns, B and
+// the bias 2 n wide with the gate's and the up projection's columns alternating
+// in blocks of 64 (spyre::kSwigluBlock; n a multiple of it): a SwiGLU MLP's gate
+// and up projections with the gate as the epilogue, C written once at half the
+// width. On Spyre each tile's accumulator holds whole block pairs and the
+// epilogue runs one SFU instruction per block (schedules/matmul_schedule.h).
 // dtype=int8: A and B are int8, the bias, R and C int32, and the accumulation
 // is exact int32 arithmetic with two's-complement wrap-around, like the host's
 // Halide int32 (the algorithm is the natural acc += i32(A) * i32(B), which
@@ -62,7 +70,8 @@ public:
                                           {{"none", Activation::None},
                                            {"relu", Activation::Relu},
                                            {"gelu", Activation::Gelu},
-                                           {"silu", Activation::Silu}}};
+                                           {"silu", Activation::Silu},
+                                           {"swiglu", Activation::Swiglu}}};
     // Knobs of the Spyre schedule (SPYRE_MATMUL_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_MATMUL_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_MATMUL_KNOBS, spyre::MatmulSpyreOptions)
@@ -84,8 +93,13 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32) || t == Int(8))
             << "matmul: dtype must be float16, float32 or int8, not " << t;
         _halide_user_assert(t != Int(8) || activation == Activation::None || activation == Activation::Relu)
-            << "matmul: dtype=int8 (int32 results) supports activation none or relu, not gelu or silu: those are "
+            << "matmul: dtype=int8 (int32 results) supports activation none or relu, not gelu, silu or swiglu: those are "
                "float functions; requantize the int32 result to float first (a separate elementwise kernel)";
+        const bool swiglu = activation == Activation::Swiglu;
+        _halide_user_assert(!swiglu || (int)n_size % spyre::kSwigluBlock == 0)
+            << "matmul: activation=swiglu needs n (C's columns, half of B's) to be a multiple of "
+            << spyre::kSwigluBlock << " (B's gate and up columns alternate in blocks of " << spyre::kSwigluBlock
+            << "), not n=" << (int)n_size;
         const Type out_t = spyre::matmul_output_type(spyre::MatmulShape{1, 1, 1, t});
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
@@ -94,8 +108,9 @@ public:
             << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
             << " tile_n=" << (int)tile_n;
         const spyre::ShapeDim m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
+        const spyre::ShapeDim acc_n{swiglu ? "2 n" : "n", (swiglu ? 2 : 1) * (int64_t)(int)n_size};
         spyre::check_tensor_fits("matmul", "A", {k, m}, t);
-        spyre::check_tensor_fits("matmul", "B", {n, k}, t);
+        spyre::check_tensor_fits("matmul", "B", {acc_n, k}, t);
         spyre::check_tensor_fits("matmul", "C", {n, m}, out_t);
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
@@ -120,7 +135,9 @@ public:
         acc_(n_, m_) = bias_f_(n_);
         acc_(n_, m_) += cast(acc_t, (*A)(k_, m_)) * cast(acc_t, (*B)(n_, k_));
 
-        const Expr x = acc_(n_, m_);
+        // swiglu: the gate's and the up projection's columns of C's column n (kSwigluBlock).
+        const Expr gate_col = n_ + spyre::kSwigluBlock * (n_ / spyre::kSwigluBlock);
+        const Expr x = shape_.activation == Activation::Swiglu ? acc_(gate_col, m_) : acc_(n_, m_);
         // The residual joins the fp32 value after the activation; the cast rounds once.
         auto plus_residual = [&](const Expr &y) { return R ? y + cast(acc_t, (*R)(n_, m_)) : y; };
         switch (shape_.activation) {
@@ -144,6 +161,10 @@ public:
             act_(n_, m_) = exp(-x) + 1.0f;
             result_(n_, m_) = cast(t, plus_residual(x / act_(n_, m_)));
             break;
+        case Activation::Swiglu:
+            act_(n_, m_) = exp(-x) + 1.0f;
+            result_(n_, m_) = cast(t, plus_residual(x / act_(n_, m_) * acc_(gate_col + spyre::kSwigluBlock, m_)));
+            break;
         }
         (*C)(n_, m_) = result_(n_, m_);
 
@@ -152,13 +173,15 @@ public:
 
     // Multiples are the Spyre tiles (ignored by host builds); K of A and B
     // is padded identically, to whole input sticks; B's and the bias's N to
-    // the plan's bp (its np, or the shared weight layout's wider extent).
+    // the plan's bp (its np, or the shared weight layout's wider extent);
+    // C's and R's to the plan's c_np (np, or half of it with swiglu).
     void constrain_tensors() {
+        const int acc_n = spyre::matmul_acc_columns(shape_);
         spyre::constrain_tensor(*A, {shape_.k, shape_.m}, {plan_.in_lanes, plan_.mp});
-        spyre::constrain_tensor(*B, {shape_.n, shape_.k}, {plan_.bp, plan_.in_lanes});
-        spyre::constrain_tensor(*bias, {shape_.n}, {plan_.bp});
-        spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
-        if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.np, plan_.mp});
+        spyre::constrain_tensor(*B, {acc_n, shape_.k}, {plan_.bp, plan_.in_lanes});
+        spyre::constrain_tensor(*bias, {acc_n}, {plan_.bp});
+        spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.c_np, plan_.mp});
+        if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.c_np, plan_.mp});
     }
 
     // The family declaration (family_generator.h).
@@ -173,6 +196,7 @@ public:
         const char *act = shape_.activation == Activation::Relu   ? "relu"
                           : shape_.activation == Activation::Gelu ? "gelu"
                           : shape_.activation == Activation::Silu ? "silu"
+                          : shape_.activation == Activation::Swiglu ? "swiglu"
                                                                   : "none";
         spyre::KnobValues p = {{"m", std::to_string(shape_.m)}, {"n", std::to_string(shape_.n)},
                                {"k", std::to_string(shape_.k)}, {"dtype", spyre::dtype_param(shape_.dtype)},

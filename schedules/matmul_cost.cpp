@@ -12,10 +12,10 @@ namespace spyre {
 
 using namespace Halide;
 
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual) {
-    const int64_t tile = (int64_t)tm * tn;
-    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 * (1 + stages) + tile * out_bytes +
-           (int64_t)tn * (out_bytes + 4) + 4LL * tn * 4 + (residual ? tile * out_bytes + 2LL * tn * 4 : 0);
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu) {
+    const int64_t tile = (int64_t)tm * tn, out_tile = swiglu ? tile / 2 : tile;
+    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 + out_tile * 4 * stages + out_tile * out_bytes +
+           (int64_t)tn * (out_bytes + 4) + 4LL * tn * 4 + (residual ? out_tile * out_bytes + 2LL * tn * 4 : 0);
 }
 
 int64_t second_copies(int tm, int tn, int tk, int bytes) {
@@ -47,6 +47,12 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     // two (exp(-x) + 1; x / (..)) are charged the same four, an upper bound.
     const bool transcendental = shape.activation == Activation::Gelu || shape.activation == Activation::Silu;
     p.epilogue_transcendental_passes = transcendental ? 4.0 * epilogue_stages(shape.activation) : 0.0;
+    // swiglu: C has half the accumulator's columns; silu's four passes (as above) and the
+    // product with the up half run over C's half of the fp32 tile.
+    if (shape.activation == Activation::Swiglu) {
+        p.out_fraction = 0.5;
+        p.epilogue_transcendental_passes = 0.5 * 4.0 + 0.5;
+    }
     return p;
 }
 

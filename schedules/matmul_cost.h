@@ -20,7 +20,9 @@ namespace spyre {
 // only where the scratchpad has room.
 // `bytes` is the element size of A and B, `out_bytes` that of C, the bias and R
 // (int8 operands: 1 and 4; a stick holds 128 int8).
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual);
+// With swiglu, tn counts the accumulator's columns; the epilogue stage, the result and
+// R cover C's half of them.
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu = false);
 
 // The second copies of double buffering: the A and B chunks (K chunked) or tiles.
 int64_t second_copies(int tm, int tn, int tk, int bytes);

@@ -1,5 +1,6 @@
 // Schedules of the matmul with a fused epilogue (generators/matmul_generator.cpp):
 //   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m) with residual],  act in {none, relu, gelu, silu}
+//   or, with swiglu, the gate of two interleaved accumulator columns (kSwigluBlock below)
 // kept apart from the algorithm. The bias is the accumulator's initial value
 // (acc = bias; acc += A * B), so the epilogue is the activation and the cast.
 //
@@ -27,7 +28,15 @@
 
 namespace spyre {
 
-enum class Activation { None, Relu, Gelu, Silu };
+enum class Activation { None, Relu, Gelu, Silu, Swiglu };
+
+// activation=swiglu: the accumulator has two columns per column of C, B's and the bias's
+// columns interleaved in blocks of kSwigluBlock: block b holds the gate's columns
+// [b*kSwigluBlock, (b+1)*kSwigluBlock) then the up projection's same columns, and
+//   C(n, m) = silu(acc(g(n), m)) * acc(g(n) + kSwigluBlock, m),  g(n) = n + kSwigluBlock * (n / kSwigluBlock)
+// (a transformer MLP's gate and up projections in one matmul, with the SwiGLU gate as
+// its epilogue). N, C's columns, must be a multiple of the block.
+constexpr int kSwigluBlock = 64;
 
 // The Funcs and Vars of the matmul algorithm that a schedule works on.
 struct MatmulFuncs {
@@ -41,7 +50,7 @@ struct MatmulFuncs {
 };
 
 struct MatmulShape {
-    int m = 1, n = 1, k = 1;
+    int m = 1, n = 1, k = 1;  // n: C's columns (the accumulator has twice as many with swiglu)
     Halide::Type dtype;  // of A and B: float16, float32, or int8 (then bias, R and C are int32)
     Activation activation = Activation::None;
     bool residual = false;  // C = act(A.B + bias) + R, R(n, m) like C (gen_matmul residual=true)
@@ -53,6 +62,9 @@ struct MatmulShape {
     bool shared_weight_layout = false;
 };
 
+// The accumulator's (B's and the bias's) columns: n, or 2 n with activation=swiglu.
+int matmul_acc_columns(const MatmulShape &shape);
+
 // B's padded N under shape.shared_weight_layout: N rounded up to whole blocks of
 // (a tile-column step, 64 columns or a whole stick, x the scheduling machine's cores) columns.
 int shared_weight_padded_n(const MatmulShape &shape);
@@ -63,8 +75,9 @@ Halide::Type matmul_output_type(const MatmulShape &shape);
 
 // Tiles, padding and core split of the Spyre schedule for one shape.
 struct MatmulSpyrePlan {
-    int tm = 0, tn = 0, tk = 0;  // tile sizes; tk == kp unless K is chunked
-    int mp = 0, np = 0, kp = 0;  // padded extents (multiples of cm * tm, cn * tn, the input stick)
+    int tm = 0, tn = 0, tk = 0;  // tile sizes (tn: accumulator columns); tk == kp unless K is chunked
+    int mp = 0, np = 0, kp = 0;  // padded extents (multiples of cm * tm, cn * tn, the input stick; np: accumulator columns)
+    int c_tn = 0, c_np = 0;      // C's tile columns and padded N: tn and np, halved with swiglu
     int bp = 0;                  // B's and the bias's padded N: np, or shared_weight_padded_n (>= np)
     int cm = 1, cn = 1;          // cores along m and n
     int in_lanes = 0;            // stick lanes of the dtype

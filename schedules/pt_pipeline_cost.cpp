@@ -24,8 +24,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double a_core = a_loads * a_piece / (p.a_shared ? p.cn : 1);
     const double b_piece = (double)p.tk * p.tn * bytes;             // B staged per step
     const double b_core = tiles * ((double)p.kp * p.tn * bytes / (p.b_shared ? p.cm : 1) + bias_row);
-    const double w_core = tiles * (double)p.tm * p.tn * out_bytes;
-    const double r_tile = p.residual ? (double)p.tm * p.tn * out_bytes : 0.0;  // the residual tile, loaded per tile
+    const double out_tile_bytes = (double)p.tm * p.tn * p.out_fraction * out_bytes;  // C's tile
+    const double w_core = tiles * out_tile_bytes;
+    const double r_tile = p.residual ? out_tile_bytes : 0.0;  // the residual tile, loaded per tile
     PtPipelineCost cost;
     cost.read_bytes = (a_core + b_core + tiles * r_tile) * cores;
     cost.write_bytes = w_core * cores;
@@ -67,8 +68,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     };
     const double sfu_init = (p.bias ? sfu((double)p.tn * 4) : 0.0) + sfu(tile_f32);
     // The residual's add joins the tail (fp16: R's widening runs before the last matmul ends).
-    const double sfu_tail = sfu(tile_f32) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
-                            (p.residual ? sfu(tile_f32) : 0.0);
+    const double sfu_tail = sfu(tile_f32 * p.out_fraction) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
+                            (p.residual ? sfu(tile_f32 * p.out_fraction) : 0.0);
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
         // The residual tile loads just before the bias, at each tile's start: at the
@@ -114,7 +115,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
         // less the chain's stagger, and at least one core's store alone.
-        const double store_bytes = (double)p.tm * p.tn * out_bytes;
+        const double store_bytes = out_tile_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
         const double stagger = std::max(a_chain_fill, b_chain_fill);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
@@ -135,7 +136,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // in pairs, leaving each store whole).
         // The pieces: whole rows (or sticks of a one-row tile), as many as divide
         // them up to the pipelined loop's iterations plus one.
-        const int64_t units = p.tm > 1 ? p.tm : (int64_t)p.tn * (int64_t)out_bytes / m.stick_bytes;
+        const int64_t units = p.tm > 1 ? p.tm : (int64_t)(p.tn * p.out_fraction) * (int64_t)out_bytes / m.stick_bytes;
         const int64_t pipelined_trip = p.kp / p.tk / 2 - 1;
         int64_t store_pieces = 0;
         for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {

@@ -37,6 +37,7 @@ struct PtPipeline {
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
     bool residual = false;              // each tile loads an R tile, which the epilogue adds
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
+    double out_fraction = 1;   // C's columns per accumulator column (1/2: a gated epilogue, swiglu)
 };
 
 struct PtPipelineCost {

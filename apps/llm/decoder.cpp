@@ -450,12 +450,24 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     const int T = x.dim(1).extent();
     Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
     run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.mlp_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
-    Tensor gu = tensor_for(k + "gu", "C", {2 * s.ffn, T});
-    run(k + "gu", "gate/up proj", xn.raw_buffer(), W(L.wgu, k).raw_buffer(), W(bias_gu_, k).raw_buffer(), gu.raw_buffer());
-    Tensor act3 = tensor_for(k + "swiglu", "out", {s.ffn, T, 1});
-    Tensor gu3 = view(gu, {2 * s.ffn, T, 1});
-    run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
-    Tensor act = view(act3, {s.ffn, T});
+    // wgu's gate and up rows alternate in blocks of kSwigluWeightBlock. Prefill runs the
+    // gate and up projections as one matmul whose epilogue is the SwiGLU gate (gen_matmul
+    // activation=swiglu); decode runs the product, then the gate over its blocks viewed as
+    // (2 x block, F / block, T) (kernel_plan.cpp says why).
+    Tensor act;
+    if (!has_role(k + "swiglu")) {
+        act = tensor_for(k + "gu", "C", {s.ffn, T});
+        run(k + "gu", "gate/up proj + swiglu", xn.raw_buffer(), W(L.wgu, k).raw_buffer(), W(bias_gu_, k).raw_buffer(),
+            act.raw_buffer());
+    } else {
+        const int B = kSwigluWeightBlock;
+        Tensor gu = tensor_for(k + "gu", "C", {2 * s.ffn, T});
+        run(k + "gu", "gate/up proj", xn.raw_buffer(), W(L.wgu, k).raw_buffer(), W(bias_gu_, k).raw_buffer(), gu.raw_buffer());
+        Tensor act3 = tensor_for(k + "swiglu", "out", {B, s.ffn / B, T});
+        Tensor gu3 = view(gu, {2 * B, s.ffn / B, T});
+        run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
+        act = view(act3, {s.ffn, T});
+    }
     // The residual add is the down projection's epilogue (gen_matmul residual=true): x + act . wdown.
     Tensor out = tensor_for(k + "down", "C", {s.hidden, T});
     if (s.adds_residual()) {

@@ -12,7 +12,9 @@
 //                      V(D, C, KVH * B)             values: head dim innermost
 //                      (C positions; cache head kvh + KVH * b belongs to sequence b)
 //   weights            matmul B operands (N, K): wqkv(NQKV, H), wo(H, H),
-//                      wgu(2F, H) (gate rows first), wdown(H, F), lm(V, H);
+//                      wgu(2F, H) (the gate's and the up projection's rows alternating
+//                      in blocks of kSwigluWeightBlock, gen_matmul activation=swiglu's layout),
+//                      wdown(H, F), lm(V, H);
 //                      the embedding table E(H, V) (a row per token).
 // What each step does, kernel by kernel, is in decoder.cpp and docs/llm.md.
 #pragma once

@@ -186,14 +186,14 @@ bool check_against_host(const Run &dev, const Run &host) {
 
 // Where a phase's time goes beyond its bound, from the run's own figures: the
 // matmuls above their own roofline bounds, the attention, the kernels that a
-// fused layer would not run at all (norms, rope, adds, the SwiGLU gate, the key
-// transpose: their traffic is not in the phase's minimum), the device copies
+// fused layer would not run at all (norms, rope, adds, the SwiGLU gate
+// where it runs apart, the key transpose: their traffic is not in the phase's minimum), the device copies
 // and relayouts.
 void explain_time(const std::vector<OpRecord> &v, double bound_us) {
     auto kind = [](const OpRecord &r) -> int {
         if (is_collective(r)) return 4;
         if (r.function == "device->device" || r.function == "relayout") return 3;
-        if (r.role == "qkv proj" || r.role == "o proj + residual" || r.role == "gate/up proj" ||
+        if (r.role == "qkv proj" || r.role == "o proj + residual" || r.role == "gate/up proj + swiglu" || r.role == "gate/up proj" ||
             r.role == "down proj + residual" || r.role == "lm head")
             return 0;
         if (r.role == "attention") return 1;

@@ -20,6 +20,12 @@ namespace llm {
 
 struct ModelShape;
 
+// wgu's rows: the gate's and the up projection's alternate in blocks of this many
+// (gen_matmul activation=swiglu's B layout, spyre::kSwigluBlock in
+// schedules/matmul_schedule.h; mpi.llm_tiny_tp*_matches_tp1 checks that a rank's
+// shard of whole blocks computes the same model).
+constexpr int kSwigluWeightBlock = 64;
+
 // One decoder layer's weights (fp16, matmul B operands (N, K); decoder.h's layouts).
 struct LayerWeights {
     Tensor attn_norm, wqkv, wo, mlp_norm, wgu, wdown;

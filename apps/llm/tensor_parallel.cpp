@@ -31,6 +31,10 @@ ModelShape tensor_parallel_shard(const ModelShape &full, int tp, int rank) {
                " ranks nor replicate evenly (tp must divide them or be a multiple of them)");
     }
     if (full.ffn % tp != 0) refuse("the MLP's " + std::to_string(full.ffn) + " columns do not split evenly");
+    if ((full.ffn / tp) % kSwigluWeightBlock != 0) {
+        refuse("a rank's " + std::to_string(full.ffn / tp) + " MLP columns are not whole blocks of " +
+               std::to_string(kSwigluWeightBlock) + " (wgu's gate and up rows alternate in such blocks)");
+    }
     ModelShape s = full;
     s.tp = tp;
     s.rank = rank;
@@ -83,10 +87,10 @@ LayerWeights ShardedWeights::layer(int layer) const {
     // wo (N = H, K = attention width): the rows of K this rank's heads produce.
     l.wo = zeros({H, s.attention_width()});
     copy_rows(fl.wo, 1, q0 * D, s.attention_width(), l.wo, 0);
-    // wgu (N = [gate | up] x F): this rank's columns of each.
+    // wgu (N = 2F, the gate's and the up projection's rows alternating in blocks of
+    // kSwigluWeightBlock): this rank's F / tp columns of each are one contiguous range of blocks.
     l.wgu = zeros({2 * s.ffn, H});
-    copy_rows(fl.wgu, 0, r * s.ffn, s.ffn, l.wgu, 0);
-    copy_rows(fl.wgu, 0, f.ffn + r * s.ffn, s.ffn, l.wgu, s.ffn);
+    copy_rows(fl.wgu, 0, 2 * r * s.ffn, 2 * s.ffn, l.wgu, 0);
     // wdown (N = H, K = F): this rank's columns of K.
     l.wdown = zeros({H, s.ffn});
     copy_rows(fl.wdown, 1, r * s.ffn, s.ffn, l.wdown, 0);

@@ -1,7 +1,8 @@
 // gen_matmul built for Spyre against the host build of the same generator, on
 // random non-constant data, over shapes that are not multiples of a stick, a
 // tile or the core count, both dtypes and every activation of the epilogue,
-// with and without the fused residual (residual=true: C = act(A.B + bias) + R).
+// with and without the fused residual (residual=true: C = act(A.B + bias) + R),
+// and the SwiGLU-gated product (activation=swiglu).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,6 +155,101 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{1, 1000, 128, "float16", "none", false, true},
                                            MatmulCase{8, 300, 70, "float32", "silu", true, true}),
                          case_name);
+
+// activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's
+// alternating in blocks of kSwigluBlock, and C(n, m) = silu(gate) * up. The host build is
+// checked against the formula applied to the plain matmul of the same B (activation=none,
+// 2 n columns), then the Spyre build against the host build.
+struct SwigluCase {
+    int m, n, k;
+    const char *dtype;
+    bool residual = false;
+    bool shared_weight_layout = false;
+};
+
+class SwigluMatmulDualRealization : public ::testing::TestWithParam<SwigluCase> {};
+
+TEST_P(SwigluMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
+    const SwigluCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    const int acc_n = 2 * c.n;
+    Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m}, 31);
+    Halide::Buffer<> B = random_buffer("B", t, {acc_n, c.k}, 32);
+    Halide::Buffer<> bias = random_buffer("bias", t, {acc_n}, 33);
+    Halide::Buffer<> R = random_buffer("R", t, {c.n, c.m}, 34);
+    std::map<std::string, std::string> params = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)},
+                                                 {"k", std::to_string(c.k)}, {"dtype", c.dtype},
+                                                 {"activation", "swiglu"}};
+    if (c.residual) params["residual"] = "true";
+    if (c.shared_weight_layout) params["shared_weight_layout"] = "true";
+    set_compiling_for_spyre(true);
+    const MatmulSpyrePlan plan =
+        plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, Activation::Swiglu, c.residual, c.shared_weight_layout});
+    set_compiling_for_spyre(false);
+    EXPECT_EQ(plan.c_tn * 2, plan.tn);
+    EXPECT_EQ(plan.c_np * 2, plan.np);
+    Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
+    Halide::Buffer<> B_p = padded_copy(B, {plan.bp, plan.kp});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.bp});
+    Halide::Buffer<> spyre, host;
+    if (c.residual) {
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p, padded_copy(R, {plan.c_np, plan.mp}));
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias, R);
+    } else {
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p);
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias);
+    }
+    // The formula on the plain product (fp32 B columns of the same accumulation, rounded
+    // to the dtype once there and once in the gated result: two roundings at most).
+    std::map<std::string, std::string> plain = {{"m", std::to_string(c.m)}, {"n", std::to_string(acc_n)},
+                                                {"k", std::to_string(c.k)}, {"dtype", "float32"}};
+    Halide::Buffer<> A32 = random_buffer("A", Halide::Float(32), {c.k, c.m}, 31);
+    for (int m = 0; m < c.m; m++) {
+        for (int k = 0; k < c.k; k++) A32.as<float>()(k, m) = (float)value_at(A, k, m, 0);
+    }
+    Halide::Buffer<> B32 = random_buffer("B", Halide::Float(32), {acc_n, c.k}, 32);
+    for (int k = 0; k < c.k; k++) {
+        for (int j = 0; j < acc_n; j++) B32.as<float>()(j, k) = (float)value_at(B, j, k, 0);
+    }
+    Halide::Buffer<> bias32 = random_buffer("bias", Halide::Float(32), {acc_n}, 33);
+    for (int j = 0; j < acc_n; j++) bias32.as<float>()(j) = (float)value_at(bias, j, 0, 0);
+    Halide::Buffer<> gu = run_generator("matmul", plain, false, Halide::Float(32), {acc_n, c.m}, A32, B32, bias32);
+    const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+    const double tol = (t == Halide::Float(32) ? 4.0 * c.k * ulp : 2.0 * ulp) * std::sqrt((double)c.k) + 2e-6;
+    double host_err = 0, spyre_err = 0, max_ref = 0;
+    int positive = 0, negative = 0;
+    for (int m = 0; m < c.m; m++) {
+        for (int n = 0; n < c.n; n++) {
+            const int gate = n + kSwigluBlock * (n / kSwigluBlock), up = gate + kSwigluBlock;
+            const double g = value_at(gu, gate, m, 0), u = value_at(gu, up, m, 0);
+            const double want = g / (1.0 + std::exp(-g)) * u + (c.residual ? value_at(R, n, m, 0) : 0.0);
+            const double h = value_at(host, n, m, 0), s = value_at(spyre, n, m, 0);
+            host_err = std::max(host_err, std::fabs(h - want) / std::max(1.0, std::fabs(want)));
+            spyre_err = std::max(spyre_err, std::fabs(s - h) / std::max(1.0, std::fabs(h)));
+            max_ref = std::max(max_ref, std::fabs(want));
+            positive += want > 0;
+            negative += want < 0;
+        }
+    }
+    EXPECT_GT(max_ref, 0.1);
+    EXPECT_GT(positive, 0);
+    EXPECT_GT(negative, 0);
+    EXPECT_LE(host_err, 2 * tol + (t == Halide::Float(16) ? 2e-3 : 1e-5)) << "the host build is not silu(gate) * up";
+    EXPECT_LE(spyre_err, tol) << "max relative error of the Spyre build against the host's " << spyre_err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SwigluMatmulDualRealization,
+                         ::testing::Values(SwigluCase{50, 128, 40, "float16"},  // M and K not whole tiles or sticks
+                                           SwigluCase{33, 192, 17, "float32"},  // K below a stick, an odd block count
+                                           SwigluCase{100, 64, 130, "float16", true},  // one block, the residual
+                                           SwigluCase{8, 320, 70, "float16", false, true},  // the shared weight layout
+                                           SwigluCase{1, 640, 256, "float16", false, true}),  // decode
+                         [](const ::testing::TestParamInfo<SwigluCase> &info) {
+                             const SwigluCase &c = info.param;
+                             return std::string(c.dtype) + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) +
+                                    "_k" + std::to_string(c.k) + (c.residual ? "_residual" : "") +
+                                    (c.shared_weight_layout ? "_shared_weight_layout" : "");
+                         });
 
 // dtype=int8: int8 A and B, int32 bias, R and C, accumulated in int32 on the PT
 // (pt.matmul with in_type i8). Integers are exact: the Spyre build must equal the
