@@ -13,6 +13,12 @@
 // F = 12800: 200 fp16 sticks), so the up half starts on a stick boundary.
 // It is planned and scheduled like silu (schedules/elementwise_schedule.cpp),
 // with a row of a twice as wide: den = 1 + exp(-gate), result = gate / den * up.
+// gate_up_blocks=true (swiglu only): a is the product whose gate and up columns
+// alternate in blocks of d0 (gen_matmul activation=swiglu's B layout, without
+// the fused gate), (2 d0 d1, d2, 1): row z of it holds d1 block pairs, and
+//   out(x, y, z) = silu(a(x + 2 d0 y, z, 0)) * a(x + 2 d0 y + d0, z, 0),
+// out (d0, d1, d2) being out(F = d0 d1, d2) with rows split into blocks: an
+// LLM's decode step gates its gate/up product this way (apps/llm).
 // The unary ops are written as a few Funcs (gelu: wide = v, sq = wide * wide,
 // result; silu: wide = v, den = 1 + exp(-wide), result), every use of an fp16
 // input reading wide, its fp32 row: the SFU widens a row once, not once per
@@ -51,6 +57,8 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "add"};
     GeneratorParam<std::string> broadcast_b{"broadcast_b", ""};
+    // swiglu: a's gate and up columns alternate in blocks of d0 (see the header comment).
+    GeneratorParam<bool> gate_up_blocks{"gate_up_blocks", false};
     // Knobs of the Spyre schedule (SPYRE_ELEMENTWISE_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ELEMENTWISE_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ELEMENTWISE_KNOBS, spyre::ElementwiseSpyreOptions)
@@ -82,8 +90,17 @@ public:
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
         parse_broadcast(broadcast_b);
-        spyre::check_tensor_fits("elementwise", "a",
-                                 {{shape_.gated() ? "2 d0" : "d0", shape_.a_d0()}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
+        shape_.gate_up_blocks = gate_up_blocks;
+        _halide_user_assert(!shape_.gate_up_blocks || (shape_.gated() && device_order.value() == "zyx"))
+            << "elementwise: gate_up_blocks=true is a layout of swiglu's input in the default device_order (zyx), not "
+               "of op="
+            << shape_.op << " with device_order=" << device_order.value();
+        if (shape_.gate_up_blocks) {
+            spyre::check_tensor_fits("elementwise", "a", {{"2 d0 d1", 2LL * shape_.d0 * shape_.d1}, {"d2", shape_.d2}, {"", 1}}, t);
+        } else {
+            spyre::check_tensor_fits("elementwise", "a",
+                                     {{shape_.gated() ? "2 d0" : "d0", shape_.a_d0()}, {"d1", shape_.d1}, {"d2", shape_.d2}}, t);
+        }
         a = add_input<Buffer<>>("a", t, 3);
         if (shape_.binary()) b = add_input<Buffer<>>("b", t, 3);
         out = add_output<Buffer<>>("out", t, 3);
@@ -92,7 +109,12 @@ public:
     void generate() {
         plan_ = plan_for(knob_options());
         const Type t = dtype;
-        Expr v = cast<float>((*a)(x_, y_, z_));
+        // swiglu over blocks: the gate of out's (x, y, z) in a's row z (gate_up_blocks).
+        const Expr a_x = shape_.gate_up_blocks ? x_ + 2 * shape_.d0 * y_ : Expr(x_);
+        auto a_at = [&](const Expr &x) {
+            return shape_.gate_up_blocks ? (*a)(x, z_, 0) : (*a)(x, y_, z_);
+        };
+        Expr v = cast<float>(a_at(a_x));
         Expr r;
         if (shape_.binary()) {
             const bool *bc = shape_.broadcast_b;
@@ -114,7 +136,7 @@ public:
             const Expr w = widened(wide, v);
             den(x_, y_, z_) = 1.0f + exp(-w);
             r = w / den(x_, y_, z_);
-            if (shape_.gated()) r = r * cast<float>((*a)(x_ + shape_.d0, y_, z_));  // silu(gate) * up
+            if (shape_.gated()) r = r * cast<float>(a_at(a_x + shape_.d0));  // silu(gate) * up
             intermediates_ = wide.defined() ? std::vector<Func>{wide, den} : std::vector<Func>{den};
         }
         result_(x_, y_, z_) = cast(t, r);
@@ -134,7 +156,11 @@ public:
 
     // Spyre: rows padded to the plan's tile (d1); d0 to whole sticks; the plan's device order the layout.
     void constrain_tensors() {
-        spyre::constrain_tensor(*a, {shape_.a_d0(), shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
+        if (shape_.gate_up_blocks) {  // a row of a holds out's rows of blocks, d1 padded as out's
+            spyre::constrain_tensor(*a, {2 * shape_.d0 * shape_.d1, shape_.d2, 1}, {2 * shape_.d0 * plan_.d1p, 1, 1});
+        } else {
+            spyre::constrain_tensor(*a, {shape_.a_d0(), shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
+        }
         spyre::constrain_tensor(*out, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         if (b) {
             const bool *bc = shape_.broadcast_b;
@@ -162,9 +188,11 @@ public:
         for (int d = 0; d < 3; d++) {
             if (shape_.broadcast_b[d]) bc += (bc.empty() ? "d" : ",d") + std::to_string(d);
         }
-        return {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
-                {"d2", std::to_string(shape_.d2)}, {"dtype", spyre::dtype_param(shape_.dtype)},
-                {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
+        spyre::KnobValues p = {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
+                               {"d2", std::to_string(shape_.d2)}, {"dtype", spyre::dtype_param(shape_.dtype)},
+                               {"op", shape_.op},                 {"broadcast_b", bc.empty() ? "none" : bc}};
+        if (shape_.gate_up_blocks) p["gate_up_blocks"] = "true";
+        return p;
     }
     std::string describe(const spyre::ElementwiseSpyrePlan &p) const {
         return "tiles of " + std::to_string(p.tile_rows) + " rows (d1 padded to " + std::to_string(p.d1p) +

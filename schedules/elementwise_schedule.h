@@ -39,6 +39,9 @@ struct ElementwiseShape {
     Halide::Type dtype;
     std::string op;                       // add, mul (binary); gelu, silu, relu (unary); swiglu (gated, one input)
     bool broadcast_b[3] = {false, false, false};
+    // swiglu only: a is (2 d0 d1, d2, 1), row z holding out's d1 rows of gate and up blocks of d0
+    // (gen_elementwise gate_up_blocks=true); a row of out still reads 2 d0 of a.
+    bool gate_up_blocks = false;
 
     bool binary() const { return op == "add" || op == "mul"; }
     // swiglu: a holds the gate in x < d0 and the up projection in d0 <= x < 2 d0.

@@ -452,8 +452,8 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
     run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.mlp_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
     // wgu's gate and up rows alternate in blocks of kSwigluWeightBlock. Prefill runs the
     // gate and up projections as one matmul whose epilogue is the SwiGLU gate (gen_matmul
-    // activation=swiglu); decode runs the product, then the gate over its blocks viewed as
-    // (2 x block, F / block, T) (kernel_plan.cpp says why).
+    // activation=swiglu); decode runs the product, then gen_elementwise's swiglu over its
+    // blocks (gate_up_blocks=true; kernel_plan.cpp says why).
     Tensor act;
     if (!has_role(k + "swiglu")) {
         act = tensor_for(k + "gu", "C", {s.ffn, T});
@@ -464,7 +464,7 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
         Tensor gu = tensor_for(k + "gu", "C", {2 * s.ffn, T});
         run(k + "gu", "gate/up proj", xn.raw_buffer(), W(L.wgu, k).raw_buffer(), W(bias_gu_, k).raw_buffer(), gu.raw_buffer());
         Tensor act3 = tensor_for(k + "swiglu", "out", {B, s.ffn / B, T});
-        Tensor gu3 = view(gu, {2 * B, s.ffn / B, T});
+        Tensor gu3 = view(gu, {2 * s.ffn, T, 1});
         run(k + "swiglu", "swiglu", gu3.raw_buffer(), act3.raw_buffer());
         act = view(act3, {s.ffn, T});
     }

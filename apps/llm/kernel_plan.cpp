@@ -56,10 +56,12 @@ std::vector<PlannedKernel> kernel_plan(const ModelShape &s, const std::vector<in
         plan.push_back({d + "oproj", "matmul", params({{"m", b}, {"n", H}, {"k", W}}, {{"residual", residual}, {"shared_weight_layout", "true"}})});
         // Decode keeps the gate apart: the fused kernel's accumulator tiles hold whole gate/up
         // block pairs, which at one row split N over fewer cores (1.9% slower at batch 1). The
-        // gate/up output's blocks are the (2 x block, F / block, b) input of gen_elementwise's swiglu.
+        // gate/up output is gen_elementwise swiglu's input as it is (gate_up_blocks=true: its rows
+        // hold F / block pairs of gate and up blocks), whose output (block, F / block, b) is (F, b).
         plan.push_back({d + "gu", "matmul", params({{"m", b}, {"n", 2 * F}, {"k", H}}, {{"shared_weight_layout", "true"}})});
         plan.push_back({d + "swiglu", "elementwise",
-                        params({{"d0", kSwigluWeightBlock}, {"d1", F / kSwigluWeightBlock}, {"d2", b}}, {{"op", "swiglu"}})});
+                        params({{"d0", kSwigluWeightBlock}, {"d1", F / kSwigluWeightBlock}, {"d2", b}},
+                               {{"op", "swiglu"}, {"gate_up_blocks", "true"}})});
         plan.push_back({d + "down", "matmul", params({{"m", b}, {"n", H}, {"k", F}}, {{"residual", residual}, {"shared_weight_layout", "true"}})});
         plan.push_back({d + "lm", "matmul", params({{"m", b}, {"n", s.vocab}, {"k", H}}, {{"shared_weight_layout", "true"}})});
     }

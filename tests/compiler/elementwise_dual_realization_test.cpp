@@ -3,7 +3,8 @@
 // several, over shapes that are not multiples of a stick, a tile or the core
 // count, and rows longer than one SFU vector. op=swiglu (a twice as wide as
 // out, gate then up) is also checked against a direct double-precision
-// silu(gate) * up, on small shapes and on Granite-3-8B's MLP (F = 12800).
+// silu(gate) * up, on small shapes and on Granite-3-8B's MLP (F = 12800), and
+// so is swiglu over alternating gate and up blocks (gate_up_blocks=true).
 #include <gtest/gtest.h>
 
 #include "elementwise_schedule.h"
@@ -131,6 +132,62 @@ INSTANTIATE_TEST_SUITE_P(
                       ElementwiseCase{"swiglu", 12800, 8, 1, "float32", ""},
                       ElementwiseCase{"swiglu", 12800, 512, 1, "float16", ""}),
     case_name);
+
+// op=swiglu gate_up_blocks=true: a is (2 d0 d1, d2, 1), the gate's and the up
+// projection's columns alternating in blocks of d0 along a's rows (gen_matmul
+// activation=swiglu's B layout, as a decode step's gate/up product has them),
+// and out(x, y, z) = silu(a(x + 2 d0 y, z)) * a(x + 2 d0 y + d0, z): the Spyre
+// build against the host build, and the host build against that formula.
+struct GateUpBlocksCase {
+    int d0, d1, d2;
+    const char *dtype;
+};
+
+class SwigluGateUpBlocks : public ::testing::TestWithParam<GateUpBlocksCase> {};
+
+TEST_P(SwigluGateUpBlocks, SpyreMatchesHostAndTheFormula) {
+    const GateUpBlocksCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    ElementwiseShape shape;
+    shape.d0 = c.d0, shape.d1 = c.d1, shape.d2 = c.d2, shape.dtype = t, shape.op = "swiglu", shape.gate_up_blocks = true;
+    const std::map<std::string, std::string> params = {{"op", "swiglu"}, {"d0", std::to_string(c.d0)},
+                                                       {"d1", std::to_string(c.d1)}, {"d2", std::to_string(c.d2)},
+                                                       {"dtype", c.dtype}, {"gate_up_blocks", "true"}};
+    set_compiling_for_spyre(true);
+    const ElementwiseSpyrePlan plan = plan_elementwise_spyre(shape);
+    set_compiling_for_spyre(false);
+    const int row = 2 * c.d0 * c.d1;
+    Halide::Buffer<> a = random_buffer("a", t, {row, c.d2, 1}, 13);
+    scale(a, 4.0f);
+    const std::vector<int> out_extents = {c.d0, c.d1, c.d2};
+    Halide::Buffer<> spyre = run_generator("elementwise", params, true, t, out_extents,
+                                           padded_copy(a, {2 * c.d0 * plan.d1p, c.d2, 1}));
+    Halide::Buffer<> host = run_generator("elementwise", params, false, t, out_extents, a);
+    double max_err = 0, max_err_direct = 0, max_ref = 0;
+    for (int z = 0; z < c.d2; z++)
+        for (int y = 0; y < c.d1; y++)
+            for (int x = 0; x < c.d0; x++) {
+                const double g = value_at(a, x + 2 * c.d0 * y, z, 0), u = value_at(a, x + 2 * c.d0 * y + c.d0, z, 0);
+                const double direct = g / (1.0 + std::exp(-g)) * u;
+                const double h = value_at(host, x, y, z), s = value_at(spyre, x, y, z);
+                max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+                max_err_direct = std::max(max_err_direct, std::fabs(h - direct) / std::max(1.0, std::fabs(direct)));
+                max_ref = std::max(max_ref, std::fabs(direct));
+            }
+    EXPECT_GT(max_ref, 0.05) << "the formula's result is (nearly) zero: the test could pass by accident";
+    EXPECT_LE(max_err_direct, t == Halide::Float(32) ? 2e-5 : 2e-3) << "the host build is not silu(gate) * up over blocks";
+    EXPECT_LE(max_err, t == Halide::Float(32) ? 2e-5 : 2e-3) << "max relative error " << max_err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SwigluGateUpBlocks,
+                         ::testing::Values(GateUpBlocksCase{64, 20, 3, "float16"},  // a decode step's blocks, small
+                                           GateUpBlocksCase{64, 37, 1, "float16"},  // block rows padded to tiles
+                                           GateUpBlocksCase{32, 9, 2, "float32"}),  // fp32 blocks of one stick
+                         [](const ::testing::TestParamInfo<GateUpBlocksCase> &info) {
+                             const GateUpBlocksCase &c = info.param;
+                             return std::string(c.dtype) + "_" + std::to_string(c.d0) + "x" + std::to_string(c.d1) + "x" +
+                                    std::to_string(c.d2);
+                         });
 
 }  // namespace
 }  // namespace spyre::testing
