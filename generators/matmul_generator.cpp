@@ -1,5 +1,6 @@
 // Matrix multiply with a fused epilogue:
-//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m)],  act in {none, relu, gelu, silu}
+//   C(n, m) = act(sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m)],  act in {none, relu, gelu, silu},
+// or the SwiGLU gate of two accumulator columns (activation=swiglu, below)
 // gelu is the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
 // silu is x / (1 + exp(-x)). Shapes are static (GeneratorParams), innermost
 // dimension first; fp16 kernels accumulate in fp32 and round once. The bias is
