@@ -91,10 +91,10 @@ public:
             << device_order.value() << "'";
         parse_broadcast(broadcast_b);
         shape_.gate_up_blocks = gate_up_blocks;
-        _halide_user_assert(!shape_.gate_up_blocks || (shape_.gated() && device_order.value() == "zyx"))
-            << "elementwise: gate_up_blocks=true is a layout of swiglu's input in the default device_order (zyx), not "
-               "of op="
-            << shape_.op << " with device_order=" << device_order.value();
+        _halide_user_assert(!shape_.gate_up_blocks || shape_.gated())
+            << "elementwise: gate_up_blocks=true is a layout of op=swiglu's input, not of op=" << shape_.op;
+        _halide_user_assert(!shape_.gate_up_blocks || device_order.value() == "zyx")
+            << "elementwise: gate_up_blocks=true needs the default device_order (zyx), not " << device_order.value();
         if (shape_.gate_up_blocks) {
             spyre::check_tensor_fits("elementwise", "a", {{"2 d0 d1", 2LL * shape_.d0 * shape_.d1}, {"d2", shape_.d2}, {"", 1}}, t);
         } else {
