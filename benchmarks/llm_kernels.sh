@@ -50,8 +50,8 @@ row "O projection, prefill" matmul m=512 n=4096 k=4096
 row "residual add, decode" elementwise op=add d0=4096 d1=1 d2=1
 row "residual add, prefill" elementwise op=add d0=4096 d1=512 d2=1
 row "gate/up projection, decode" matmul m=1 n=25600 k=4096
-row "gate/up projection, prefill" matmul m=512 n=25600 k=4096
-for m in 1 4 8 512; do row "SwiGLU gate, M=$m" elementwise op=swiglu d0=12800 d1=$m d2=1; done
+row "gate/up projection + SwiGLU gate, prefill" matmul m=512 n=12800 k=4096 activation=swiglu shared_weight_layout=true
+for m in 1 4 8; do row "SwiGLU gate over the gate/up blocks, M=$m" elementwise op=swiglu d0=64 d1=200 d2=$m gate_up_blocks=true; done
 row "down projection, decode" matmul m=1 n=4096 k=12800
 row "down projection, prefill" matmul m=512 n=4096 k=12800
 row "LM head, decode" matmul m=1 n=49155 k=4096

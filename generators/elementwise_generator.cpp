@@ -63,7 +63,7 @@ public:
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ELEMENTWISE_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ELEMENTWISE_KNOBS, spyre::ElementwiseSpyreOptions)
 
-    Input<Buffer<>> *a = nullptr;     // a(x, y, z); swiglu: (2 d0, d1, d2), gate then up along x
+    Input<Buffer<>> *a = nullptr;     // a(x, y, z); swiglu: (2 d0, d1, d2), gate then up along x; gate_up_blocks: (2 d0 d1, d2, 1)
     Input<Buffer<>> *b = nullptr;     // b(x, y, z), extent 1 along the broadcast dims; binary ops only
     Output<Buffer<>> *out = nullptr;  // out(x, y, z)
 

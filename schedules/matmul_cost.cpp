@@ -22,7 +22,7 @@ int64_t second_copies(int tm, int tn, int tk, int bytes) {
     return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes;
 }
 
-planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c) {
+planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c, const MachineDescription &m) {
     planning::PtPipeline p;
     p.tm = c.tm;
     p.tn = c.tn;
@@ -34,7 +34,7 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     p.nt = c.nt;
     p.in_bytes = shape.dtype.bytes();
     p.out_bytes = matmul_output_type(shape).bytes();
-    p.pt_type_factor = planning::pt_type_factor(shape.dtype);
+    p.pt_type_factor = planning::pt_type_factor(shape.dtype, m);
     p.double_buffer = c.double_buffer;
     p.a_shared = c.a_shared;
     p.b_shared = c.b_shared;
@@ -48,10 +48,11 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     const bool transcendental = shape.activation == Activation::Gelu || shape.activation == Activation::Silu;
     p.epilogue_transcendental_passes = transcendental ? 4.0 * epilogue_stages(shape.activation) : 0.0;
     // swiglu: C has half the accumulator's columns; silu's four passes (as above) and the
-    // product with the up half run over C's half of the fp32 tile.
+    // product with the up half (a simple one) run over C's half of the fp32 tile.
     if (shape.activation == Activation::Swiglu) {
         p.out_fraction = 0.5;
-        p.epilogue_transcendental_passes = 0.5 * 4.0 + 0.5;
+        p.epilogue_transcendental_passes = 0.5 * 4.0;
+        p.epilogue_simple_passes = 0.5;
     }
     return p;
 }

@@ -8,6 +8,7 @@
 
 #include "matmul_schedule.h"
 #include "pt_pipeline_cost.h"
+#include "schedule_context.h"
 #include "spyre/machine.h"
 
 namespace spyre {
@@ -38,6 +39,7 @@ struct MatmulCandidate {
 // The candidate's pipeline for the framework's PT pipeline model
 // (pt_pipeline_cost.h), which judge() costs: A staged per K chunk or per row of
 // tiles, the bias per tile, the activation's transcendental passes, the residual.
-planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c);
+planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c,
+                                     const MachineDescription &m = scheduling_machine());
 
 }  // namespace spyre

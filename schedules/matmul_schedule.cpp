@@ -162,8 +162,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
                     tp.pt_pipeline = matmul_pipeline(
-                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db});
-                    planning::Verdict v = planning::judge(tp, db);
+                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db}, machine);
+                    planning::Verdict v = planning::judge(tp, db, machine);
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     const planning::PtPipelineCost &cost = v.pt_cost;
                     const double read = cost.read_bytes, write = cost.write_bytes;
@@ -171,13 +171,16 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {
                         char what[200];
-                        std::snprintf(what, sizeof what,
-                                      "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d read=%.0f write=%.0f "
-                                      "per_core_us=%.2f dram_us=%.2f",
-                                      tm, tn, tk, cm, cn, (int)share, (int)share_b, read, write,
-                                      cost.per_core_cycles / machine.clock_ghz / 1000.0,
-                                      cost.dram_cycles / machine.clock_ghz / 1000.0);
-                        return std::string(what);
+                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d", tm, tn,
+                                      tk, cm, cn, (int)share, (int)share_b);
+                        std::string s = what;
+                        if (v.legal) {  // the model's figures (a refused candidate is not costed)
+                            std::snprintf(what, sizeof what, " read=%.0f write=%.0f per_core_us=%.2f dram_us=%.2f", read,
+                                          write, cost.per_core_cycles / machine.clock_ghz / 1000.0,
+                                          cost.dram_cycles / machine.clock_ghz / 1000.0);
+                            s += what;
+                        }
+                        return s;
                     });
                   }
                 }
@@ -187,9 +190,13 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     }
     if (weight_np && options.tile_n > 0) {
         _halide_user_assert(round_up(acc_n, tns.front()) <= weight_np)
-            << "matmul Spyre schedule: tile_n=" << options.tile_n << " pads B's N (" << acc_n << ") to "
-            << round_up(acc_n, tns.front()) << " columns, past the shared weight layout's " << weight_np
-            << " (shared_weight_layout=true): use a tile_n that divides " << weight_np << ", or tile_n=0";
+            << "matmul Spyre schedule: tile_n=" << options.tile_n << " (" << tns.front()
+            << (swiglu ? " accumulator columns: with swiglu a tile holds gate and up blocks" : " columns")
+            << ") pads B's N (" << acc_n << ") to " << round_up(acc_n, tns.front())
+            << " columns, past the shared weight layout's " << weight_np
+            << " (shared_weight_layout=true): use a tile_n whose tile divides " << weight_np
+            << (swiglu ? " (twice tile_n, rounded up to blocks of " + std::to_string(kSwigluBlock) + ")" : std::string())
+            << ", or tile_n=0";
     }
     if (options.tile_m > 0 || options.tile_n > 0) {
         _halide_user_assert(search.found())

@@ -44,7 +44,7 @@ struct MatmulFuncs {
     Halide::Func result;   // result(n, m) = cast(dtype, act(acc(n, m)))
     Halide::Func acc;      // fp32 accumulator: acc = bias_f(n); acc += A(k, m) * B(n, k)
     Halide::Func bias_f;   // bias widened to fp32
-    std::vector<Halide::Func> epilogue;  // activation stages between acc and result (gelu, silu)
+    std::vector<Halide::Func> epilogue;  // activation stages between acc and result (gelu, silu, swiglu)
     Halide::RDom k;        // the reduction over the (padded) K
     Halide::Var n, m;
 };
@@ -103,7 +103,7 @@ constexpr double kMatmulTieTolerance = 1e-3;
     X(int, max_cores, 0, "use at most this many cores, cm * cn (0: all the machine's cores)", spyre::knob_core_counts) \
     X(bool, double_buffer, true, "staged tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
     X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
-    X(int, tile_n, 0, "columns per output tile (0: automatic; rounded up to whole sticks)", spyre::knob_from_shape) \
+    X(int, tile_n, 0, "columns of C per output tile (0: automatic; rounded up to whole sticks, with swiglu to whole 64-column blocks)", spyre::knob_from_shape) \
     X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
     X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools)
 

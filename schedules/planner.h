@@ -18,7 +18,8 @@
 //    loaded, computed and stored, and the PT pipeline model
 //    (pt_pipeline_cost.h) of a matmul streaming both operands in K steps, with
 //    ring chains paced by their heads; tests/compiler/planner_ranking_test.cpp
-//    checks that they rank candidates as the simulator does;
+//    and matmul_planner_ranking_test.cpp check that they rank candidates as
+//    the simulator does;
 //  - the search (PlanSearch): the cheapest legal candidate, the family's
 //    order of preference breaking ties.
 // Header and source depend on the machine description and the compiler's

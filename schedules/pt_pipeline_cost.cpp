@@ -12,7 +12,7 @@ namespace planning {
 PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m) {
     const double bytes = p.in_bytes;                                 // A and B
     const double out_bytes = p.out_bytes;                           // C, the bias and R
-    const double cores = (double)p.groups * p.cm * p.cn;
+    const double cores = (double)p.cm * p.cn;
     const bool chunked = p.tk < p.kp;
     const double chunks = (double)(p.kp / p.tk), tiles = (double)(p.mt * p.nt);
     // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
@@ -69,6 +69,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double sfu_init = (p.bias ? sfu((double)p.tn * 4) : 0.0) + sfu(tile_f32);
     // The residual's add joins the tail (fp16: R's widening runs before the last matmul ends).
     const double sfu_tail = sfu(tile_f32 * p.out_fraction) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
+                            p.epilogue_simple_passes * sfu(tile_f32) +
                             (p.residual ? sfu(tile_f32 * p.out_fraction) : 0.0);
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
@@ -92,8 +93,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared ? 0.0 : b_own;
             const double head = a_own + b_own;
             const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
-            // (Every group of the grid has its own heads: groups times one group's cores.)
-            const double n = std::clamp(p.groups * (1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_own) + rest * (a_rest + b_rest)) / head),
+            const double n = std::clamp(1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_own) + rest * (a_rest + b_rest)) / head,
                                         1.0, cores);
             dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
         }
@@ -139,8 +139,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const int64_t units = p.tm > 1 ? p.tm : (int64_t)(p.tn * p.out_fraction) * (int64_t)out_bytes / m.stick_bytes;
         const int64_t pipelined_trip = p.kp / p.tk / 2 - 1;
         int64_t store_pieces = 0;
-        for (int64_t p = std::min<int64_t>(pipelined_trip + 1, units); p >= 2 && store_pieces == 0; p--) {
-            if (units % p == 0) store_pieces = p;
+        for (int64_t pieces = std::min<int64_t>(pipelined_trip + 1, units); pieces >= 2 && store_pieces == 0; pieces--) {
+            if (units % pieces == 0) store_pieces = pieces;
         }
         const bool spreads = chunked && double_buffer && !p.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
         const double spread_stores = spreads ? (p.nt >= 2 ? (double)(p.nt - 1) * p.mt : (double)(p.mt - 1)) : 0.0;

@@ -21,11 +21,7 @@ namespace planning {
 // One candidate's pipeline as the program compiles it.
 struct PtPipeline {
     int tm = 0, tn = 0, tk = 0, kp = 0;  // output tile rows x columns; K chunk (== kp: whole K); K padded
-    int cm = 1, cn = 1;                  // cores along the rows and the columns of one group
-    // Independent copies of the cm x cn grid running at once (bmm's cores along
-    // the batch): every operand piece stays within its group, and the groups
-    // share the DRAM.
-    int groups = 1;
+    int cm = 1, cn = 1;                  // cores along the rows and the columns
     int64_t mt = 1, nt = 1;    // output tiles per core along the rows and the columns
     int in_bytes = 2;          // element bytes of A and B
     int out_bytes = 2;         // element bytes of C, the bias and R
@@ -37,6 +33,7 @@ struct PtPipeline {
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
     bool residual = false;              // each tile loads an R tile, which the epilogue adds
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
+    double epilogue_simple_passes = 0;          // and those charged as simple ones (an add, a product)
     double out_fraction = 1;   // C's columns per accumulator column (1/2: a gated epilogue, swiglu)
 };
 
@@ -87,8 +84,9 @@ struct PtPipelineCost {
 //  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
 //    last matmul and epilogue, during which no transfer is in flight, bounds the
 //    whole run from below.
-// tests/compiler/planner_ranking_test.cpp checks that it ranks candidates as
-// the simulator does (*MatmulPlannerRanking*, and bmm's cases).
+// tests/compiler/matmul_planner_ranking_test.cpp (*MatmulPlannerRanking*) and
+// planner_ranking_test.cpp's bmm cases check that it ranks candidates as the
+// simulator does.
 PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m);
 
 }  // namespace planning

@@ -165,6 +165,7 @@ struct SwigluCase {
     const char *dtype;
     bool residual = false;
     bool shared_weight_layout = false;
+    int tile_n = 0, max_cores = 0;  // forced knobs (0: the planner's)
 };
 
 class SwigluMatmulDualRealization : public ::testing::TestWithParam<SwigluCase> {};
@@ -182,12 +183,22 @@ TEST_P(SwigluMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
                                                  {"activation", "swiglu"}};
     if (c.residual) params["residual"] = "true";
     if (c.shared_weight_layout) params["shared_weight_layout"] = "true";
+    if (c.tile_n) params["tile_n"] = std::to_string(c.tile_n);
+    if (c.max_cores) params["max_cores"] = std::to_string(c.max_cores);
+    MatmulSpyreOptions o;
+    o.tile_n = c.tile_n, o.max_cores = c.max_cores;
+    const MatmulShape shape{c.m, c.n, c.k, t, Activation::Swiglu, c.residual, c.shared_weight_layout};
     set_compiling_for_spyre(true);
-    const MatmulSpyrePlan plan =
-        plan_matmul_spyre(MatmulShape{c.m, c.n, c.k, t, Activation::Swiglu, c.residual, c.shared_weight_layout});
+    const MatmulSpyrePlan plan = plan_matmul_spyre(shape, o);
+    const int weight_np = shared_weight_padded_n(shape);
     set_compiling_for_spyre(false);
-    EXPECT_EQ(plan.c_tn * 2, plan.tn);
-    EXPECT_EQ(plan.c_np * 2, plan.np);
+    EXPECT_GE(plan.c_np, c.n);
+    EXPECT_EQ(plan.tn % (2 * kSwigluBlock), 0) << "an accumulator tile of whole gate/up block pairs";
+    if (c.tile_n) EXPECT_EQ(plan.c_tn, (c.tile_n + kSwigluBlock - 1) / kSwigluBlock * kSwigluBlock);
+    if (c.shared_weight_layout) {
+        EXPECT_EQ(plan.bp, weight_np) << "B padded as the plain product of its 2 n columns";
+        EXPECT_EQ(plan.mp, (c.m + 7) / 8 * 8) << "the shared layout keeps M padded to PT passes only";
+    }
     Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
     Halide::Buffer<> B_p = padded_copy(B, {plan.bp, plan.kp});
     Halide::Buffer<> bias_p = padded_copy(bias, {plan.bp});
@@ -243,12 +254,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SwigluMatmulDualRealization,
                                            SwigluCase{33, 192, 17, "float32"},  // K below a stick, an odd block count
                                            SwigluCase{100, 64, 130, "float16", true},  // one block, the residual
                                            SwigluCase{8, 320, 70, "float16", false, true},  // the shared weight layout
-                                           SwigluCase{1, 640, 256, "float16", false, true}),  // decode
+                                           SwigluCase{200, 192, 70, "float16", false, true},  // M not whole 64-row tiles
+                                           SwigluCase{1, 640, 256, "float16", false, true},  // decode
+                                           SwigluCase{16, 128, 4096, "float16"},  // K in chunks
+                                           SwigluCase{32, 512, 128, "float32", true, false, 64, 2}),  // 4 N tiles a core
                          [](const ::testing::TestParamInfo<SwigluCase> &info) {
                              const SwigluCase &c = info.param;
                              return std::string(c.dtype) + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) +
                                     "_k" + std::to_string(c.k) + (c.residual ? "_residual" : "") +
-                                    (c.shared_weight_layout ? "_shared_weight_layout" : "");
+                                    (c.shared_weight_layout ? "_shared_weight_layout" : "") +
+                                    (c.tile_n ? "_tile_n" + std::to_string(c.tile_n) : "") +
+                                    (c.max_cores ? "_cores" + std::to_string(c.max_cores) : "");
                          });
 
 // dtype=int8: int8 A and B, int32 bias, R and C, accumulated in int32 on the PT
