@@ -70,6 +70,19 @@ struct GeneratorSteps : Halide::Internal::GeneratorBase {
     static Halide::Pipeline build(Halide::Internal::GeneratorBase *g) { return (g->*(&GeneratorSteps::build_pipeline))(); }
 };
 
+// The message of the Halide::CompileError that configuring generator `name` with `params`
+// (for an x86-64 host target) throws; empty if configure() accepts them.
+inline std::string configure_error(const std::string &name, const Halide::Internal::GeneratorParamsMap &params) {
+    try {
+        auto gen = Halide::Internal::GeneratorRegistry::create(name, Halide::GeneratorContext(Halide::Target("x86-64-linux")));
+        gen->set_generator_param_values(params);
+        GeneratorSteps::configure(gen.get());
+    } catch (const Halide::CompileError &e) {
+        return e.what();
+    }
+    return "";
+}
+
 // Builds generator `name` with `params` for Spyre or the host, in a schedule context of its own
 // (for `machine`), and binds the inputs; the pipeline compiles at its first realize_generator call.
 template <typename... Inputs>
