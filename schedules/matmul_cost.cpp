@@ -38,6 +38,7 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     p.double_buffer = c.double_buffer;
     p.a_shared = c.a_shared;
     p.b_shared = c.b_shared;
+    p.b_gathered = c.b_gathered;
     p.result_double_buffer = c.result_double_buffer;
     p.a_per_row_of_tiles = true;  // schedule_matmul_spyre stages whole-K A at the row of tiles (mo)
     p.bias = true;

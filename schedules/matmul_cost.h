@@ -34,6 +34,7 @@ struct MatmulCandidate {
     int64_t mt, nt;  // M and N tiles per core
     bool double_buffer, a_shared, b_shared;
     bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
+    bool b_gathered = false;    // a shared B loaded in shares by every core of its chain
 };
 
 // The candidate's pipeline for the framework's PT pipeline model

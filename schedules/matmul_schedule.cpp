@@ -117,14 +117,19 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
                 if (weight_np && np > weight_np) continue;
                 for (int cm : divisors(m_tiles)) {
-                  for (int sharing = 0; sharing < 4; sharing++) {
-                    // Which operands the cores of a chain pass along the ring: A along N, B along M.
-                    const bool share = sharing & 1, share_b = sharing & 2;
+                  for (int sharing = 0; sharing < 6; sharing++) {
+                    // Which operands the cores of a chain pass along the ring: A along N, B along M;
+                    // 4 and 5: B gathered, each core of its chain loading a share of every tile.
+                    const bool share = sharing & 1, share_b = sharing & 6, gather_b = sharing & 4;
                     // B chains only with K chunks: the estimate follows them in the chunked
                     // pipeline, not with whole-K tiles (docs/planning.md, "What is left").
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2)) ||
                         (share_b && (!options.share_b || cm < 2 || tk == kp)))
                         continue;
+                    // A gathered tile is cut into cm shares of whole rows (tk of them, or one row of
+                    // whole sticks), the same on every tile: K in whole chunks, no partial last one.
+                    if (gather_b && (options.b_forwarding == "whole" || tk < cm || shape.k % tk != 0)) continue;
+                    if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu) + (db ? second_copies(tm, tn, tk, bytes) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
@@ -147,6 +152,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.double_buffer_result = result_db;
                     p.a_shared = share;
                     p.b_shared = share_b;
+                    p.b_gathered = gather_b;
                     // Legality and the cost are the framework's (judge: the scratchpad budget, the
                     // hardware loops: K chunks, N tiles and M tiles per core; the PT pipeline model,
                     // checked against the simulator by *MatmulPlannerRanking*), and so is the
@@ -162,7 +168,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
                     tp.pt_pipeline = matmul_pipeline(
-                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db}, machine);
+                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db, gather_b}, machine);
                     planning::Verdict v = planning::judge(tp, db, machine);
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     const planning::PtPipelineCost &cost = v.pt_cost;
@@ -171,8 +177,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {
                         char what[200];
-                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d", tm, tn,
-                                      tk, cm, cn, (int)share, (int)share_b);
+                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d%s", tm, tn,
+                                      tk, cm, cn, (int)share, (int)share_b, gather_b ? " gathered" : "");
                         std::string s = what;
                         if (v.legal) {  // the model's figures (a refused candidate is not costed)
                             std::snprintf(what, sizeof what, " read=%.0f write=%.0f per_core_us=%.2f dram_us=%.2f", read,
@@ -271,7 +277,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     }
     // The cores of one row range load the same A tiles: once per chain, then along the ring.
     if (p.a_shared) share_over_ring(A_in);
-    if (p.b_shared) share_over_ring(B_in);
+    if (p.b_shared) share_over_ring(B_in, p.b_gathered ? RingForwarding::Gathered : RingForwarding::WholeTiles);
     // The residual tile, staged per tile of C (DMA) and added by the SFU in the epilogue.
     if (shape.residual) stage_in_scratchpad(R_in, f.C, no);
 

@@ -88,6 +88,7 @@ struct MatmulSpyrePlan {
     bool double_buffer_result = false;  // the result tile too (an even number of N tiles per core)
     bool a_shared = false;       // the cn cores of one row range pass A tiles along the ring (cn > 1)
     bool b_shared = false;       // the cm cores of one column range pass B tiles along the ring (cm > 1)
+    bool b_gathered = false;     // ... each loading 1/cm of every B tile (RingForwarding::Gathered), not the first alone
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -105,7 +106,8 @@ constexpr double kMatmulTieTolerance = 1e-3;
     X(int, tile_m, 0, "rows per output tile (0: automatic; rounded up to whole 8-row PT passes)", spyre::knob_from_shape) \
     X(int, tile_n, 0, "columns of C per output tile (0: automatic; rounded up to whole sticks, with swiglu to whole 64-column blocks)", spyre::knob_from_shape) \
     X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
-    X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools)
+    X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools) \
+    X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"})
 
 struct MatmulSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)

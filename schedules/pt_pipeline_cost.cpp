@@ -51,14 +51,26 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double a_own = a_loads * a_piece / (tiles * chunks), b_own = b_piece;
     const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
-    const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + b_ring;
+    const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
+    // A gathered B: each core forwards cm - 1 shares of 1/cm of a piece, each cn links away,
+    // one round after another. Where the card's DRAM paces the steps (`dram_pace`, the card's
+    // DRAM time for a step's loads over the step's matmul, reaches 1), the cores finish their
+    // loads together and each round's shares of the cn chains meet on the links they all
+    // cross: a round then takes cn shares' link time (ramped over 0.95-1.05). Below, the
+    // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
+    // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
+    // Granite prefill's projections (pace 0.90-0.96: gathered 4-16% faster).
+    const bool b_gathered = p.b_shared && p.b_gathered;
+    const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
+    const double lockstep = std::clamp((dram_pace - 0.95) / 0.1, 0.0, 1.0);
+    const double b_gather = b_gathered ? (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
+    const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
     // forwards crosses cn links.
     const double a_chain_fill = p.a_shared ? planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m) : 0.0;
-    const double b_chain_fill = p.b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
-    const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
+    const double b_chain_fill = b_gathered ? b_gather : p.b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
     // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
     // bias and C store (DMA).
     const double tile_f32 = (double)p.tm * p.tn * 4;
@@ -89,11 +101,13 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // B chains (the first core along M), and the rest; a core heading
         // neither loads only what is not shared.
         double dma_step = dma(a_step + b_step, 0) + ring_step;
-        if (p.a_shared || p.b_shared) {
-            const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared ? 0.0 : b_own;
-            const double head = a_own + b_own;
+        if (p.a_shared || (p.b_shared && !b_gathered)) {
+            // A gathered B has no head: every core loads its share, as if not shared.
+            const double b_mine = b_gathered ? b_step : b_own;
+            const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared && !b_gathered ? 0.0 : b_mine;
+            const double head = a_own + b_mine;
             const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
-            const double n = std::clamp(1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_own) + rest * (a_rest + b_rest)) / head,
+            const double n = std::clamp(1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_mine) + rest * (a_rest + b_rest)) / head,
                                         1.0, cores);
             dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
         }
@@ -106,7 +120,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // with a shared operand the last core of a chain holds the first piece a chain fill later.
         // (The chain head loads that piece alone at the one-core rate while the others load B.)
         const double chain = std::max(p.a_shared ? m.dram_cycles(a_piece, 0, 1) + a_chain_fill : 0.0,
-                                      p.b_shared ? m.dram_cycles(b_piece, 0, 1) + b_chain_fill : 0.0);
+                                      b_gathered ? dma(b_step, 0) + b_chain_fill
+                                                 : p.b_shared ? m.dram_cycles(b_piece, 0, 1) + b_chain_fill : 0.0);
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
@@ -117,7 +132,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // less the chain's stagger, and at least one core's store alone.
         const double store_bytes = out_tile_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
-        const double stagger = std::max(a_chain_fill, b_chain_fill);
+        const double stagger = std::max(a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.

@@ -28,6 +28,7 @@ struct PtPipeline {
     double pt_type_factor = 1; // the PT's rate factor for A and B (pt_type_factor(), planner.h)
     bool double_buffer = false;         // staged pieces in two copies (the backend: a K loop of even trips only)
     bool a_shared = false, b_shared = false;  // A along the cn cores of a row range, B along the cm cores of a column range
+    bool b_gathered = false;            // a shared B loaded in shares, one per core of its chain (RingForwarding::Gathered)
     bool result_double_buffer = false;  // the C tile in two copies: its store overlaps the next tile
     bool a_per_row_of_tiles = false;    // whole-K tiles: A staged once per row of tiles (else per tile)
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
@@ -74,7 +75,10 @@ struct PtPipelineCost {
 //    are cn apart on the ring, so its forwards cross cn links each, which the
 //    cn B chains share: its stagger (the fill of its last core) crosses
 //    (cm - 1) x cn links (whole tiles: the matmul families do not forward in
-//    pieces), and a step takes at least cn B pieces' link time.
+//    pieces), and a step takes at least cn B pieces' link time. A gathered B
+//    chain has no head: every core loads 1/cm of each piece and forwards the
+//    other cm - 1 shares one after another, each a share's put and cn links'
+//    hops behind the previous one.
 //  - Stores: every core stores a whole tile at about the same time, so such a
 //    store costs the card's work for all of them, turnaround included (the
 //    card charges it to the stores of a kernel that reads more than it writes).

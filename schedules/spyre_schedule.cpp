@@ -776,7 +776,8 @@ void share_over_ring(Func f, RingForwarding forwarding) {
     if (f.has_update_definition()) {
         fail(what, "it has update definitions (an accumulator); only a staged copy of an input can be shared");
     }
-    ScheduleContext::active().request_ring_sharing(f.name(), forwarding == RingForwarding::Pieces);
+    ScheduleContext::active().request_ring_sharing(f.name(), forwarding == RingForwarding::Pieces,
+                                                   forwarding == RingForwarding::Gathered);
 }
 
 }  // namespace spyre

@@ -185,8 +185,12 @@ void double_buffer_result(Halide::Func f);
 // forwards a piece as soon as it has arrived, so the last core of a chain of n
 // holds the tile about n - 1 piece hops after the first, not n - 1 tile hops;
 // but a core's DMA queue streams the whole tile through before its own next
-// transfer, which a pipeline of many small tiles per core pays for).
-enum class RingForwarding { WholeTiles, Pieces };
+// transfer, which a pipeline of many small tiles per core pays for), or
+// gathered (every core of a chain loads its share of the tile, rows or planes,
+// and the shares travel round the closed chain, so all the chain's cores read
+// DRAM at once and none queues the whole tile's load ahead of its forwards;
+// the tile's partial rows or planes, if any, must not depend on the tile's loops).
+enum class RingForwarding { WholeTiles, Pieces, Gathered };
 void share_over_ring(Halide::Func f, RingForwarding forwarding = RingForwarding::WholeTiles);
 
 }  // namespace spyre

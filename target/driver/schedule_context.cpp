@@ -96,10 +96,11 @@ void ScheduleContext::request_double_buffering(const std::string &func_name) {
     double_buffered_.insert(func_name);
 }
 
-void ScheduleContext::request_ring_sharing(const std::string &func_name, bool in_pieces) {
+void ScheduleContext::request_ring_sharing(const std::string &func_name, bool in_pieces, bool gathered) {
     std::lock_guard<std::mutex> lock(mutex_);
     ring_shared_.insert(func_name);
     if (in_pieces) ring_pieces_.insert(func_name);
+    if (gathered) ring_gathered_.insert(func_name);
 }
 
 std::set<std::string> ScheduleContext::double_buffered() const {
@@ -115,6 +116,11 @@ std::set<std::string> ScheduleContext::ring_shared() const {
 std::set<std::string> ScheduleContext::ring_pieces() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return ring_pieces_;
+}
+
+std::set<std::string> ScheduleContext::ring_gathered() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ring_gathered_;
 }
 
 ScheduleContext &ScheduleContext::active() { return *active_shared(); }

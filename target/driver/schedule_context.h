@@ -94,10 +94,11 @@ public:
 
     // ---- what the schedule asks of the lowering, by Func name ----
     void request_double_buffering(const std::string &func_name);
-    void request_ring_sharing(const std::string &func_name, bool in_pieces);
+    void request_ring_sharing(const std::string &func_name, bool in_pieces, bool gathered = false);
     std::set<std::string> double_buffered() const;
     std::set<std::string> ring_shared() const;
-    std::set<std::string> ring_pieces() const;  // of ring_shared, forwarded in pieces
+    std::set<std::string> ring_pieces() const;    // of ring_shared, forwarded in pieces
+    std::set<std::string> ring_gathered() const;  // of ring_shared, loaded in shares by every core of a chain
 
     // ---- the context the scheduling vocabulary writes into on this thread ----
     static ScheduleContext &active();
@@ -121,7 +122,7 @@ private:
     DriverOptions driver_options_;
     std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
     std::map<std::string, SpyreTensorInfo> tensors_;
-    std::set<std::string> double_buffered_, ring_shared_, ring_pieces_;
+    std::set<std::string> double_buffered_, ring_shared_, ring_pieces_, ring_gathered_;
 };
 
 // The machine of the active context: what the planners in schedules/ plan for.

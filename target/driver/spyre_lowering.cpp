@@ -96,6 +96,7 @@ struct LoweringInputs {
     std::set<std::string> double_buffered;           // spyre::double_buffer
     std::set<std::string> ring_shared;               // spyre::share_over_ring
     std::set<std::string> ring_pieces;               // of those, forwarded in pieces
+    std::set<std::string> ring_gathered;             // of those, loaded in shares (RingForwarding::Gathered)
 };
 
 // The kernel's arguments: program order (inputs in order of first use, then outputs), the
@@ -162,6 +163,7 @@ public:
         in_.double_buffered = context_->double_buffered();
         in_.ring_shared = context_->ring_shared();
         in_.ring_pieces = context_->ring_pieces();
+        in_.ring_gathered = context_->ring_gathered();
         try {
             return lower(s);
         } catch (const CompileError &e) {
@@ -236,7 +238,7 @@ private:
                  [&] {
                      std::vector<std::vector<compiler::ProgramNode> *> trees;
                      for (auto &cp : cores) trees.push_back(&cp.tree);
-                     compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m);
+                     compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m, in_.ring_gathered);
                  },
                  [&] { dump_tree(cores); });
 

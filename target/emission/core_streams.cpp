@@ -324,6 +324,26 @@ private:
             p.f[fld::RingPut::dst_channel].base = channel;
             dma.push_back(p);
         };
+        if (r.role == RingShare::Role::Gathered) {
+            // Load my share, then pass each share round the closed chain (ring_sharing.h): a
+            // share's bytes are its rows' (or planes'), contiguous in the scratchpad.
+            namespace D = fld::DmaLoad;
+            const GatherCut cut = gather_cut(load.f[D::planes].base, load.f[D::rows].base, load.f[D::row_bytes].base, m.stick_bytes);
+            const int n = r.chain_cores;
+            auto share_put = [&](int share) {
+                const GatheredShare s = gathered_share(cut.units, share, n);
+                put(r.downstream, s.first * cut.unit_bytes, s.count * cut.unit_bytes, r.data_channel);
+            };
+            put(r.upstream, 0, 0, r.credit_channel);  // my copy of the buffer is free
+            dma.push_back(gathered_share_load(load, r.position, n, m.stick_bytes));
+            dma.push_back(make(isa::Opcode::Wait, r.credit_channel));  // my successor's copy is free
+            share_put(r.position);
+            for (int i = 1; i < n; i++) {
+                dma.push_back(make(isa::Opcode::Wait, r.data_channel));  // share position - i has arrived
+                if (i < n - 1) share_put((r.position - i + n) % n);
+            }
+            return;
+        }
         const std::vector<int64_t> pieces = ring_forward_pieces(r.bytes, r.in_pieces, m);
         if (r.role == RingShare::Role::First) {
             dma.push_back(load);

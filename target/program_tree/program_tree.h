@@ -55,8 +55,11 @@ struct ScratchpadAccess {
 // emission expands the load into those instructions; everything before it
 // (synchronization, double buffering) sees a load writing the same bytes.
 struct RingShare {
-    enum class Role { None, First, Middle, Last } role = Role::None;
+    // First/Middle/Last: a chain whose first core loads the tile. Gathered: a closed chain whose
+    // every core loads its share (`position` of `chain_cores`) and forwards the others' round it.
+    enum class Role { None, First, Middle, Last, Gathered } role = Role::None;
     int upstream = -1, downstream = -1;  // neighbouring cores in the chain
+    int position = 0, chain_cores = 1;   // Gathered: this core's share, and the chain's length
     int data_channel = 0;                // signalled in the receiver when the tile has arrived
     int credit_channel = 0;              // signalled in the sender when the receiver's buffer is free
     int64_t bytes = 0;                   // the tile's contiguous scratchpad bytes

@@ -22,6 +22,7 @@ const char *role_name(RingShare::Role r) {
     case RingShare::Role::First: return "first";
     case RingShare::Role::Middle: return "middle";
     case RingShare::Role::Last: return "last";
+    case RingShare::Role::Gathered: return "gathered";
     case RingShare::Role::None: break;
     }
     return "none";
@@ -49,7 +50,11 @@ void print_nodes(std::ostringstream &os, const std::vector<ProgramNode> &nodes, 
         if (n.prologue_load) os << " (prologue load)";
         if (n.inst.ring.role != RingShare::Role::None) {
             os << " (ring " << role_name(n.inst.ring.role) << ", up " << n.inst.ring.upstream << ", down "
-               << n.inst.ring.downstream << ")";
+               << n.inst.ring.downstream;
+            if (n.inst.ring.role == RingShare::Role::Gathered) {
+                os << ", share " << n.inst.ring.position << " of " << n.inst.ring.chain_cores;
+            }
+            os << ")";
         }
         os << "\n";
     }

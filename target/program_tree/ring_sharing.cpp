@@ -107,6 +107,20 @@ int64_t contiguous_bytes(const SymInstruction &in) {
     return row * rows * planes;
 }
 
+// A gathered Func's load must cut into `shares` shares of whole units at fixed offsets.
+void check_gatherable(const SymInstruction &in, int shares, int64_t stick_bytes) {
+    const GatherCut cut = gather_cut(in.f[L::planes].base, in.f[L::rows].base, in.f[L::row_bytes].base, stick_bytes);
+    if (cut.units < shares) {
+        fail(in.func, std::string("gathered: its tile has ") + std::to_string(cut.units) + " " + cut.unit_name +
+                          " for a chain of " + std::to_string(shares) + " cores, each of which loads a share of whole " +
+                          cut.unit_name + "; forward it whole (RingForwarding::WholeTiles) or stage larger tiles");
+    }
+    if (in.f[cut.valid_field].depends_on_loops() || (cut.dram_stride_field >= 0 && in.f[cut.dram_stride_field].depends_on_loops())) {
+        fail(in.func, std::string("gathered: its tile's valid ") + cut.unit_name + " (or their DRAM stride) change from tile to "
+                          "tile, so a share's would not be a loop operand; forward it whole (RingForwarding::WholeTiles)");
+    }
+}
+
 // The shape of a core's program: loops (trip counts) and instructions (opcode and Func) in order.
 void skeleton(const std::vector<ProgramNode> &nodes, std::string &out) {
     for (const ProgramNode &n : nodes) {
@@ -123,7 +137,8 @@ void skeleton(const std::vector<ProgramNode> &nodes, std::string &out) {
 }  // namespace
 
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
-                           const std::set<std::string> &in_pieces, const MachineDescription &m) {
+                           const std::set<std::string> &in_pieces, const MachineDescription &m,
+                           const std::set<std::string> &gathered) {
     if (funcs.empty()) return;
     const int cores = (int)trees.size();
     std::vector<std::string> shapes(cores);
@@ -190,6 +205,32 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
             // half the B chains reversed; 2048: 378 and 865 us).
             double bytes = 0;
             for (const SharedLoad &l : loads[chain.front()]) bytes += l.bytes;
+            if (gathered.count(func)) {
+                // A closed chain in core order: every core loads its share and forwards the
+                // others' round it (a share crosses n - 1 hops, the least any gather needs;
+                // putting each share straight to every other core crosses more links and
+                // the puts wait for them: gen_matmul m=512 n=k=2048, 64 x 512 tiles on
+                // 8 x 4 cores, 128 us round the chain, 192 us straight).
+                const int n = (int)chain.size();
+                std::vector<int> closed = chain;
+                closed.push_back(chain.front());
+                ring.add(closed, bytes * (n - 1) / n);
+                for (int p = 0; p < n; p++) {
+                    for (SharedLoad &l : loads[chain[p]]) {
+                        check_gatherable(l.node->inst, n, m.stick_bytes);
+                        RingShare &r = l.node->inst.ring;
+                        r.role = RingShare::Role::Gathered;
+                        r.upstream = chain[(p + n - 1) % n];
+                        r.downstream = chain[(p + 1) % n];
+                        r.position = p;
+                        r.chain_cores = n;
+                        r.data_channel = data_channel;
+                        r.credit_channel = credit_channel;
+                        r.bytes = contiguous_bytes(l.node->inst);
+                    }
+                }
+                continue;
+            }
             std::vector<int> reversed(chain.rbegin(), chain.rend());
             if (in_pieces.count(func) && ring.busiest(reversed, bytes) < ring.busiest(chain, bytes)) chain = reversed;
             ring.add(chain, bytes);
@@ -209,6 +250,34 @@ void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const
             }
         }
     }
+}
+
+GatherCut gather_cut(int64_t planes, int64_t rows, int64_t row_bytes, int64_t stick_bytes) {
+    namespace D = isa::field::DmaLoad;
+    if (planes > 1) return {D::planes, D::valid_planes, D::dram_plane_stride, D::sp_plane_stride, planes, rows * row_bytes, "planes"};
+    if (rows > 1) return {D::rows, D::valid_rows, D::dram_row_stride, D::sp_row_stride, rows, row_bytes, "rows"};
+    return {D::row_bytes, D::valid_bytes, -1, -1, row_bytes / stick_bytes, stick_bytes, "sticks"};
+}
+
+GatheredShare gathered_share(int64_t units, int share, int shares) {
+    const int64_t first = units * share / shares, end = units * (share + 1) / shares;
+    return {first, end - first};
+}
+
+isa::Instruction gathered_share_load(const isa::Instruction &load, int share, int shares, int64_t stick_bytes) {
+    namespace D = isa::field::DmaLoad;
+    isa::Instruction l = load;
+    const GatherCut cut = gather_cut(load.f[D::planes].base, load.f[D::rows].base, load.f[D::row_bytes].base, stick_bytes);
+    const GatheredShare s = gathered_share(cut.units, share, shares);
+    // A cut along a row counts bytes; along rows or planes, rows or planes.
+    const int64_t scale = cut.dram_stride_field < 0 ? stick_bytes : 1;
+    const int64_t dram_step = cut.dram_stride_field < 0 ? stick_bytes : load.f[cut.dram_stride_field].base;
+    const int64_t sp_step = cut.sp_stride_field < 0 ? stick_bytes : load.f[cut.sp_stride_field].base;
+    l.f[cut.count_field].base = s.count * scale;
+    l.f[D::dram].base += s.first * dram_step;
+    l.f[D::sp].base += s.first * sp_step;
+    l.f[cut.valid_field].base = std::clamp<int64_t>(load.f[cut.valid_field].base - s.first * scale, 0, s.count * scale);
+    return l;
 }
 
 std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const MachineDescription &m) {

@@ -29,13 +29,29 @@
 // (one wait per piece), so a chain of n cores receives a tile of P pieces in
 // about (n - 1 + P - 1) piece times rather than (n - 1) tile times.
 //
+// A Func requested gathered (RingForwarding::Gathered) travels a closed chain:
+// core p of a chain of n loads share p of each tile itself (rows, or planes
+// when the tile has several, cut as evenly as whole ones allow) and forwards
+// the shares round the chain, so every core reads DRAM at once instead of the
+// first core alone, and no core's DMA queue holds a whole tile's load ahead of
+// its forwards. Per tile, core p:
+//             ring.put 0 bytes -> upstream (credit), dma.load share p,
+//             wait credit channel, ring.put share p -> downstream,
+//             n - 2 times: wait data channel, ring.put the share that arrived -> downstream,
+//             wait data channel (the last share).
+// A 2-D matmul's B chains (cores along M, 4 apart x 8 chains at M = 512 on
+// 32 cores) are the case it is for: their heads' loads at a quarter of the
+// card set the pace of the whole kernel (docs/planning.md).
+//
 // Expects every core's tree after loop folding and double buffering (the
 // scratchpad addresses are final); marks the loads (ProgramNode RingShare)
 // that stream emission expands. Throws CompileError naming the Func when it
 // is not loaded by DMA, when no two cores load the same tile, when its tile
 // is not contiguous in the scratchpad, when the kernel also writes its tensor
 // (a receiver would read it at the first core's time), or when more than
-// kMaxSharedFuncs Funcs are shared.
+// kMaxSharedFuncs Funcs are shared; for a gathered Func also when a tile has
+// fewer rows (or planes) than its chain has cores, or its partial rows or
+// planes depend on the loops.
 #pragma once
 
 #include <set>
@@ -65,9 +81,31 @@ constexpr int64_t kRingPieceSticks = 8;
 std::vector<int64_t> ring_forward_pieces(int64_t bytes, bool in_pieces, const MachineDescription &m);
 
 // trees[c] is core c's program tree (c < number of cores the kernel uses);
-// the Funcs of `in_pieces` (a subset of `funcs`) travel in pieces.
+// the Funcs of `in_pieces` (a subset of `funcs`) travel in pieces, those of
+// `gathered` (another subset) are loaded in shares.
 void share_loads_over_ring(std::vector<std::vector<ProgramNode> *> &trees, const std::set<std::string> &funcs,
-                           const std::set<std::string> &in_pieces, const MachineDescription &m);
+                           const std::set<std::string> &in_pieces, const MachineDescription &m,
+                           const std::set<std::string> &gathered = {});
+
+// How a gathered tile is cut into shares: along its planes when it has several,
+// else along its rows, else (one row) along its sticks. The fields are DmaLoad's
+// (the count, the valid count, the DRAM and scratchpad strides; -1: a stick).
+struct GatherCut {
+    int count_field, valid_field, dram_stride_field, sp_stride_field;
+    int64_t units, unit_bytes;
+    const char *unit_name;
+};
+GatherCut gather_cut(int64_t planes, int64_t rows, int64_t row_bytes, int64_t stick_bytes);
+
+// A gathered tile's share `share` of `shares`: its first unit and how many.
+struct GatheredShare {
+    int64_t first = 0, count = 0;
+};
+GatheredShare gathered_share(int64_t units, int share, int shares);
+
+// The load of share `share` of `shares` of a gathered tile (`load` loads it whole): its units
+// (gather_cut) from the share's first one, its valid ones counted from there.
+isa::Instruction gathered_share_load(const isa::Instruction &load, int share, int shares, int64_t stick_bytes);
 
 }  // namespace compiler
 }  // namespace spyre

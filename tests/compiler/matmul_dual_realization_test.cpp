@@ -2,7 +2,8 @@
 // random non-constant data, over shapes that are not multiples of a stick, a
 // tile or the core count, both dtypes and every activation of the epilogue,
 // with and without the fused residual (residual=true: C = act(A.B + bias) + R),
-// and the SwiGLU-gated product (activation=swiglu).
+// the SwiGLU-gated product (activation=swiglu), and B chains gathered
+// (b_forwarding=gathered: each core of a chain loads a share of every B tile).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,8 @@ struct MatmulCase {
     const char *activation;
     bool residual = false;
     bool shared_weight_layout = false;  // B and the bias padded past the plan's N (one layout for every M)
+    int tile_m = 0, tile_n = 0;           // forced knobs (0: the planner's)
+    const char *b_forwarding = "auto";    // the b_forwarding knob
 };
 
 Activation activation_of(const std::string &a) {
@@ -33,7 +36,9 @@ std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
     const MatmulCase &c = info.param;
     return std::string(c.dtype) + "_" + c.activation + "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" +
            std::to_string(c.k) + (c.residual ? "_residual" : "") +
-           (c.shared_weight_layout ? "_shared_weight_layout" : "");
+           (c.shared_weight_layout ? "_shared_weight_layout" : "") +
+           (c.tile_m ? "_tiles" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) : "") +
+           (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -52,10 +57,20 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
                                                  {"activation", c.activation}};
     if (c.residual) params["residual"] = "true";
     if (c.shared_weight_layout) params["shared_weight_layout"] = "true";
+    if (c.tile_m) params["tile_m"] = std::to_string(c.tile_m);
+    if (c.tile_n) params["tile_n"] = std::to_string(c.tile_n);
+    params["b_forwarding"] = c.b_forwarding;
+    MatmulSpyreOptions o;
+    o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding;
     set_compiling_for_spyre(true);
     const MatmulSpyrePlan plan = plan_matmul_spyre(
-        MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout});
+        MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout}, o);
     set_compiling_for_spyre(false);
+    if (std::string(c.b_forwarding) == "gathered") {
+        ASSERT_TRUE(plan.b_shared && plan.b_gathered) << "the case should run a gathered B chain (cm=" << plan.cm << ")";
+        EXPECT_GE(plan.cm, 3) << "a chain of three or more cores forwards shares it did not load";
+    }
+    if (std::string(c.b_forwarding) == "whole") EXPECT_FALSE(plan.b_gathered);
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
         EXPECT_GT(plan.bp, plan.np) << "the case should read B through a layout wider than its plan's N";
@@ -153,7 +168,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            // One weight, one layout, at two M (apps/llm's prefill and decode).
                                            MatmulCase{64, 1000, 128, "float16", "none", false, true},
                                            MatmulCase{1, 1000, 128, "float16", "none", false, true},
-                                           MatmulCase{8, 300, 70, "float32", "silu", true, true}),
+                                           MatmulCase{8, 300, 70, "float32", "silu", true, true},
+                                           // B chains gathered (b_forwarding=gathered): 4 cores along M
+                                           // sharing B tiles of 64 rows; 3 cores, K chunks of 96 rows
+                                           // (32 a share), N not whole tiles; fp16 with the residual, K in
+                                           // chunks of 384.
+                                           MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 256, "gathered"},
+                                           MatmulCase{96, 520, 192, "float32", "gelu", false, false, 32, 64, "gathered"},
+                                           MatmulCase{96, 520, 768, "float16", "none", true, false, 32, 64, "gathered"}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's

@@ -2,7 +2,8 @@
 // read from DRAM once and passed along the chain of cores over the ring. The
 // results equal those of the unshared schedule in every synchronization mode,
 // the kernel reads fewer DRAM bytes, and misuse is a compile error naming the
-// Func and the rule.
+// Func and the rule. A gathered tile (RingForwarding::Gathered: each core of a
+// chain loads a share) gives the same results and DRAM reads as a whole one.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -75,6 +76,16 @@ struct Pipeline {
     }
 };
 
+// The ring.put instructions of `bytes` bytes in a kernel's disassembly (<dir><kernel>.spyre.txt).
+int ring_puts(const std::string &dir, const std::string &kernel, const std::string &bytes) {
+    std::ifstream f(dir + kernel + ".spyre.txt");
+    int n = 0;
+    for (std::string line; std::getline(f, line);) {
+        n += line.find("ring.put") != std::string::npos && line.find(" bytes=" + bytes + " ") != std::string::npos;
+    }
+    return n;
+}
+
 TEST(RingSharing, SharedWeightGivesTheSameResultsWithFewerDramReads) {
     spyre_kernel_stats own{}, shared{};
     Pipeline a("ring_own", Pipeline::Share::None);
@@ -92,31 +103,35 @@ TEST(RingSharing, SharedWeightGivesTheSameResultsWithFewerDramReads) {
 // 16 KiB / piece puts of a piece's bytes in the program for each whole-tile put
 // (the shorter chain fill is measured on gen_conv2d in docs/scheduling.md, not
 // asserted here).
-TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInAPutPerPiece) {
-    spyre_kernel_stats own{}, whole{}, pieces{};
-    const std::string dir = ::testing::TempDir();
-    Pipeline a("ring_own16", Pipeline::Share::None, true, 16);
-    const Buffer<float> ra = a.run("ring_own16", &own);
-    Pipeline b("ring_whole16", Pipeline::Share::Weight, true, 16);
-    const Buffer<float> rb = b.run("ring_whole16", &whole, dir);
-    Pipeline c("ring_pieces16", Pipeline::Share::Weight, true, 16, RingForwarding::Pieces);
-    const Buffer<float> rc = c.run("ring_pieces16", &pieces, dir);
+// The weight of J rows unshared, shared whole and shared with `forwarding` (kernels
+// ring_own<J>, ring_whole<J>, ring_<name><J>, disassembled into `dir`): the three give
+// the same results; both shared ones read DRAM alike, less than the unshared one.
+// Returns the unshared results.
+Buffer<float> expect_forwarding_matches_whole_tiles(int j, RingForwarding forwarding, const std::string &name,
+                                                    const std::string &dir) {
+    spyre_kernel_stats own{}, whole{}, other{};
+    const std::string J = std::to_string(j);
+    Pipeline a("ring_own" + J, Pipeline::Share::None, true, j);
+    const Buffer<float> ra = a.run("ring_own" + J, &own);
+    Pipeline b("ring_whole" + J, Pipeline::Share::Weight, true, j);
+    const Buffer<float> rb = b.run("ring_whole" + J, &whole, dir);
+    Pipeline c("ring_" + name + J, Pipeline::Share::Weight, true, j, forwarding);
+    const Buffer<float> rc = c.run("ring_" + name + J, &other, dir);
     expect_equal_and_varied(ra, rb);
     expect_equal_and_varied(ra, rc);
-    EXPECT_EQ(pieces.dram_read_bytes, whole.dram_read_bytes);
-    EXPECT_LT(pieces.dram_read_bytes, own.dram_read_bytes);
+    EXPECT_EQ(other.dram_read_bytes, whole.dram_read_bytes);
+    EXPECT_LT(other.dram_read_bytes, own.dram_read_bytes);
+    return ra;
+}
+
+TEST(RingSharing, ATileForwardedInPiecesGivesTheSameResultsInAPutPerPiece) {
+    const std::string dir = ::testing::TempDir();
+    expect_forwarding_matches_whole_tiles(16, RingForwarding::Pieces, "pieces", dir);
     // The data puts in the programs: 16 KiB each whole, one per piece in pieces; the credits (0 bytes) alike.
     const int64_t piece = compiler::kRingPieceSticks * default_machine().stick_bytes;
     ASSERT_EQ(16384 % piece, 0);
     ASSERT_LT(piece, 16384);
-    auto puts = [&](const std::string &kernel, const std::string &bytes) {
-        std::ifstream f(dir + kernel + ".spyre.txt");
-        int n = 0;
-        for (std::string line; std::getline(f, line);) {
-            n += line.find("ring.put") != std::string::npos && line.find(" bytes=" + bytes + " ") != std::string::npos;
-        }
-        return n;
-    };
+    auto puts = [&](const std::string &kernel, const std::string &bytes) { return ring_puts(dir, kernel, bytes); };
     const int whole_puts = puts("ring_whole16", "16384");
     EXPECT_GT(whole_puts, 0);
     EXPECT_EQ(puts("ring_whole16", std::to_string(piece)), 0);
@@ -211,6 +226,87 @@ TEST(RingSharing, InterleavedChainsRunOppositeWaysRound) {
     compiler::share_loads_over_ring(trees, {"w_tile"}, {}, default_machine());
     EXPECT_EQ(ring(1).role, Role::First);
     EXPECT_EQ(ring(31).role, Role::Last);
+}
+
+// Gathered (RingForwarding::Gathered): every core of the chain (all 32 here) loads a
+// share of the 64 KiB weight tile and forwards the others' round the closed chain. The
+// results are those of the unshared and the whole-tile schedules in every
+// synchronization mode, and DRAM is read as often as with whole tiles (each share once
+// per chain); the program loads shares of 2 KiB and puts 31 of them per core and tile,
+// where the whole tile's chain puts one tile per core but the last.
+TEST(RingSharing, AGatheredTileGivesTheSameResultsAndDramReadsAsAWholeOne) {
+    const std::string dir = ::testing::TempDir();
+    const Buffer<float> ra = expect_forwarding_matches_whole_tiles(64, RingForwarding::Gathered, "gathered", dir);
+    spyre_kernel_stats gathered{};
+    auto puts = [&](const std::string &kernel, int bytes) { return ring_puts(dir, kernel, std::to_string(bytes)); };
+    const int tile = Pipeline::W * 64 * 4, share = tile / 32;
+    const int whole_puts = puts("ring_whole64", tile);  // per tile: 31, one per core but the last
+    ASSERT_GT(whole_puts, 0);
+    ASSERT_EQ(whole_puts % 31, 0);
+    EXPECT_EQ(puts("ring_gathered64", share), 32 * whole_puts);  // per tile: 31 per core
+    EXPECT_EQ(puts("ring_gathered64", tile), 0);
+    for (const char *mode : {"serial", "random"}) {
+        setenv("SPYRE_SYNC", mode, 1);
+        Pipeline p(std::string("ring_gathered_sync_") + mode, Pipeline::Share::Weight, true, 64,
+                   RingForwarding::Gathered);
+        const Buffer<float> got = p.run(std::string("ring_gathered_sync_") + mode, &gathered);
+        unsetenv("SPYRE_SYNC");
+        expect_equal_and_varied(ra, got);
+    }
+}
+
+// A gathered tile is cut into a share of whole rows (or sticks) per core: a tile with
+// fewer than the chain has cores is refused, naming the Func and the way out.
+TEST(RingSharing, AGatheredTileSmallerThanItsChainIsACompileErrorNamingTheFunc) {
+    Pipeline p("ring_gathered_small", Pipeline::Share::Weight, true, 2, RingForwarding::Gathered);  // 2 KiB: 16 sticks
+    const std::string msg = spyre_compile_error(p.out, "ring_gathered_small");
+    ASSERT_FALSE(msg.empty()) << "expected a compile error";
+    EXPECT_NE(msg.find("share_over_ring(Func '" + p.w_staged.name() + "')"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("for a chain of 32 cores"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("RingForwarding::WholeTiles"), std::string::npos) << msg;
+}
+
+// Share cuts: along the planes of a tile that has several, else its rows, else the sticks
+// of its one row; as evenly as whole units allow, covering the tile once.
+TEST(RingSharing, GatheredSharesCutWholeUnitsCoveringTheTileOnce) {
+    namespace L = isa::field::DmaLoad;
+    EXPECT_STREQ(compiler::gather_cut(4, 8, 256, 128).unit_name, "planes");
+    EXPECT_STREQ(compiler::gather_cut(1, 8, 256, 128).unit_name, "rows");
+    const compiler::GatherCut sticks = compiler::gather_cut(1, 1, 1280, 128);
+    EXPECT_STREQ(sticks.unit_name, "sticks");
+    EXPECT_EQ(sticks.units, 10);
+    int64_t next = 0;
+    for (int s = 0; s < 3; s++) {
+        const compiler::GatheredShare g = compiler::gathered_share(10, s, 3);
+        EXPECT_EQ(g.first, next);
+        EXPECT_GE(g.count, 3);
+        next = g.first + g.count;
+    }
+    EXPECT_EQ(next, 10);
+    // The shares' loads of a 10-row tile whose last 2 rows are padding: rows 3..5 and 6..9.
+    isa::Instruction load;
+    load.op = isa::Opcode::DmaLoad;
+    load.f[L::dram].base = 1000, load.f[L::sp].base = 64;
+    load.f[L::row_bytes].base = load.f[L::valid_bytes].base = 256;
+    load.f[L::rows].base = 10, load.f[L::valid_rows].base = 8;
+    load.f[L::dram_row_stride].base = 4096, load.f[L::sp_row_stride].base = 256;
+    load.f[L::planes].base = load.f[L::valid_planes].base = 1;
+    const isa::Instruction mid = compiler::gathered_share_load(load, 1, 3, 128);
+    const isa::Instruction last = compiler::gathered_share_load(load, 2, 3, 128);
+    EXPECT_EQ(mid.f[L::rows].base, 3);
+    EXPECT_EQ(mid.f[L::dram].base, 1000 + 3 * 4096);
+    EXPECT_EQ(mid.f[L::sp].base, 64 + 3 * 256);
+    EXPECT_EQ(mid.f[L::valid_rows].base, 3);
+    EXPECT_EQ(last.f[L::rows].base, 4);
+    EXPECT_EQ(last.f[L::valid_rows].base, 2);
+    // One row cut in sticks: share 1 of 3 of a 1280-byte row (10 sticks) with 5 valid sticks.
+    isa::Instruction row = load;
+    row.f[L::rows].base = row.f[L::valid_rows].base = 1;
+    row.f[L::row_bytes].base = 1280, row.f[L::valid_bytes].base = 640;
+    const isa::Instruction s1 = compiler::gathered_share_load(row, 1, 3, 128);
+    EXPECT_EQ(s1.f[L::row_bytes].base, 3 * 128);  // sticks 3..5
+    EXPECT_EQ(s1.f[L::dram].base, 1000 + 3 * 128);
+    EXPECT_EQ(s1.f[L::valid_bytes].base, 2 * 128);  // sticks 3 and 4
 }
 
 }  // namespace
