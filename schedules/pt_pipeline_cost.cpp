@@ -56,13 +56,13 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // one round after another. Where the card's DRAM paces the steps (`dram_pace`, the card's
     // DRAM time for a step's loads over the step's matmul, reaches 1), the cores finish their
     // loads together and each round's shares of the cn chains meet on the links they all
-    // cross: a round then takes cn shares' link time (ramped over 0.95-1.05). Below, the
+    // cross: a round then takes cn shares' link time (ramped over 0.97-1.05). Below, the
     // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
     // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
     // Granite prefill's projections (pace 0.90-0.96: gathered 4-16% faster).
     const bool b_gathered = p.b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
-    const double lockstep = std::clamp((dram_pace - 0.95) / 0.1, 0.0, 1.0);
+    const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
     const double b_gather = b_gathered ? (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
     const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
