@@ -105,8 +105,6 @@ public:
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
         _halide_user_assert((int)max_cores >= 0) << "matmul: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
-        _halide_user_assert(b_forwarding.value() == "auto" || b_forwarding.value() == "whole" || b_forwarding.value() == "gathered")
-            << "matmul: b_forwarding must be auto, whole or gathered, not '" << b_forwarding.value() << "'";
         _halide_user_assert((int)tile_m >= 0 && (int)tile_n >= 0)
             << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
             << " tile_n=" << (int)tile_n;

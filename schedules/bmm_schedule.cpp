@@ -210,17 +210,23 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                         if (resident && (!options.resident_b || tk < kp || as_matmul)) continue;
                         for (bool share : {false, true}) {
                             if (share && (!options.share_a || split[1] < 2)) continue;
-                            for (bool share_b : {false, true}) {
+                            for (int b_sharing = 0; b_sharing < 3; b_sharing++) {
+                                // 0: B not shared; 1: B chains, whole tiles; 2: B chains gathered (as a matmul only,
+                                // under gen_matmul's conditions: K in whole chunks of at least a row per core).
+                                const bool share_b = b_sharing > 0, gather_b = b_sharing == 2;
                                 const int b_chain = shape.broadcast_b ? split[0] * split[2] : split[2];
                                 if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp))) continue;
+                                if (gather_b && (!as_matmul || options.b_forwarding == "whole" || tk < b_chain || shape.k % tk != 0)) continue;
+                                if (share_b && !gather_b && as_matmul && options.b_forwarding == "gathered") continue;
                                 BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);
+                                c.plan.b_gathered = gather_b;
                                 if (as_matmul) {
                                     // Rows: each core's batches times its M tiles; the cores along the batch are along M.
                                     const BmmSpyrePlan &q = c.plan;
                                     const MatmulCandidate mc{tm, tn, tk, kp, q.cb * q.cm, q.cn,
                                                              (int64_t)(shape.batch / q.cb) * (mp / tm / q.cm),
                                                              (int64_t)(np / tn / q.cn), options.double_buffer, share, share_b,
-                                                             /*result_double_buffer=*/false};
+                                                             /*result_double_buffer=*/false, gather_b};
                                     c.tiled.pt_pipeline =
                                         matmul_pipeline(MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc);
                                 }
@@ -233,7 +239,8 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                            std::to_string(tk) + ", cores " + std::to_string(p.cb) + " x " +
                                            std::to_string(p.cm) + " x " + std::to_string(p.cn) + " (batch x m x n)" +
                                            (resident ? ", B resident" : "") + (share ? ", A shared" : "") +
-                                           (share_b ? ", B shared" : "") + (as_matmul ? " (costed as a matmul)" : "");
+                                           (share_b ? (gather_b ? ", B shared, gathered" : ", B shared") : "") +
+                                           (as_matmul ? " (costed as a matmul)" : "");
                                 };
                                 search.offer(p, v, describe);
                             }
@@ -305,7 +312,7 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
 
     // The cores of one batch and row range load the same A tiles: once per chain, then along the ring.
     if (p.a_shared) share_over_ring(A_in);
-    if (p.b_shared) share_over_ring(B_in);
+    if (p.b_shared) share_over_ring(B_in, p.b_gathered ? RingForwarding::Gathered : RingForwarding::WholeTiles);
 
     // Output tile cast in the scratchpad, then copied to DRAM by C itself.
     stage_in_scratchpad(f.result, f.C, no);

@@ -51,6 +51,7 @@ struct BmmSpyrePlan {
     bool a_shared = false;       // the cores of one batch and row range (cn > 1) pass A tiles along the ring
     bool b_shared = false;       // the cores of one batch and column range (cm > 1) pass B tiles along the ring;
                                  // with a broadcast B, the cores of one column range (cb x cm > 1)
+    bool b_gathered = false;     // ... each loading a share of every B tile (RingForwarding::Gathered; costed as a matmul only)
     double estimated_us = 0;     // the planner's estimate (schedules/planner.h)
 
     bool k_chunked() const { return tk < kp; }
@@ -68,7 +69,8 @@ struct BmmSpyrePlan {
     X(bool, resident_b, true, "keep each core's B slice in scratchpad when it fits", spyre::knob_bools) \
     X(bool, double_buffer, true, "staged A/B tiles in two copies when they fit: DMA overlaps the PT", spyre::knob_bools) \
     X(bool, share_a, true, "consider core splits along N whose cores share A tiles over the ring", spyre::knob_bools) \
-    X(bool, share_b, true, "consider core splits along M whose cores share B tiles over the ring", spyre::knob_bools)
+    X(bool, share_b, true, "consider core splits along M whose cores share B tiles over the ring", spyre::knob_bools) \
+    X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile at batch 1 or with a broadcast B (the plans costed as a matmul): whole, gathered or auto (gen_matmul's knob of the same name)", {"auto", "whole", "gathered"})
 
 struct BmmSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_BMM_KNOBS)

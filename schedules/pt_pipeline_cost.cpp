@@ -59,11 +59,12 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // cross: a round then takes cn shares' link time (ramped over 0.97-1.05). Below, the
     // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
     // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
-    // Granite prefill's projections (pace 0.90-0.96: gathered 4-16% faster).
+    // Granite prefill's projections (pace 0.90-0.96: gathered 4-19% faster). A core's own
+    // share lands (the access latency) before it forwards it.
     const bool b_gathered = p.b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
     const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
-    const double b_gather = b_gathered ? (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
+    const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
     const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the

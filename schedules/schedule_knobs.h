@@ -83,18 +83,26 @@ struct KnobCandidates {
 // or a refusal quoting a number the user never gave).
 constexpr int kMaxIntKnob = 1 << 20;
 
-// A knob as its GeneratorParam gives it: an integer knob in [0, kMaxIntKnob], or a compile
-// error quoting the value as given.
-inline void check_knob_value(const char *name, int value) {
+// A knob as its GeneratorParam gives it: an integer knob in [0, kMaxIntKnob], a string knob
+// one of its listed values, or a compile error quoting the value as given.
+inline void check_knob_value(const char *name, int value, const KnobCandidates &) {
     _halide_user_assert(value >= 0 && value <= kMaxIntKnob)
         << "knob " << name << "=" << value << " is out of range: it takes 0 (chosen by the planner) to " << kMaxIntKnob;
 }
-inline void check_knob_value(const char *, bool) {}
-inline void check_knob_value(const char *, const std::string &) {}
+inline void check_knob_value(const char *, bool, const KnobCandidates &) {}
+inline void check_knob_value(const char *name, const std::string &value, const KnobCandidates &c) {
+    bool listed = c.strings.empty();
+    std::string list;
+    for (size_t i = 0; i < c.strings.size(); i++) {
+        listed = listed || value == c.strings[i];
+        list += (i == 0 ? "" : i + 1 == c.strings.size() ? " or " : ", ") + c.strings[i];
+    }
+    _halide_user_assert(listed) << "knob " << name << "=" << value << " is not one of its values: " << list;
+}
 
 // The generator's `Options knob_options() const`: the options its GeneratorParams set, each checked.
-#define SPYRE_KNOB_PARAM_TO_OPTION_(type, name, default_value, doc, ...) \
-    ::spyre::check_knob_value(#name, name.value());                       \
+#define SPYRE_KNOB_PARAM_TO_OPTION_(type, name, default_value, doc, ...)               \
+    ::spyre::check_knob_value(#name, name.value(), ::spyre::KnobCandidates(__VA_ARGS__)); \
     spyre_knob_options_.name = name.value();
 #define SPYRE_KNOB_OPTIONS_FROM_PARAMS(LIST, Options) \
     Options knob_options() const {                    \

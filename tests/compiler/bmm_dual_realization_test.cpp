@@ -1,7 +1,8 @@
 // gen_bmm built for Spyre against the host build of the same generator, on
 // random non-constant data, over shapes that are not multiples of a stick,
 // of a tile or of the core count, batch 1, K below a stick, both dtypes, and a
-// B broadcast over the batch (broadcast_b=true: B(n, k), planned as one matmul).
+// B broadcast over the batch (broadcast_b=true: B(n, k), planned as one matmul),
+// and B chains gathered (b_forwarding=gathered, batch 1 and a broadcast B).
 #include <gtest/gtest.h>
 
 #include "bmm_schedule.h"
@@ -14,12 +15,15 @@ struct BmmCase {
     int batch, m, n, k;
     const char *dtype;
     bool broadcast_b = false;
+    int tile_m = 0, tile_n = 0;         // forced knobs (0: the planner's)
+    const char *b_forwarding = "auto";  // the b_forwarding knob
 };
 
 std::string case_name(const ::testing::TestParamInfo<BmmCase> &info) {
     const BmmCase &c = info.param;
     return std::string(c.dtype) + "_b" + std::to_string(c.batch) + "_m" + std::to_string(c.m) + "_n" +
-           std::to_string(c.n) + "_k" + std::to_string(c.k) + (c.broadcast_b ? "_broadcast_b" : "");
+           std::to_string(c.n) + "_k" + std::to_string(c.k) + (c.broadcast_b ? "_broadcast_b" : "") +
+           (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "");
 }
 
 class BmmDualRealization : public ::testing::TestWithParam<BmmCase> {};
@@ -30,15 +34,23 @@ TEST_P(BmmDualRealization, SpyreMatchesHost) {
     Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m, c.batch}, 1);
     const std::vector<int> b_true = c.broadcast_b ? std::vector<int>{c.n, c.k} : std::vector<int>{c.n, c.k, c.batch};
     Halide::Buffer<> B = random_buffer("B", t, b_true, 2);
-    const std::map<std::string, std::string> params = {{"batch", std::to_string(c.batch)},
-                                                       {"m", std::to_string(c.m)},
-                                                       {"n", std::to_string(c.n)},
-                                                       {"k", std::to_string(c.k)},
-                                                       {"dtype", c.dtype},
-                                                       {"broadcast_b", c.broadcast_b ? "true" : "false"}};
+    std::map<std::string, std::string> params = {{"batch", std::to_string(c.batch)},
+                                                 {"m", std::to_string(c.m)},
+                                                 {"n", std::to_string(c.n)},
+                                                 {"k", std::to_string(c.k)},
+                                                 {"dtype", c.dtype},
+                                                 {"broadcast_b", c.broadcast_b ? "true" : "false"},
+                                                 {"b_forwarding", c.b_forwarding}};
+    if (c.tile_m) params["tile_m"] = std::to_string(c.tile_m);
+    if (c.tile_n) params["tile_n"] = std::to_string(c.tile_n);
+    BmmSpyreOptions o;
+    o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding;
     set_compiling_for_spyre(true);
-    const BmmSpyrePlan plan = plan_bmm_spyre(BmmShape{c.batch, c.m, c.n, c.k, t, c.broadcast_b});
+    const BmmSpyrePlan plan = plan_bmm_spyre(BmmShape{c.batch, c.m, c.n, c.k, t, c.broadcast_b}, o);
     set_compiling_for_spyre(false);
+    if (std::string(c.b_forwarding) == "gathered") {
+        ASSERT_TRUE(plan.b_shared && plan.b_gathered) << "the case should run a gathered B chain";
+    }
     Halide::Buffer<> A_padded = padded_copy(A, {plan.kp, plan.mp, c.batch});
     Halide::Buffer<> B_padded =
         padded_copy(B, c.broadcast_b ? std::vector<int>{plan.np, plan.kp} : std::vector<int>{plan.np, plan.kp, c.batch});
@@ -82,7 +94,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BmmDualRealization,
                                            // One B for every batch: M tiles padded per batch, cores along the batch.
                                            BmmCase{4, 64, 128, 256, "float32", true},
                                            BmmCase{3, 100, 70, 40, "float16", true},
-                                           BmmCase{2, 33, 65, 17, "float16", true}),
+                                           BmmCase{2, 33, 65, 17, "float16", true},
+                                           // B chains gathered: batch 1 on 4 x 8 cores; a broadcast B whose
+                                           // chain spans the 3 batches' cores, N not whole tiles.
+                                           BmmCase{1, 256, 2048, 256, "float16", false, 64, 256, "gathered"},
+                                           BmmCase{3, 32, 520, 768, "float32", true, 32, 64, "gathered"}),
                          case_name);
 
 }  // namespace

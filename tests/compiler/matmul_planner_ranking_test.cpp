@@ -142,10 +142,10 @@ INSTANTIATE_TEST_SUITE_P(
 // decides it: closer plans are ties it may break either way), and that the
 // cost ordered the two as the simulator does where they differ by more. The
 // Granite-8B prefill's gate/up projection is the case gathering is for (B
-// chains of 4 cores whose first core's loads set the pace: gathered 1854 us,
+// chains of 4 cores whose first core's loads set the pace: gathered 1841 us,
 // whole 2211 us when written). At m=512 n=k=2048 auto keeps whole tiles
 // (122.0 us, estimated 109.7) though the gathered plan is 4% faster (117.3 us,
-// estimated 112.3): the whole-tile plan's estimate is 10% short.
+// estimated 113.8): the whole-tile plan's estimate is 10% short.
 struct ForwardingCase {
     int m, n, k;
     bool swiglu;
