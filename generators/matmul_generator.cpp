@@ -108,6 +108,7 @@ public:
         _halide_user_assert((int)tile_m >= 0 && (int)tile_n >= 0)
             << "matmul: tile_m and tile_n must be >= 0 (0: chosen by the planner), not tile_m=" << (int)tile_m
             << " tile_n=" << (int)tile_n;
+        (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
         const spyre::ShapeDim m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
         const spyre::ShapeDim acc_n{swiglu ? "2 n" : "n", (swiglu ? 2 : 1) * (int64_t)(int)n_size};
         spyre::check_tensor_fits("matmul", "A", {k, m}, t);

@@ -413,5 +413,15 @@ TEST(MatmulParams, SwigluIsRefusedForPartialBlocksAndInt8) {
     EXPECT_NE(int8.find("not gelu, silu or swiglu"), std::string::npos) << int8;
 }
 
+// A string knob takes one of its listed values (schedule_knobs.h checks every generator's).
+TEST(MatmulParams, BForwardingOutsideItsValuesIsRefused) {
+    for (const char *gen : {"matmul", "bmm"}) {
+        const std::string msg = configure_error(gen, {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"b_forwarding", "ring"}});
+        EXPECT_NE(msg.find("knob b_forwarding=ring is not one of its values: auto, whole or gathered"), std::string::npos)
+            << gen << ": " << msg;
+        EXPECT_EQ(configure_error(gen, {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"b_forwarding", "gathered"}}), "") << gen;
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing
