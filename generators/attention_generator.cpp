@@ -50,6 +50,11 @@
 // (B sequences share one cache only when they share its length and contents;
 // per-sequence caches are B calls, or heads = B * KV heads with q = g.)
 //
+// o_token_major=true lays O out on the device with the query rows outermost
+// (then the heads, then d): the bytes of the (d x heads, q) activations that an
+// output projection reads per token, so O transposed is a view of them, not a
+// copy (apps/llm's prefill). Values are unchanged; the host build ignores it.
+//
 // key_mask=true adds an input key_mask(j) (s values, dtype) to the scaled
 // scores of key j, for every query row and head: 0 attends key j, a large
 // negative value (e.g. -30000, finite in fp16) drops it, so a cache compiled
@@ -96,6 +101,7 @@
 #include "schedule_arithmetic.h"
 #include "shape_limits.h"
 #include "stock_legalization_rules.h"
+#include "spyre_schedule.h"
 #include "spyre_target.h"
 #include "tensor_constraints.h"
 
@@ -115,6 +121,8 @@ public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<float> scale{"scale", 0.0f};
     GeneratorParam<bool> key_mask{"key_mask", false};  // an additive mask input over the keys
+    // O on the device with the query rows outermost, then the heads, then d (below).
+    GeneratorParam<bool> o_token_major{"o_token_major", false};
     // Knobs of the Spyre schedule (SPYRE_ATTENTION_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ATTENTION_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ATTENTION_KNOBS, spyre::AttentionSpyreOptions)
@@ -263,6 +271,10 @@ public:
         spyre::constrain_tensor(*V, {d, s, kvhs}, {1, T, 1});
         spyre::constrain_tensor(*O, {d, q, hs}, {1, plan_.qp, 1});
         if (KM) spyre::constrain_tensor(*KM, {s}, {T});
+        // o_token_major: the device order (i, h, d), outermost first, so the bytes of O are those
+        // of an O(d, h, i) in the default order, the (d x heads, tokens) activations a projection
+        // reads; the runtime then views one as the other (spyre_device_reshape of O transposed).
+        if (spyre::is_spyre() && o_token_major) spyre::set_device_layout(*O, spyre::StickLayout{0, {1, 2, 0}});
     }
 
     // `scale` as the shortest decimal that reads back as the same float.

@@ -552,11 +552,12 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         // Grouped-query attention: p_attn (kv_heads = KVH) reads KV head h / G for query head h,
         // so it takes K and V as they are, with no per-query-head repeat (the runtime re-lays
         // them out, shown as a relayout row, only if a configuration pads them differently).
+        // p_attn writes O token-major on the device (o_token_major): O transposed to (d, heads,
+        // tokens) is the o projection's (d x heads, tokens) input as it is, a view, not a copy.
         Tensor o = tensor_for("p_attn", "O", {D, T, QH});
         run("p_attn", "attention", q.raw_buffer(), kt.raw_buffer(), v.raw_buffer(), o.raw_buffer());
-        Tensor a = r_.make({D, QH, T});
-        copies("heads to tokens", [&] { r_.copy(o.transposed(1, 2), a); });
-        Tensor a2 = view(a, {s.attention_width(), T});
+        Tensor o_tokens = o.transposed(1, 2);
+        Tensor a2 = view(o_tokens, {s.attention_width(), T});
         Tensor x2 = tensor_for("p_oproj", "C", {s.hidden, T});
         o_projection("p_", L.wo.prefill, bias_hidden_.prefill, a2, x, x2);
         x = mlp("p_", L, x2);

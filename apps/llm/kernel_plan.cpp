@@ -38,7 +38,7 @@ std::vector<PlannedKernel> kernel_plan(const ModelShape &s, const std::vector<in
         {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}}, {{"shared_weight_layout", "true"}})},
         {"p_rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", P}})},
         {"p_kt", "transpose", params({{"x", D}, {"y", P}, {"batch", KVH}})},
-        {"p_attn", "attention", params({{"d", D}, {"s", P}, {"heads", QH}, {"kv_heads", KVH}}, {{"causal", "true"}})},
+        {"p_attn", "attention", params({{"d", D}, {"s", P}, {"heads", QH}, {"kv_heads", KVH}}, {{"causal", "true"}, {"o_token_major", "true"}})},
         {"p_oproj", "matmul", params({{"m", P}, {"n", H}, {"k", W}}, {{"residual", residual}, {"shared_weight_layout", "true"}})},
         {"p_gu", "matmul", params({{"m", P}, {"n", F}, {"k", H}}, {{"activation", "swiglu"}, {"shared_weight_layout", "true"}})},
         {"p_down", "matmul", params({{"m", P}, {"n", H}, {"k", F}}, {{"residual", residual}, {"shared_weight_layout", "true"}})},

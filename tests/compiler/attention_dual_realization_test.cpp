@@ -24,6 +24,7 @@ struct AttentionCase {
     int valid = 0;    // > 0: key_mask=true, the first `valid` keys get random additive values, the others -30000
     int kv_heads = 0;  // 0: heads; else grouped-query attention with this many KV heads
     int max_cores = 0; // 0: the machine's
+    bool o_token_major = false;  // O laid out on the device query rows outermost (the values are the same)
     int rows() const { return q == 0 ? s : q; }
     int kv() const { return kv_heads == 0 ? heads : kv_heads; }
     int group() const { return heads / kv(); }
@@ -92,6 +93,7 @@ TEST_P(AttentionDualRealization, SpyreMatchesHost) {
                                                        {"key_mask", c.valid ? "true" : "false"}};
     if (c.kv_heads) params["kv_heads"] = std::to_string(c.kv_heads);
     if (c.max_cores) params["max_cores"] = std::to_string(c.max_cores);
+    if (c.o_token_major) params["o_token_major"] = "true";
     set_compiling_for_spyre(true);
     AttentionSpyreOptions options;
     options.kv_tile = c.kv_tile;
@@ -178,7 +180,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                            AttentionCase{64, 300, 8, "float16", true, 0, 32, 77, 2},  // decode, key mask
                                            AttentionCase{64, 300, 4, "float32", false, 64, 1, 0, 1},  // one KV head, q = 1
                                            // Granite-3-8B causal prefill: 32 query heads over 8 KV heads
-                                           AttentionCase{128, 512, 32, "float16", true, 0, 0, 0, 8}),
+                                           AttentionCase{128, 512, 32, "float16", true, 0, 0, 0, 8},
+                                           // O token-major on the device (o_token_major): ragged d and s,
+                                           // and query rows padded to a tile (q = 200) with GQA.
+                                           AttentionCase{40, 100, 3, "float32", true, 0, 0, 0, 0, 0, true},
+                                           AttentionCase{64, 256, 4, "float16", true, 0, 200, 0, 2, 0, true}),
                          [](const auto &info) {
                              const AttentionCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_s" + std::to_string(c.s) +
@@ -187,7 +193,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionDualRealization,
                                     (c.q ? "_q" + std::to_string(c.q) : "") +
                                     (c.valid ? "_valid" + std::to_string(c.valid) : "") +
                                     (c.kv_heads ? "_kvh" + std::to_string(c.kv_heads) : "") +
-                                    (c.max_cores ? "_cores" + std::to_string(c.max_cores) : "");
+                                    (c.max_cores ? "_cores" + std::to_string(c.max_cores) : "") +
+                                    (c.o_token_major ? "_o_token_major" : "");
                          });
 
 // causal puts the q queries at the last q of the s positions: more queries than keys is refused, naming q and s.

@@ -597,6 +597,32 @@ TEST(DeviceCopyErrors, ACropAsAKernelArgumentAsksForACopy) {
 
 // ---- reshape views ----
 
+// An attention output laid out token-major (gen_attention o_token_major: (d, i, h) with i
+// outermost, then h, then d) seen transposed as (d, h, i) is the (d x h, i) activations of an
+// output projection: a view of the same bytes, no copy. In the default order it would move data.
+TEST(DeviceReshape, ATokenMajorTensorTransposedMergesItsHeadsWithoutMovingData) {
+    spyre_device_layout l{};
+    l.dimensions = 3;
+    l.stick_dim = 0;
+    l.order[0] = 1, l.order[1] = 2, l.order[2] = 0;  // outermost first: i, h, d
+    l.padded[0] = 128, l.padded[1] = 6, l.padded[2] = 4;
+    Buffer<void> o = f16({128, 6, 4}, 31);  // (d, i, h)
+    ASSERT_EQ(spyre_device_malloc_with_layout(nullptr, o.raw_buffer(), &l), 0) << spyre_last_error();
+    ASSERT_EQ(o.copy_to_device(iface()), 0);
+    Buffer<void> tokens = o.transposed(1, 2);  // (d, h, i)
+    Buffer<void> a(kF16, {128 * 4, 6});
+    ASSERT_EQ(spyre_device_reshape(nullptr, tokens.raw_buffer(), a.raw_buffer()), 0) << spyre_last_error();
+    ASSERT_EQ(a.copy_to_host(), 0) << spyre_last_error();
+    for (int i = 0; i < 6; i++)
+        for (int h = 0; h < 4; h++)
+            for (int d = 0; d < 128; d++) ASSERT_EQ(at16(a, d + 128 * h, i), at16(o, d, i, h));
+    // The same tensor in the default order (h outermost): the view would move data, so it is refused.
+    Buffer<void> plain = f16({128, 6, 4}, 32);
+    ASSERT_EQ(plain.copy_to_device(iface()), 0);
+    Buffer<void> plain_tokens = plain.transposed(1, 2), b(kF16, {128 * 4, 6});
+    EXPECT_EQ(spyre_device_reshape(nullptr, plain_tokens.raw_buffer(), b.raw_buffer()), spyre_error_buffer_mismatch);
+}
+
 TEST(DeviceReshape, SplitsAndMergesWithoutMovingData) {
     // (6144, 2) f16 as (128, 48, 2): dim 0 split at whole sticks (64 lanes).
     Buffer<void> a = f16({6144, 2}, 16);
