@@ -44,7 +44,7 @@ row "keys of a prefill" transpose x=128 y=512 batch=8
 row "GQA decode attention, batch 1" attention d=128 s=1024 q=4 heads=8 key_mask=true
 row "GQA decode attention, batch 8" attention d=128 s=1024 q=4 heads=64 key_mask=true
 row "causal prefill attention, K and V repeated to 32 heads" attention d=128 s=512 heads=32 causal=true
-row "causal prefill attention, GQA (what llm runs)" attention d=128 s=512 heads=32 kv_heads=8 causal=true
+row "causal prefill attention, GQA, O token-major (what llm runs)" attention d=128 s=512 heads=32 kv_heads=8 causal=true o_token_major=true
 row "O projection, decode" matmul m=1 n=4096 k=4096
 row "O projection, prefill" matmul m=512 n=4096 k=4096
 row "residual add, decode" elementwise op=add d0=4096 d1=1 d2=1
