@@ -292,12 +292,17 @@ TEST(RandomizedSchedules, Matmul) {
                           {"tile_n", std::to_string(coin(r) ? 0 : lanes * uniform(r, 1, 4))},
                           {"double_buffer", coin(r) ? "true" : "false"},
                           {"share_a", coin(r) ? "true" : "false"},
-                          {"share_b", coin(r) ? "true" : "false"}};
+                          {"share_b", coin(r) ? "true" : "false"},
+                          // Drawn last, so the other draws stay those of the seed. Shapes this small
+                          // rarely chunk K, which a gathered B chain needs: b_forwarding=gathered mostly
+                          // leaves B unshared here (MatmulDualRealization's b_gathered cases run gathered).
+                          {"b_forwarding", pick(r, std::vector<std::string>{"auto", "whole", "gathered"})}};
         };
         auto options_of = [](const Params &p) {
             MatmulSpyreOptions o;
             o.share_a = p.at("share_a") == "true";
             o.share_b = p.at("share_b") == "true";
+            o.b_forwarding = p.at("b_forwarding");
             o.max_cores = std::stoi(p.at("max_cores"));
             o.tile_m = std::stoi(p.at("tile_m"));
             o.tile_n = std::stoi(p.at("tile_n"));
