@@ -128,7 +128,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         continue;
                     // A gathered tile is cut into cm shares of whole rows (tk of them, or one row of
                     // whole sticks), the same on every tile: K in whole chunks, no partial last one.
-                    if (gather_b && (options.b_forwarding == "whole" || tk < cm || shape.k % tk != 0)) continue;
+                    if (gather_b && (options.b_forwarding == "whole" || tk < cm || shape.k % tk != 0 ||
+                                     !planning::gathered_chain_offered(cm, cn, machine)))
+                        continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
                     const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu) + (db ? second_copies(tm, tn, tk, bytes) : 0);

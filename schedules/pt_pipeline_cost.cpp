@@ -59,7 +59,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // cross: a round then takes cn shares' link time (ramped over 0.97-1.05). Below, the
     // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
     // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
-    // Granite prefill's projections (pace 0.90-0.96: gathered 4-19% faster). A core's own
+    // Granite prefill's projections (pace 0.90-0.96: gathered 1-17% faster). A core's own
     // share lands (the access latency) before it forwards it.
     const bool b_gathered = p.b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
@@ -115,7 +115,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // The cores of a B chain are cn apart in ring order (N is the inner core
         // dimension): every forward crosses cn links, and the cn chains' pieces
         // share each link, so a step takes at least cn pieces' link time.
-        if (p.b_shared) dma_step = std::max(dma_step, ring_step + (p.cn - 1) * b_ring);
+        if (p.b_shared && !b_gathered) dma_step = std::max(dma_step, ring_step + (p.cn - 1) * b_ring);
+        // Gathered, every link carries the cn chains' cm - 1 shares of a piece a step.
+        if (b_gathered) dma_step = std::max(dma_step, (p.cm - 1) * p.cn * b_ring / p.cm);
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with a shared operand the last core of a chain holds the first piece a chain fill later.
@@ -209,6 +211,10 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
 }
 
 
+
+bool gathered_chain_offered(int chain_cores, int spacing, const MachineDescription &m) {
+    return chain_cores >= 2 && chain_cores <= kMaxGatheredChain && chain_cores * spacing == m.cores;
+}
 
 }  // namespace planning
 }  // namespace spyre

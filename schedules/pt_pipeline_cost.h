@@ -93,5 +93,22 @@ struct PtPipelineCost {
 // simulator does.
 PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m);
 
+// Whether a family offers B chains gathered (RingForwarding::Gathered) for a chain of
+// `chain_cores` cores `spacing` apart on the ring, where the model above holds:
+//  - the chain closes with a hop of `spacing` links like its others, i.e. its chains fill
+//    the ring (chain_cores x spacing == m.cores). In a closed chain every core waits on
+//    its upstream, so all of it runs at its longest hop's pace: with fewer cores the hop
+//    back from the last core to the first crosses the idle ones (gen_matmul m=512
+//    n=4096 k=12800 on 28 cores, 7-core chains: gathered 1574.9 us, whole tiles 1065.6);
+//  - the chain has at most kMaxGatheredChain cores: each of its n - 1 rounds a step is
+//    paced by the slowest core of the ring, whose own stores and late loads stall the
+//    rest, which the model leaves out. At m=2048 n=25600 k=4096 the planner's gathered
+//    plans lose with a 32-core chain (6749.5 us, estimated 6579.6) and with 16-core
+//    chains (6986.1 us) against whole tiles (6584.5 us); one 16-core case gains (m=1024
+//    n=k=4096 gelu: 645.8 against 663.4 us). The 2- and 4-core chains of the Granite
+//    prefill's projections gain 1-17%.
+constexpr int kMaxGatheredChain = 8;
+bool gathered_chain_offered(int chain_cores, int spacing, const MachineDescription &m);
+
 }  // namespace planning
 }  // namespace spyre

@@ -96,9 +96,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BmmDualRealization,
                                            BmmCase{3, 100, 70, 40, "float16", true},
                                            BmmCase{2, 33, 65, 17, "float16", true},
                                            // B chains gathered: batch 1 on 4 x 8 cores; a broadcast B whose
-                                           // chain spans the 3 batches' cores, N not whole tiles.
+                                           // chain spans the 4 batches' cores, N not whole tiles, and one over
+                                           // 2 batches x 2 row tiles with M ragged.
                                            BmmCase{1, 256, 2048, 256, "float16", false, 64, 256, "gathered"},
-                                           BmmCase{3, 32, 520, 768, "float32", true, 32, 64, "gathered"}),
+                                           BmmCase{4, 64, 500, 768, "float32", true, 64, 64, "gathered"},
+                                           BmmCase{2, 50, 500, 768, "float32", true, 32, 64, "gathered"}),
                          case_name);
 
 }  // namespace

@@ -68,7 +68,7 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     set_compiling_for_spyre(false);
     if (std::string(c.b_forwarding) == "gathered") {
         ASSERT_TRUE(plan.b_shared && plan.b_gathered) << "the case should run a gathered B chain (cm=" << plan.cm << ")";
-        EXPECT_GE(plan.cm, 3) << "a chain of three or more cores forwards shares it did not load";
+        EXPECT_EQ(plan.cm * plan.cn, scheduling_machine().cores) << "gathered chains fill the ring";
     }
     if (std::string(c.b_forwarding) == "whole") EXPECT_FALSE(plan.b_gathered);
     if (c.shared_weight_layout) {
@@ -170,12 +170,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{1, 1000, 128, "float16", "none", false, true},
                                            MatmulCase{8, 300, 70, "float32", "silu", true, true},
                                            // B chains gathered (b_forwarding=gathered): 4 cores along M
-                                           // sharing B tiles of 64 rows; 3 cores, K chunks of 96 rows
-                                           // (32 a share), N not whole tiles; fp16 with the residual, K in
-                                           // chunks of 384.
+                                           // sharing B tiles of 64 rows; K chunks of 96 rows (24 a share),
+                                           // N not whole tiles; fp16 with the residual, M ragged, K in
+                                           // chunks of 384; 2-core chains, fp32.
                                            MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 256, "gathered"},
-                                           MatmulCase{96, 520, 192, "float32", "gelu", false, false, 32, 64, "gathered"},
-                                           MatmulCase{96, 520, 768, "float16", "none", true, false, 32, 64, "gathered"}),
+                                           MatmulCase{128, 520, 192, "float32", "gelu", false, false, 32, 64, "gathered"},
+                                           MatmulCase{100, 520, 768, "float16", "none", true, false, 32, 64, "gathered"},
+                                           MatmulCase{64, 1000, 512, "float32", "none", false, false, 32, 64, "gathered"}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's

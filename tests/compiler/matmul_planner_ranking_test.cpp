@@ -149,6 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
 struct ForwardingCase {
     int m, n, k;
     bool swiglu;
+    int max_cores = 0;     // 0: the machine's
+    bool offered = true;   // false: no gathered chain is offered (planning::gathered_chain_offered)
 };
 
 class MatmulBForwarding : public ::testing::TestWithParam<ForwardingCase> {};
@@ -165,6 +167,7 @@ TEST_P(MatmulBForwarding, AutoTakesTheFasterForwarding) {
     compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)},
                       {"dtype", "float16"}, {"shared_weight_layout", "true"}};
     if (c.swiglu) compiler.fixed["activation"] = "swiglu";
+    if (c.max_cores) compiler.fixed["max_cores"] = std::to_string(c.max_cores);
     const MatmulShape shape{c.m, c.n, c.k, Halide::Float(16), c.swiglu ? Activation::Swiglu : Activation::None, false, true};
     std::map<std::string, MatmulSpyrePlan> plans;
     std::map<std::string, double> simulated;
@@ -172,12 +175,22 @@ TEST_P(MatmulBForwarding, AutoTakesTheFasterForwarding) {
     for (const char *f : {"auto", "whole", "gathered"}) {
         MatmulSpyreOptions o;
         o.b_forwarding = f;
+        o.max_cores = c.max_cores;
         set_compiling_for_spyre(true);
         plans[f] = plan_matmul_spyre(shape, o);
         set_compiling_for_spyre(false);
         const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(compiler, {{"b_forwarding", f}}, index++);
         ASSERT_TRUE(r.error.empty()) << f << ": " << r.error;
         simulated[f] = r.simulated_us;
+    }
+    if (!c.offered) {
+        // Chains that do not fill the ring, or longer than the model holds for: never gathered.
+        EXPECT_FALSE(plans["gathered"].b_gathered);
+        EXPECT_FALSE(plans["auto"].b_gathered);
+        EXPECT_LE(simulated["auto"], 1.001 * simulated["whole"]);
+        std::printf("%s: no gathered chain offered; auto %.1f us, whole %.1f us\n", name.c_str(), simulated["auto"],
+                    simulated["whole"]);
+        return;
     }
     ASSERT_TRUE(plans["gathered"].b_gathered) << "the case needs a gathered plan to compare";
     EXPECT_FALSE(plans["whole"].b_gathered);
@@ -196,11 +209,18 @@ TEST_P(MatmulBForwarding, AutoTakesTheFasterForwarding) {
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulBForwarding,
                          ::testing::Values(ForwardingCase{512, 12800, 4096, true},  // Granite-8B prefill gate/up + SwiGLU
                                            ForwardingCase{512, 4096, 4096, false},  // its output projection's shape
-                                           ForwardingCase{512, 2048, 2048, false}),  // the incumbent table's worst matmul
+                                           ForwardingCase{512, 2048, 2048, false},  // the incumbent table's worst matmul
+                                           // 28 cores: chains of 7 would close over idle cores (without
+                                           // the shared layout, gathered 1574.9 us against 1065.6 before
+                                           // the rule); a shape whose longer chains lost (6749.5 us with 32
+                                           // cores, 6986.1 with 16, against 6584.5).
+                                           ForwardingCase{512, 4096, 12800, false, 28, false},
+                                           ForwardingCase{2048, 25600, 4096, false}),
                          [](const ::testing::TestParamInfo<ForwardingCase> &info) {
                              const ForwardingCase &c = info.param;
                              return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) +
-                                    (c.swiglu ? "_swiglu" : "");
+                                    (c.swiglu ? "_swiglu" : "") +
+                                    (c.max_cores ? "_c" + std::to_string(c.max_cores) : "");
                          });
 
 }  // namespace
