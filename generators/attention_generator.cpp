@@ -51,9 +51,10 @@
 // per-sequence caches are B calls, or heads = B * KV heads with q = g.)
 //
 // o_token_major=true lays O out on the device with the query rows outermost
-// (then the heads, then d): the bytes of the (d x heads, q) activations that an
-// output projection reads per token, so O transposed is a view of them, not a
-// copy (apps/llm's prefill). Values are unchanged; the host build ignores it.
+// (then the heads, then d): with d whole sticks (d = 128), the bytes of the
+// (d x heads, q) activations that an output projection reads per token, so O
+// transposed is a view of them, not a copy (apps/llm's prefill). Values are
+// unchanged; the host build ignores it.
 //
 // key_mask=true adds an input key_mask(j) (s values, dtype) to the scaled
 // scores of key j, for every query row and head: 0 attends key j, a large

@@ -48,7 +48,7 @@ public:
         _halide_user_assert(batch >= 1 && m_size >= 1 && n_size >= 1 && k_size >= 1)
             << "bmm: batch, m, n and k must be positive (got batch=" << (int)batch << " m=" << (int)m_size << " n=" << (int)n_size
             << " k=" << (int)k_size << ")";
-        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
+        (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
         const spyre::ShapeDim b{"batch", batch}, m{"m", m_size}, n{"n", n_size}, k{"k", k_size};
         spyre::check_tensor_fits("bmm", "A", {k, m, b}, t);
         if (broadcast_b) {

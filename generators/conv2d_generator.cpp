@@ -73,7 +73,7 @@ public:
         shape_ = spyre::Conv2dShape{ci_size, co_size, (int)width + 2 * (int)pad, (int)height + 2 * (int)pad, kw, kh,
                                     batch, dtype, activation, (int)pad};
         spyre::check_conv2d_shape(shape_);
-        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
+        (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
         const Type t = dtype;
         const spyre::ShapeDim ci{"ci", ci_size}, co{"co", co_size}, w{"width", width}, h{"height", height},
             fw{"kw", kw}, fh{"kh", kh}, b{"batch", batch};

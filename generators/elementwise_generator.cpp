@@ -85,10 +85,11 @@ public:
             << "elementwise: for Spyre, op=swiglu needs d0 (the gate's width; a is 2 d0 wide) to be whole sticks of "
             << spyre::stick_lanes(t) << " " << t << " lanes, so the up half a(d0.., y, z) starts on a stick; d0="
             << shape_.d0 << " is not";
-        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
+        // device_order's own message first (it says what the order means), then every knob's check.
         _halide_user_assert(device_order.value() == "zyx" || device_order.value() == "yzx")
             << "elementwise: device_order must be zyx or yzx (dims outermost first; x, the stick dim, last), not '"
             << device_order.value() << "'";
+        (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
         parse_broadcast(broadcast_b);
         shape_.gate_up_blocks = gate_up_blocks;
         _halide_user_assert(!shape_.gate_up_blocks || shape_.gated())

@@ -47,7 +47,7 @@ public:
         _halide_user_assert(axis >= 0 && axis <= 2) << "reduce: axis must be 0, 1 or 2, not " << (int)axis;
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0)
             << "reduce: d0, d1 and d2 must be positive (got d0=" << (int)d0 << " d1=" << (int)d1 << " d2=" << (int)d2 << ")";
-        (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
+        (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
         spyre::check_tensor_fits("reduce", "in", {{"d0", d0}, {"d1", d1}, {"d2", d2}}, t);
         in = add_input<Buffer<>>("in", t, 3);
         out = add_output<Buffer<>>("out", t, 2);

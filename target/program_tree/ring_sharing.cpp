@@ -115,7 +115,11 @@ void check_gatherable(const SymInstruction &in, int shares, int64_t stick_bytes)
                           " for a chain of " + std::to_string(shares) + " cores, each of which loads a share of whole " +
                           cut.unit_name + "; forward it whole (RingForwarding::WholeTiles) or stage larger tiles");
     }
-    if (in.f[cut.valid_field].depends_on_loops() || (cut.dram_stride_field >= 0 && in.f[cut.dram_stride_field].depends_on_loops())) {
+    // The share's count, its valid count and its strides are the load's bases (gathered_share_load).
+    const bool varies = in.f[cut.count_field].depends_on_loops() || in.f[cut.valid_field].depends_on_loops() ||
+                        (cut.dram_stride_field >= 0 && in.f[cut.dram_stride_field].depends_on_loops()) ||
+                        (cut.sp_stride_field >= 0 && in.f[cut.sp_stride_field].depends_on_loops());
+    if (varies) {
         fail(in.func, std::string("gathered: its tile's valid ") + cut.unit_name + " (or their DRAM stride) change from tile to "
                           "tile, so a share's would not be a loop operand; forward it whole (RingForwarding::WholeTiles)");
     }
