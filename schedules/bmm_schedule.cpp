@@ -216,8 +216,8 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                 const bool share_b = b_sharing > 0, gather_b = b_sharing == 2;
                                 const int b_chain = shape.broadcast_b ? split[0] * split[2] : split[2];
                                 if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp))) continue;
-                                if (gather_b && (!as_matmul || options.b_forwarding == "whole" || tk < b_chain || shape.k % tk != 0 ||
-                                                 !planning::gathered_chain_offered(b_chain, split[1], scheduling_machine())))
+                                if (gather_b && (!as_matmul || options.b_forwarding == "whole" ||
+                                                 !planning::gathered_chain_offered(b_chain, split[1], tk, shape.k, scheduling_machine())))
                                     continue;
                                 if (share_b && !gather_b && as_matmul && options.b_forwarding == "gathered") continue;
                                 BmmCandidate c = bmm_candidate(shape, tm, tn, tk, resident, share, share_b, split);

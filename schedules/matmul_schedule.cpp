@@ -126,10 +126,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2)) ||
                         (share_b && (!options.share_b || cm < 2 || tk == kp)))
                         continue;
-                    // A gathered tile is cut into cm shares of whole rows (tk of them, or one row of
-                    // whole sticks), the same on every tile: K in whole chunks, no partial last one.
-                    if (gather_b && (options.b_forwarding == "whole" || tk < cm || shape.k % tk != 0 ||
-                                     !planning::gathered_chain_offered(cm, cn, machine)))
+                    // Gathered B chains where the lowering can cut the tiles and the cost model holds.
+                    if (gather_b && (options.b_forwarding == "whole" || !planning::gathered_chain_offered(cm, cn, tk, shape.k, machine)))
                         continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core

@@ -212,8 +212,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
 
 
 
-bool gathered_chain_offered(int chain_cores, int spacing, const MachineDescription &m) {
-    return chain_cores >= 2 && chain_cores <= kMaxGatheredChain && chain_cores * spacing == m.cores;
+bool gathered_chain_offered(int chain_cores, int spacing, int tk, int k, const MachineDescription &m) {
+    return chain_cores >= 2 && chain_cores <= kMaxGatheredChain && chain_cores * spacing == m.cores &&
+           tk >= chain_cores && k % tk == 0;
 }
 
 }  // namespace planning

@@ -94,7 +94,9 @@ struct PtPipelineCost {
 PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescription &m);
 
 // Whether a family offers B chains gathered (RingForwarding::Gathered) for a chain of
-// `chain_cores` cores `spacing` apart on the ring, where the model above holds:
+// `chain_cores` cores `spacing` apart on the ring, staging K chunks of `tk` rows of a K of
+// `k`: the lowering cuts each chunk into a share of whole rows per core, the same on every
+// chunk (k a multiple of tk, tk >= chain_cores), and the model above holds:
 //  - the chain closes with a hop of `spacing` links like its others, i.e. its chains fill
 //    the ring (chain_cores x spacing == m.cores). In a closed chain every core waits on
 //    its upstream, so all of it runs at its longest hop's pace: with fewer cores the hop
@@ -108,7 +110,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
 //    n=k=4096 gelu: 645.8 against 663.4 us). The 2- and 4-core chains of the Granite
 //    prefill's projections gain 1-17%.
 constexpr int kMaxGatheredChain = 8;
-bool gathered_chain_offered(int chain_cores, int spacing, const MachineDescription &m);
+bool gathered_chain_offered(int chain_cores, int spacing, int tk, int k, const MachineDescription &m);
 
 }  // namespace planning
 }  // namespace spyre
