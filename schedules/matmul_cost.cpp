@@ -12,14 +12,15 @@ namespace spyre {
 
 using namespace Halide;
 
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu) {
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu,
+                         int a_resident_kp) {
     const int64_t tile = (int64_t)tm * tn, out_tile = swiglu ? tile / 2 : tile;
-    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes + tile * 4 + out_tile * 4 * stages + out_tile * out_bytes +
+    return (int64_t)tm * (a_resident_kp > 0 ? a_resident_kp : tk) * bytes + (int64_t)tk * tn * bytes + tile * 4 + out_tile * 4 * stages + out_tile * out_bytes +
            (int64_t)tn * (out_bytes + 4) + 4LL * tn * 4 + (residual ? out_tile * out_bytes + 2LL * tn * 4 : 0);
 }
 
-int64_t second_copies(int tm, int tn, int tk, int bytes) {
-    return (int64_t)tm * tk * bytes + (int64_t)tk * tn * bytes;
+int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_resident) {
+    return (a_resident ? 0 : (int64_t)tm * tk * bytes) + (int64_t)tk * tn * bytes;
 }
 
 planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c, const MachineDescription &m) {
@@ -39,8 +40,9 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     p.a_shared = c.a_shared;
     p.b_shared = c.b_shared;
     p.b_gathered = c.b_gathered;
+    p.a_resident = c.a_resident;
     p.result_double_buffer = c.result_double_buffer;
-    p.a_per_row_of_tiles = true;  // schedule_matmul_spyre stages whole-K A at the row of tiles (mo)
+    p.a_per_row_of_tiles = true;  // schedule_matmul_spyre stages whole-K A at the row of tiles (mo), and a resident panel
     p.bias = true;
     p.residual = shape.residual;
     // The activation's SFU passes over the fp32 tile, each charged as a transcendental one:

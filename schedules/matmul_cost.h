@@ -13,7 +13,7 @@
 
 namespace spyre {
 
-// Scratchpad bytes per core: A (tm x tk), B (tk x tn), the fp32 accumulator,
+// Scratchpad bytes per core: A (tm x tk; tm x kp, its whole-K panel, with a_resident), B (tk x tn), the fp32 accumulator,
 // the epilogue stages (fp32) and the result tile, the bias (staged and fp32)
 // and a few fp32 SFU temporaries of one tile row. With a residual also its
 // staged tile and two more temporary rows (R widened, the sum). SFU row
@@ -23,10 +23,12 @@ namespace spyre {
 // (int8 operands: 1 and 4; a stick holds 128 int8).
 // With swiglu, tn counts the accumulator's columns; the epilogue stage, the result and
 // R cover C's half of them.
-int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu = false);
+int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int stages, bool residual, bool swiglu = false,
+                         int a_resident_kp = 0);
 
-// The second copies of double buffering: the A and B chunks (K chunked) or tiles.
-int64_t second_copies(int tm, int tn, int tk, int bytes);
+// The second copies of double buffering: the A and B chunks (K chunked) or tiles;
+// with a resident A panel (staged once, single) only B's.
+int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_resident = false);
 
 // One candidate of the planner's search: tiles, K chunk, core split, tiles per core.
 struct MatmulCandidate {
@@ -35,6 +37,7 @@ struct MatmulCandidate {
     bool double_buffer, a_shared, b_shared;
     bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
     bool b_gathered = false;    // a shared B loaded in shares by every core of its chain
+    bool a_resident = false;    // K chunked: A's whole-K panel staged once per row of tiles
 };
 
 // The candidate's pipeline for the framework's PT pipeline model

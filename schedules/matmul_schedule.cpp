@@ -117,7 +117,11 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
                 if (weight_np && np > weight_np) continue;
                 for (int cm : divisors(m_tiles)) {
-                  for (int sharing = 0; sharing < 6; sharing++) {
+                  for (int staging = 0; staging < 12; staging++) {
+                    const int sharing = staging % 6;
+                    // A resident (staging >= 6): K chunked with several N tiles a core, each
+                    // row of tiles' whole-K A panel staged once and read by all its N tiles.
+                    const bool resident = staging >= 6;
                     // Which operands the cores of a chain pass along the ring: A along N, B along M;
                     // 4 and 5: B gathered, each core of its chain loading a share of every tile.
                     const bool share = sharing & 1, share_b = sharing & 6, gather_b = sharing & 4;
@@ -131,7 +135,12 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu) + (db ? second_copies(tm, tn, tk, bytes) : 0);
+                    const bool panel_possible = tk < kp && nt >= 2;
+                    if (resident && (!panel_possible || options.a_staging == "chunks")) continue;
+                    if (!resident && options.a_staging == "resident") continue;
+                    const int a_kp = resident ? kp : 0;
+                    const int64_t footprint = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu, a_kp) +
+                                              (db ? second_copies(tm, tn, tk, bytes, resident) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * (swiglu ? tn / 2 : tn) * out_bytes;
                     const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
@@ -153,6 +162,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.a_shared = share;
                     p.b_shared = share_b;
                     p.b_gathered = gather_b;
+                    p.a_resident = resident;
                     // Legality and the cost are the framework's (judge: the scratchpad budget, the
                     // hardware loops: K chunks, N tiles and M tiles per core; the PT pipeline model,
                     // checked against the simulator by *MatmulPlannerRanking*), and so is the
@@ -160,15 +170,15 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // even trips only.
                     planning::TiledPlan tp;
                     tp.reserve = planning::ScratchpadReserve::TilesCounted;
-                    tp.buffered_bytes = second_copies(tm, tn, tk, bytes);  // A and B, one copy
-                    tp.fixed_bytes = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu) -
+                    tp.buffered_bytes = second_copies(tm, tn, tk, bytes, resident);  // A (unless resident) and B, one copy
+                    tp.fixed_bytes = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu, a_kp) -
                                      tp.buffered_bytes + (result_db ? result_copy : 0);
                     const int n_trips = (int)std::min<int64_t>(nt, INT32_MAX), m_trips = (int)std::min<int64_t>(mt, INT32_MAX);
                     tp.staging_trip = tk < kp ? kp / tk : planning::staging_trip({n_trips, m_trips});
                     tp.per_core_trips = {kp / tk, n_trips, m_trips};
                     tp.cores = cm * cn;
                     tp.pt_pipeline = matmul_pipeline(
-                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db, gather_b}, machine);
+                        shape, MatmulCandidate{tm, tn, tk, kp, cm, cn, mt, nt, db, share, share_b, result_db, gather_b, resident}, machine);
                     planning::Verdict v = planning::judge(tp, db, machine);
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     const planning::PtPipelineCost &cost = v.pt_cost;
@@ -177,8 +187,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {
                         char what[200];
-                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d%s", tm, tn,
-                                      tk, cm, cn, (int)share, (int)share_b, gather_b ? " gathered" : "");
+                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d%s%s", tm, tn,
+                                      tk, cm, cn, (int)share, (int)share_b, gather_b ? " gathered" : "", resident ? " a_resident" : "");
                         std::string s = what;
                         if (v.legal) {  // the model's figures (a refused candidate is not costed)
                             std::snprintf(what, sizeof what, " read=%.0f write=%.0f per_core_us=%.2f dram_us=%.2f", read,
@@ -194,6 +204,10 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
             }
         }
     }
+    _halide_user_assert(search.found() || options.a_staging != "resident")
+        << "matmul Spyre schedule: a_staging=resident, but no plan keeps A's whole-K panel resident: that needs K in "
+           "chunks (a panel of tile_m x K beside the B chunks, the accumulator and the epilogue within the scratchpad's "
+        << budget << " bytes) and at least two N tiles a core; use a_staging=auto, or smaller tiles";
     if (weight_np && options.tile_n > 0) {
         _halide_user_assert(round_up(acc_n, tns.front()) <= weight_np)
             << "matmul Spyre schedule: tile_n=" << options.tile_n << " (" << tns.front()
@@ -268,7 +282,11 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     // Double buffered: the next chunk's (tile's) DMA overlaps this one's matmul.
     // (A loop of odd trip count is left single-buffered by the backend.)
     auto stage = [&](Func in, Func consumer, const VarOrRVar &at) { stage_in_scratchpad(in, consumer, at, p.double_buffer); };
-    if (pt.k_chunked) {
+    if (pt.k_chunked && p.a_resident) {
+        // A's whole-K panel once per row of tiles (single: it is loaded once), B per K chunk.
+        stage_in_scratchpad(A_in, f.C, mo);
+        stage(B_in, f.acc, pt.k_outer);
+    } else if (pt.k_chunked) {
         stage(A_in, f.acc, pt.k_outer);
         stage(B_in, f.acc, pt.k_outer);
     } else {

@@ -18,6 +18,9 @@
 //   With plan.a_shared the cores of one row range load each A tile once per
 //   chain and pass it along the ring (share_over_ring); with plan.b_shared the
 //   cores of one column range do so with B.
+//   With plan.a_resident (K chunked, several N tiles a core) A is staged per row
+//   of tiles as its whole-K panel, once, and every N tile's K chunks read their
+//   piece of it: A is read once instead of once per N tile.
 #pragma once
 
 #include <string>
@@ -89,6 +92,7 @@ struct MatmulSpyrePlan {
     bool a_shared = false;       // the cn cores of one row range pass A tiles along the ring (cn > 1)
     bool b_shared = false;       // the cm cores of one column range pass B tiles along the ring (cm > 1)
     bool b_gathered = false;     // ... each loading 1/cm of every B tile (RingForwarding::Gathered), not the first alone
+    bool a_resident = false;     // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles, read by its N tiles' chunks
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -107,7 +111,8 @@ constexpr double kMatmulTieTolerance = 1e-3;
     X(int, tile_n, 0, "columns of C per output tile (0: automatic; rounded up to whole sticks, with swiglu to whole 64-column blocks)", spyre::knob_from_shape) \
     X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
     X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools) \
-    X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"})
+    X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"}) \
+    X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles a core) or auto (the planner's choice)", {"auto", "chunks", "resident"})
 
 struct MatmulSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)

@@ -18,9 +18,11 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // The backend leaves a K loop of odd trip count single-buffered (double_buffering.h).
     const bool double_buffer = p.double_buffer && (!chunked || (p.kp / p.tk) % 2 == 0);
     // DRAM bytes of one core (the mean over the cores of a chain for a shared operand).
-    const double a_piece = (double)p.tm * p.tk * bytes;            // A staged per step (chunked), per tile or per row of tiles
+    // A staged per step (chunked), per tile or per row of tiles, or its resident whole-K panel.
+    const bool a_resident = chunked && p.a_resident;
+    const double a_piece = (double)p.tm * (a_resident ? p.kp : p.tk) * bytes;
     const double bias_row = p.bias ? (double)p.tn * out_bytes : 0.0;  // the bias staged per tile
-    const double a_loads = chunked || !p.a_per_row_of_tiles ? tiles * chunks : (double)p.mt;  // A pieces a core stages
+    const double a_loads = a_resident ? (double)p.mt : chunked || !p.a_per_row_of_tiles ? tiles * chunks : (double)p.mt;  // A pieces a core stages
     const double a_core = a_loads * a_piece / (p.a_shared ? p.cn : 1);
     const double b_piece = (double)p.tk * p.tn * bytes;             // B staged per step
     const double b_core = tiles * ((double)p.kp * p.tn * bytes / (p.b_shared ? p.cm : 1) + bias_row);
@@ -48,7 +50,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // One step's transfers and compute (the mean step; A of a row of tiles spread over its tiles).
     // The A and B bytes one core stages per step for itself (a_own, b_own: a
     // shared operand's are the chain head's) and the mean over the cores.
-    const double a_own = a_loads * a_piece / (tiles * chunks), b_own = b_piece;
+    // (A resident panel: none; its loads are the fill, panel_fill below.)
+    const double a_own = a_resident ? 0.0 : a_loads * a_piece / (tiles * chunks), b_own = b_piece;
     const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
@@ -65,7 +68,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
     const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
     const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
-    const double ring_step = (p.a_shared ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
+    const double ring_step = (p.a_shared && !a_resident ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
@@ -84,6 +87,10 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double sfu_tail = sfu(tile_f32 * p.out_fraction) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
                             p.epilogue_simple_passes * sfu(tile_f32) +
                             (p.residual ? sfu(tile_f32 * p.out_fraction) : 0.0);
+    // A resident panel: the cores loading panels (the chain heads, or all) load them at once,
+    // then a shared one is forwarded whole along its chain.
+    const double panel_loaders = p.a_shared ? p.cm : cores;
+    const double panel_fill = a_resident ? m.dram_cycles(a_piece * panel_loaders, 0, panel_loaders) + a_chain_fill + lat : 0.0;
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
         // The residual tile loads just before the bias, at each tile's start: at the
@@ -122,20 +129,20 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with a shared operand the last core of a chain holds the first piece a chain fill later.
         // (The chain head loads that piece alone at the one-core rate while the others load B.)
-        const double chain = std::max(p.a_shared ? m.dram_cycles(a_piece, 0, 1) + a_chain_fill : 0.0,
+        const double chain = std::max(p.a_shared && !a_resident ? m.dram_cycles(a_piece, 0, 1) + a_chain_fill : 0.0,
                                       b_gathered ? dma(b_step, 0) + b_chain_fill
                                                  : p.b_shared ? m.dram_cycles(b_piece, 0, 1) + b_chain_fill : 0.0);
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
-        const double fill = std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
+        const double fill = panel_fill + std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
         // less the chain's stagger, and at least one core's store alone.
         const double store_bytes = out_tile_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
-        const double stagger = std::max(a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
+        const double stagger = std::max(a_resident ? 0.0 : a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
@@ -163,7 +170,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const bool spreads = chunked && double_buffer && !p.result_double_buffer && pipelined_trip >= 2 && store_pieces > 0;
         const double spread_stores = spreads ? (p.nt >= 2 ? (double)(p.nt - 1) * p.mt : (double)(p.mt - 1)) : 0.0;
         const double whole_stores = tiles - 1 - spread_stores;
-        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + r_dma + 2 * lat + sfu_init + sfu_tail);
+        const double between_tiles = whole_stores * whole_store_between + (tiles - 1) * (bias_dma + r_dma + 2 * lat + sfu_init + sfu_tail) +
+                                     ((double)p.mt - 1) * panel_fill;
         double body;
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk

@@ -31,6 +31,7 @@ struct PtPipeline {
     bool b_gathered = false;            // a shared B loaded in shares, one per core of its chain (RingForwarding::Gathered)
     bool result_double_buffer = false;  // the C tile in two copies: its store overlaps the next tile
     bool a_per_row_of_tiles = false;    // whole-K tiles: A staged once per row of tiles (else per tile)
+    bool a_resident = false;            // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
     bool residual = false;              // each tile loads an R tile, which the epilogue adds
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
@@ -85,6 +86,10 @@ struct PtPipelineCost {
 //  - Fill: the first loads (and, for shared A, the chain head's first piece
 //    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
 //    epilogue and store after the last matmul.
+//  - A resident panel (K chunked): each row of tiles first loads A's whole-K
+//    panel (the cores loading panels at once: the cm chain heads, or every
+//    core), forwarded whole along a shared A chain; the steps then load only B.
+//    A later row of tiles' panel stalls its core the same way.
 //  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
 //    last matmul and epilogue, during which no transfer is in flight, bounds the
 //    whole run from below.

@@ -3,7 +3,8 @@
 // tile or the core count, both dtypes and every activation of the epilogue,
 // with and without the fused residual (residual=true: C = act(A.B + bias) + R),
 // the SwiGLU-gated product (activation=swiglu), and B chains gathered
-// (b_forwarding=gathered: each core of a chain loads a share of every B tile).
+// (b_forwarding=gathered: each core of a chain loads a share of every B tile),
+// and A's whole-K panel resident for all of a core's N tiles (a_staging=resident).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@ struct MatmulCase {
     bool shared_weight_layout = false;  // B and the bias padded past the plan's N (one layout for every M)
     int tile_m = 0, tile_n = 0;           // forced knobs (0: the planner's)
     const char *b_forwarding = "auto";    // the b_forwarding knob
+    const char *a_staging = "auto";       // the a_staging knob
 };
 
 Activation activation_of(const std::string &a) {
@@ -38,7 +40,8 @@ std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
            std::to_string(c.k) + (c.residual ? "_residual" : "") +
            (c.shared_weight_layout ? "_shared_weight_layout" : "") +
            (c.tile_m ? "_tiles" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) : "") +
-           (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "");
+           (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "") +
+           (std::string(c.a_staging) != "auto" ? std::string("_a_") + c.a_staging : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -60,8 +63,9 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     if (c.tile_m) params["tile_m"] = std::to_string(c.tile_m);
     if (c.tile_n) params["tile_n"] = std::to_string(c.tile_n);
     params["b_forwarding"] = c.b_forwarding;
+    params["a_staging"] = c.a_staging;
     MatmulSpyreOptions o;
-    o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding;
+    o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding, o.a_staging = c.a_staging;
     set_compiling_for_spyre(true);
     const MatmulSpyrePlan plan = plan_matmul_spyre(
         MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout}, o);
@@ -71,6 +75,11 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
         EXPECT_EQ(plan.cm * plan.cn, scheduling_machine().cores) << "gathered chains fill the ring";
     }
     if (std::string(c.b_forwarding) == "whole") EXPECT_FALSE(plan.b_gathered);
+    if (std::string(c.a_staging) == "resident") {
+        ASSERT_TRUE(plan.a_resident && plan.k_chunked()) << "the case should keep a K-chunked A panel resident";
+        EXPECT_GE(plan.np / plan.tn / plan.cn, 2) << "the panel should serve several N tiles a core";
+    }
+    if (std::string(c.a_staging) == "chunks") EXPECT_FALSE(plan.a_resident);
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
         EXPECT_GT(plan.bp, plan.np) << "the case should read B through a layout wider than its plan's N";
@@ -176,7 +185,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 256, "gathered"},
                                            MatmulCase{128, 520, 192, "float32", "gelu", false, false, 32, 64, "gathered"},
                                            MatmulCase{100, 520, 768, "float16", "none", true, false, 32, 64, "gathered"},
-                                           MatmulCase{64, 1000, 512, "float32", "none", false, false, 32, 64, "gathered"}),
+                                           MatmulCase{64, 1000, 512, "float32", "none", false, false, 32, 64, "gathered"},
+                                           // A's whole-K panel resident (a_staging=resident): fp16 with the
+                                           // residual, M and N ragged; fp32 gelu; with gathered B chains.
+                                           MatmulCase{100, 1000, 768, "float16", "none", true, false, 32, 64, "auto", "resident"},
+                                           MatmulCase{64, 520, 384, "float32", "gelu", false, false, 32, 64, "auto", "resident"},
+                                           MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 128, "gathered", "resident"}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's
@@ -422,6 +436,24 @@ TEST(MatmulParams, BForwardingOutsideItsValuesIsRefused) {
             << gen << ": " << msg;
         EXPECT_EQ(configure_error(gen, {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"b_forwarding", "gathered"}}), "") << gen;
     }
+}
+
+// a_staging takes auto, chunks or resident; resident where no plan can keep a panel is refused, saying why.
+TEST(MatmulParams, AStagingResidentNeedsKChunksAndSeveralNTiles) {
+    const std::string msg = configure_error("matmul", {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"a_staging", "panel"}});
+    EXPECT_NE(msg.find("knob a_staging=panel is not one of its values: auto, chunks or resident"), std::string::npos) << msg;
+    MatmulSpyreOptions o;
+    o.a_staging = "resident";
+    std::string refused;
+    set_compiling_for_spyre(true);
+    try {
+        (void)plan_matmul_spyre(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile, whole K
+    } catch (const Halide::CompileError &e) {
+        refused = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(refused.find("a_staging=resident, but no plan keeps A's whole-K panel resident"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("at least two N tiles a core"), std::string::npos) << refused;
 }
 
 }  // namespace
