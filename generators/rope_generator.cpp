@@ -8,7 +8,8 @@
 // caller (a prefill of positions 0..T-1 passes the tables' first T rows, a
 // decode step the row of its position), in the dtype of x.
 // GeneratorParams: d (even), heads, tokens, dtype (float16/float32; computes in
-// float32 and rounds once), in_heads (0, the default: heads); the Spyre
+// float32 and rounds once), in_heads (0, the default: heads), heads_outermost
+// (false); the Spyre
 // schedule's knobs max_cores, double_buffer, tile_tokens.
 //
 // in_heads > heads: x has in_heads heads per token and only its first `heads`
@@ -19,6 +20,13 @@
 // rotated query and key heads, and the value heads are read from qkv directly.
 // Each core's DMA of its x tile is then `heads / cores along heads` heads of
 // every token of the tile, strided by in_heads * d.
+//
+// heads_outermost=true lays out on the device with the heads outermost (then
+// the tokens, then d): each head's tokens are one contiguous run, so out
+// transposed to (d, tokens, heads) and cropped to a range of heads is an
+// attention's (d, tokens, heads) Q or a key transpose's K, read in place
+// (spyre_device_region_layout; apps/llm's prefill: no split copies). Values
+// are unchanged; the host build ignores it.
 //
 // Formulation: the two halves are two update definitions of one Func over an
 // RDom r of extent half, result(r) and result(r + half), each reading x at r
@@ -33,6 +41,7 @@
 #include "family_generator.h"
 #include "rope_schedule.h"
 #include "shape_limits.h"
+#include "spyre_schedule.h"
 #include "spyre_target.h"
 #include "stock_legalization_rules.h"
 #include "tensor_constraints.h"
@@ -48,6 +57,7 @@ public:
     GeneratorParam<int> tokens{"tokens", 1};
     GeneratorParam<int> in_heads{"in_heads", 0};  // heads of x per token (0: heads); the first `heads` are rotated
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    GeneratorParam<bool> heads_outermost{"heads_outermost", false};  // out's device order (h, t, d), outermost first
     // Knobs of the Spyre schedule (see RopeSpyreOptions); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_ROPE_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_ROPE_KNOBS, spyre::RopeSpyreOptions)
@@ -107,6 +117,7 @@ public:
         spyre::constrain_tensor(*cos_t, {half, (int)tokens}, {1, T});
         spyre::constrain_tensor(*sin_t, {half, (int)tokens}, {1, T});
         spyre::constrain_tensor(*out, {d, (int)heads, (int)tokens}, {1, 1, T});
+        if (spyre::is_spyre() && heads_outermost) spyre::set_device_layout(*out, spyre::StickLayout{0, {1, 2, 0}});
     }
 
     // The family declaration (family_generator.h).
@@ -125,6 +136,7 @@ public:
     spyre::KnobValues shape_params() const {
         return {{"d", std::to_string((int)d_size)}, {"heads", std::to_string((int)heads)},
                 {"tokens", std::to_string((int)tokens)}, {"in_heads", std::to_string((int)in_heads)},
+                {"heads_outermost", (bool)heads_outermost ? "true" : "false"},
                 {"dtype", spyre::dtype_param(dtype)}};
     }
     // Tokens per tile: 1 to 64, no more than the tokens.

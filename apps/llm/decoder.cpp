@@ -5,9 +5,10 @@
 //   x(H, T)          <- embedding rows                         device copies
 //   per layer:
 //     xn = rmsnorm(x);  qkv = xn . wqkv  (NQKV, T) viewed as (D, QH+2KVH, T)
-//     qk = rope(qkv)    (D, QH+KVH, T): the query and key heads rotated
-//     q(D, T, QH)      <- qk heads [0, QH), tokens and heads swapped    copy
-//     k(D, T, KVH)     <- qk heads [QH, QH+KVH), swapped                copy
+//     qk = rope(qkv)    (D, QH+KVH, T): the query and key heads rotated, laid out on
+//                       the device heads outermost (heads_outermost), so
+//     q(D, T, QH)      <- qk heads [0, QH), tokens and heads swapped    a crop, read in place
+//     k(D, T, KVH)     <- qk heads [QH, QH+KVH), swapped                a crop, read in place
 //     kt = transpose(k) (T, D, KVH)
 //     v(D, T, KVH)     <- qkv heads [QH+KVH, QH+2KVH), swapped         copy
 //     cache: Kt[0:T, :, heads of b] <- kt;  V[:, 0:T, heads of b] <- v  copies
@@ -303,6 +304,39 @@ Tensor Decoder::view(Tensor &t, const std::vector<int> &extents) {
     return v;
 }
 
+namespace {
+
+bool same_layout(const spyre_device_layout &a, const spyre_device_layout &b) {
+    if (a.dimensions != b.dimensions || a.stick_dim != b.stick_dim) return false;
+    for (int d = 0; d < a.dimensions; d++) {
+        if (a.order[d] != b.order[d] || a.padded[d] != b.padded[d]) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// `region` of a device tensor as kernel `kernel_role`'s input `arg`: the region itself (at
+// min 0, as kernels take their arguments) when its bytes are one run in that argument's
+// layout (spyre_device_region_layout: a crop of the outermost dimension of a tensor laid out
+// like it), which the runtime reads in place; otherwise (the host chain, another layout, a
+// strided region) a copy into a tensor of the argument's layout, shown as `copy_label`.
+Tensor Decoder::kernel_input(Tensor region, const std::string &kernel_role, const char *arg, const std::string &copy_label) {
+    if (r_.on_device()) {
+        spyre_device_layout have{}, want{};
+        if (program_layout(kernel(kernel_role), arg, &want) && spyre_device_region_layout(region.raw_buffer(), &have) == 0 &&
+            same_layout(have, want)) {
+            for (int d = 0; d < region.dimensions(); d++) region.raw_buffer()->dim[d].min = 0;
+            return region;
+        }
+    }
+    std::vector<int> extents;
+    for (int d = 0; d < region.dimensions(); d++) extents.push_back(region.dim(d).extent());
+    Tensor own = tensor_for(kernel_role, arg, extents);
+    copies(copy_label, [&] { r_.copy(region, own); });
+    return own;
+}
+
 void Decoder::release_views() {
     // A copied Buffer takes ownership of a device handle it was given (Halide's
     // Buffer::incref), so dropping the last copy frees each view.
@@ -536,13 +570,13 @@ int Decoder::prefill(int slot, const std::vector<int> &prompt) {
         LayerState &L = layer_[l];
         Tensor qk;
         Tensor qkv3 = qkv_and_rope("p_", L, x, cos, sin, &qk);
-        Tensor q = tensor_for("p_attn", "Q", {D, T, QH}), k = tensor_for("p_kt", "in", {D, T, KVH}),
-               v = tensor_for("p_attn", "V", {D, T, KVH});
-        copies("qkv split", [&] {
-            r_.copy(qk.cropped(1, 0, QH), q.transposed(1, 2));
-            r_.copy(qk.cropped(1, QH, KVH), k.transposed(1, 2));
-            r_.copy(qkv3.cropped(1, QH + KVH, KVH), v.transposed(1, 2));
-        });
+        // p_rope lays qk out heads outermost: qk as (D, T, heads) cropped to the query heads is
+        // attention's Q, to the key heads the key transpose's input, each read in place.
+        Tensor qk_heads = qk.transposed(1, 2);
+        Tensor q = kernel_input(qk_heads.cropped(2, 0, QH), "p_attn", "Q", "qkv split");
+        Tensor k = kernel_input(qk_heads.cropped(2, QH, KVH), "p_kt", "in", "qkv split");
+        Tensor v = tensor_for("p_attn", "V", {D, T, KVH});
+        copies("qkv split", [&] { r_.copy(qkv3.cropped(1, QH + KVH, KVH), v.transposed(1, 2)); });
         Tensor kt = tensor_for("p_kt", "out", {T, D, KVH});
         run("p_kt", "k transpose", k.raw_buffer(), kt.raw_buffer());
         copies("kv cache write", [&] {

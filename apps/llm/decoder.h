@@ -127,6 +127,7 @@ private:
     Tensor tensor_for(const std::string &kernel_role, const char *arg, const std::vector<int> &extents,
                       bool host_memory = false);
     Tensor view(Tensor &t, const std::vector<int> &extents);
+    Tensor kernel_input(Tensor region, const std::string &kernel_role, const char *arg, const std::string &copy_label);
     void probe(const char *what, const Tensor &t);
     void release_views();
     Tensor upload(const std::string &label, const Tensor &host);

@@ -36,7 +36,7 @@ std::vector<PlannedKernel> kernel_plan(const ModelShape &s, const std::vector<in
     std::vector<PlannedKernel> plan = {
         {"p_norm", "rmsnorm", params({{"cols", H}, {"rows", P}})},
         {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}}, {{"shared_weight_layout", "true"}})},
-        {"p_rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", P}})},
+        {"p_rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", P}}, {{"heads_outermost", "true"}})},
         {"p_kt", "transpose", params({{"x", D}, {"y", P}, {"batch", KVH}})},
         {"p_attn", "attention", params({{"d", D}, {"s", P}, {"heads", QH}, {"kv_heads", KVH}}, {{"causal", "true"}, {"o_token_major", "true"}})},
         {"p_oproj", "matmul", params({{"m", P}, {"n", H}, {"k", W}}, {{"residual", residual}, {"shared_weight_layout", "true"}})},

@@ -3,7 +3,9 @@
 // prefill shapes, with token counts that are not whole tiles; the host build
 // is itself checked against a direct double-precision rotate-half. With
 // in_heads > heads (the Q and K heads of a fused QKV output) x's other heads
-// hold NaN, so a build that used them would fail the comparison.
+// hold NaN, so a build that used them would fail the comparison. With
+// heads_outermost=true out is laid out on the device heads outermost (the
+// runtime unpacks it through that layout, so the values must not change).
 #include <gtest/gtest.h>
 
 #include "jit_helpers.h"
@@ -16,6 +18,7 @@ struct RopeCase {
     int d, heads, tokens;
     const char *dtype;
     int in_heads = 0;  // heads of x per token (0: heads)
+    bool heads_outermost = false;
 };
 
 // x with NaN in the heads past `heads` (which the kernel must not use).
@@ -66,6 +69,7 @@ TEST_P(RopeDualRealization, SpyreMatchesHost) {
                                                  {"tokens", std::to_string(c.tokens)},
                                                  {"dtype", c.dtype}};
     if (c.in_heads) params["in_heads"] = std::to_string(c.in_heads);
+    if (c.heads_outermost) params["heads_outermost"] = "true";
     set_compiling_for_spyre(true);
     const RopeSpyrePlan plan = plan_rope_spyre(c.d, c.heads, c.tokens, t);
     set_compiling_for_spyre(false);
@@ -115,12 +119,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RopeDualRealization,
                                            RopeCase{128, 40, 1, "float16", 48}, RopeCase{128, 40, 4, "float16", 48},
                                            RopeCase{128, 40, 8, "float16", 48}, RopeCase{128, 40, 512, "float16", 48},
                                            RopeCase{128, 3, 37, "float32", 5},  // odd counts, fp32
-                                           RopeCase{128, 2, 9, "float16", 2}),  // in_heads = heads
+                                           RopeCase{128, 2, 9, "float16", 2},  // in_heads = heads
+                                           // out heads outermost on the device (apps/llm's prefill), tokens
+                                           // not whole tiles too.
+                                           RopeCase{128, 40, 512, "float16", 48, true},
+                                           RopeCase{128, 3, 37, "float32", 5, true}),
                          [](const auto &info) {
                              const RopeCase &c = info.param;
                              return std::string(c.dtype) + "_d" + std::to_string(c.d) + "_h" + std::to_string(c.heads) +
                                     "_t" + std::to_string(c.tokens) +
-                                    (c.in_heads ? "_of" + std::to_string(c.in_heads) : std::string());
+                                    (c.in_heads ? "_of" + std::to_string(c.in_heads) : std::string()) +
+                                    (c.heads_outermost ? "_heads_outermost" : "");
                          });
 
 // in_heads below heads is refused at configure() time, naming both.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "HalideBuffer.h"
+#include "device_crop_at_min_zero.h"
 #include "program_builder.h"
 #include "spyre/layout.h"
 #include "spyre/program_format.h"
@@ -568,23 +569,16 @@ TEST(DeviceCopyErrors, ACropAsAKernelArgumentAsksForACopy) {
     pb.store(0, out, 0, 0, 256);
     std::vector<uint8_t> bytes = encode_program(pb.p);
     Buffer<uint8_t> blob(bytes.data(), (int)bytes.size());
-    Buffer<float> a = f32({32, 4}, 14), o(32, 2);
+    Buffer<float> a = f32({64, 2}, 14), o(32, 2);
     ASSERT_EQ(a.copy_to_device(iface()), 0);
-    // Rows 1..2 of a, at min 0 as kernels require (Buffer::translate would drop the device handle).
-    halide_buffer_t crop = *a.raw_buffer();
-    halide_dimension_t dims[2] = {a.raw_buffer()->dim[0], a.raw_buffer()->dim[1]};
-    dims[1].min = 1;
-    dims[1].extent = 2;
-    crop.dim = dims;
-    crop.device = 0;
-    crop.device_interface = nullptr;
-    crop.host = nullptr;
-    ASSERT_EQ(iface()->device_crop(nullptr, a.raw_buffer(), &crop), 0) << spyre_last_error();
-    dims[1].min = 0;
-    halide_buffer_t *args[2] = {&crop, o.raw_buffer()};
+    // Columns 16..47 of every row of a: strided, not one run of a's bytes (a crop of the rows
+    // would be, and is taken as it is: Residency.ACropOfTheOutermostDimensionIsAnInputAsItIs).
+    DeviceCropAtMinZero crop;
+    ASSERT_EQ(crop.make(a.raw_buffer(), 0, 16, 32), 0) << spyre_last_error();
+    halide_buffer_t *args[2] = {&crop.buf, o.raw_buffer()};
     EXPECT_EQ(spyre_run_program(nullptr, blob.raw_buffer(), 2, args, 0, nullptr), spyre_error_buffer_mismatch);
     EXPECT_CONTAINS(spyre_last_error(), "spyre_device_copy");
-    EXPECT_EQ(iface()->device_release_crop(nullptr, &crop), 0);
+    EXPECT_EQ(crop.release(), 0);
     // A crop that is the whole tensor is the tensor.
     Buffer<float> b = f32({32, 2}, 15);
     ASSERT_EQ(b.copy_to_device(iface()), 0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "HalideBuffer.h"
+#include "device_crop_at_min_zero.h"
 #include "program_builder.h"
 #include "spyre/device_memory.h"
 #include "spyre/program_format.h"
@@ -317,6 +318,73 @@ TEST(Residency, TensorInAnotherLayoutIsReLaidOutToTheProgramsLayout) {
     }
     a.device_free();
     out.device_free();
+}
+
+TEST(Residency, ACropOfTheOutermostDimensionIsAnInputAsItIs) {
+    // Rows [2, 5) of an (64, 8) tensor are one contiguous run of its device bytes
+    // (rows are the outermost dim of the default layout): the kernel reads them in
+    // place, with no relayout and no copy.
+    Blob blob(add_f32_program("crop_in", 64, 3).p);
+    Buffer<float> big = filled(64, 8, 1.0f), b = filled(64, 3, -3.0f), out(64, 3);
+    ASSERT_EQ(big.copy_to_device(spyre_iface()), 0);
+    DeviceCropAtMinZero crop;  // rows 2..4
+    ASSERT_EQ(crop.make(big.raw_buffer(), 1, 2, 3), 0) << spyre_last_error();
+    halide_buffer_t &rows = crop.buf;
+    spyre_device_layout l{};
+    ASSERT_EQ(spyre_device_region_layout(&rows, &l), 0) << spyre_last_error();
+    EXPECT_EQ(l.dimensions, 2);
+    EXPECT_EQ(l.padded[0], 64);
+    EXPECT_EQ(l.padded[1], 3) << "the crop's rows, not the tensor's 8";
+    EXPECT_EQ(l.bytes, stick_rows_bytes(64, 3));
+    const spyre_kernel_stats r0 = entry("relayout"), up0 = entry("host->device"), dd0 = entry("device->device");
+    ASSERT_EQ(run(blob, {&rows, b.raw_buffer(), out.raw_buffer()}), spyre_success) << spyre_last_error();
+    EXPECT_EQ(entry("relayout").calls, r0.calls) << "the crop is read in place";
+    EXPECT_EQ(entry("device->device").calls, dd0.calls);
+    EXPECT_EQ(entry("host->device").calls - up0.calls, 1u) << "only B is uploaded";
+    int differing = 0;
+    for (int y = 0; y < 3; y++) {
+        for (int x = 0; x < 64; x++) {
+            ASSERT_EQ(at(out, x, y), at(big, x, y + 2) + at(b, x, y)) << x << "," << y;
+            differing += at(out, x, y) != at(out, 0, 0);
+        }
+    }
+    EXPECT_GT(differing, 0);
+    ASSERT_EQ(crop.release(), 0);
+    big.device_free();
+}
+
+TEST(ResidencyErrors, OtherCropsAreRefusedNamingTheRule) {
+    Blob blob(add_f32_program("crop_refused", 32, 3).p);
+    Buffer<float> big = filled(64, 8, 1.0f), b = filled(32, 3, 1.0f), out(32, 3);
+    ASSERT_EQ(big.copy_to_device(spyre_iface()), 0);
+    {
+        // Columns [0, 32) of every row: strided, not one run of bytes.
+        Buffer<float> cols = big.cropped(0, 0, 32).cropped(1, 0, 3);
+        spyre_device_layout l{};
+        EXPECT_EQ(spyre_device_region_layout(cols.raw_buffer(), &l), spyre_error_buffer_mismatch);
+        EXPECT_CONTAINS(spyre_last_error(), "is strided, not one run of its bytes");
+        EXPECT_EQ(run(blob, {cols.raw_buffer(), b.raw_buffer(), out.raw_buffer()}), spyre_error_buffer_mismatch);
+        EXPECT_CONTAINS(spyre_last_error(), "inputs also crops of the outermost dimension of the tensor's device layout alone");
+    }
+    {
+        // A contiguous crop as an output: outputs are whole tensors.
+        Blob out_blob(add_f32_program("crop_out", 64, 3).p);
+        Buffer<float> a = filled(64, 3, 1.0f), c = filled(64, 3, 2.0f);
+        Buffer<float> rows = big.cropped(1, 0, 3);
+        EXPECT_EQ(run(out_blob, {a.raw_buffer(), c.raw_buffer(), rows.raw_buffer()}), spyre_error_buffer_mismatch);
+        EXPECT_CONTAINS(spyre_last_error(), "kernels take whole tensors");
+    }
+    {
+        // A host-dirty crop: the device copy is stale, and uploading part of a tensor is not done here.
+        Blob in_blob(add_f32_program("crop_dirty", 64, 3).p);
+        Buffer<float> c = filled(64, 3, 2.0f), o(64, 3);
+        Buffer<float> rows = big.cropped(1, 0, 3);
+        rows.set_host_dirty(true);
+        EXPECT_EQ(run(in_blob, {rows.raw_buffer(), c.raw_buffer(), o.raw_buffer()}), spyre_error_bad_argument);
+        EXPECT_CONTAINS(spyre_last_error(), "is a crop of a device tensor and host-dirty");
+        rows.set_host_dirty(false);
+    }
+    big.device_free();
 }
 
 TEST(Residency, AnOutputThatIsAlsoAnInputIsUpdatedInPlaceSafely) {

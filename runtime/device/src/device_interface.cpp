@@ -579,6 +579,35 @@ int spyre_device_get_layout(const halide_buffer_t *buf, spyre_device_layout *lay
     });
 }
 
+int spyre_device_region_layout(const halide_buffer_t *buf, spyre_device_layout *layout) {
+    using namespace spyre;
+    return guarded(nullptr, "spyre_device_region_layout", [&] {
+        const char *where = "spyre_device_region_layout";
+        if (layout == nullptr) throw RuntimeError(spyre_error_bad_argument, std::string(where) + ": null layout pointer");
+        const TensorRegion r = resolve_region(buf, where);
+        const int64_t stick = default_machine().stick_bytes;
+        DeviceLayout l;
+        int64_t offset = 0, bytes = 0;
+        if (r.as_layout(&l)) {
+            bytes = r.tensor.block->bytes();
+        } else if (!r.as_contiguous_crop(stick, &l, &offset, &bytes)) {
+            throw RuntimeError(spyre_error_buffer_mismatch,
+                               std::string(where) + ": the region " + r.shape_string() + " of a device tensor " +
+                                   TensorRegion{0, r.tensor, {}, r.tensor.shape.extent, {}}.shape_string() +
+                                   " is strided, not one run of its bytes; copy it into its own tensor with spyre_device_copy");
+        }
+        *layout = spyre_device_layout{};
+        layout->dimensions = (int32_t)l.order.size();
+        layout->stick_dim = l.stick_dim;
+        for (size_t d = 0; d < l.order.size(); d++) {
+            layout->order[d] = l.order[d];
+            layout->padded[d] = l.padded[d];
+        }
+        layout->bytes = bytes;
+        return 0;
+    });
+}
+
 int spyre_device_view(void *user_context, const halide_buffer_t *src, halide_buffer_t *dst) {
     using namespace spyre;
     return guarded(user_context, "spyre_device_view", [&] {

@@ -117,6 +117,8 @@ struct BufferUse {
     bool relayout = false;           // input: re-laid out into a temporary in the program's layout
     bool install_block = false;      // output: the run's block replaces the tensor's allocation afterwards
     bool is_view = false;            // a crop, slice or transposed view of a device tensor (whole, checked)
+    // An input that is a contiguous crop (TensorRegion::as_contiguous_crop): its bytes in the block.
+    int64_t crop_offset = 0, crop_bytes = -1;
 };
 
 // The checks of a host build of the same generator, with its error codes: a
@@ -125,7 +127,7 @@ struct BufferUse {
 // (access_out_of_bounds); one that covers it but is not exactly the compiled
 // shape at min 0 (constraint_violated: generators fix their shapes). A
 // buffer's min is never ignored, so a shifted buffer cannot give a shifted result.
-BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b, bool timing) {
+BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b, bool timing, int64_t stick_bytes) {
     const ProgramArgument &a = p.args[arg];
     const std::string who = p.kernel_name + ": buffer '" + a.name + "'";
     if (b == nullptr) {
@@ -178,12 +180,23 @@ BufferUse check_buffer(const Program &p, int arg, int index, halide_buffer_t *b,
             throw RunError(e.code, who + " has a Spyre device allocation of another type or shape: " + e.what());
         }
         DeviceLayout view_layout;
-        if (!r.as_layout(&view_layout)) {
+        // An input may be a crop of its tensor's outermost dim in the device order alone: its
+        // bytes are one contiguous run of the tensor's, bound as they are (nothing moves).
+        const bool whole = r.as_layout(&view_layout);
+        const bool crop = !whole && a.kind == ArgKind::Input &&
+                          r.as_contiguous_crop(stick_bytes, &view_layout, &u.crop_offset, &u.crop_bytes);
+        if (!whole && !crop) {
             throw RunError(spyre_error_buffer_mismatch,
                            who + " is a crop or slice " + r.shape_string() + " of a device tensor " +
                                TensorRegion{0, r.tensor, {}, r.tensor.shape.extent, {}}.shape_string() +
-                               "; kernels take whole tensors (no strided arguments): copy the region into its own tensor "
-                               "with spyre_device_copy first");
+                               "; kernels take whole tensors (no strided arguments), and inputs also crops of the "
+                               "outermost dimension of the tensor's device layout alone: copy the region into its own "
+                               "tensor with spyre_device_copy first");
+        }
+        if (crop && b->host_dirty()) {
+            throw RunError(spyre_error_bad_argument,
+                           who + " is a crop of a device tensor and host-dirty: copy the whole tensor to the device "
+                                 "(copy_to_device) before passing a crop of it");
         }
         bool in_order = true;
         for (int i = 0; i < r.rank(); i++) in_order = in_order && r.alloc_dim[i] == i;
@@ -378,13 +391,16 @@ void run_loaded_program(void *user_context, const Program &p, const MachineDescr
     }
     std::vector<BufferUse> uses;
     const bool timing = timing_only();
-    for (size_t i = 0; i < user_arg.size(); i++) uses.push_back(check_buffer(p, user_arg[i], (int)i, buffers[i], timing));
+    for (size_t i = 0; i < user_arg.size(); i++) {
+        uses.push_back(check_buffer(p, user_arg[i], (int)i, buffers[i], timing, m.stick_bytes));
+    }
     SimulationOptions options = options_from_environment();
     options.functional = !timing;
 
     // Bind a device block to every argument. Everything is allocated first,
     // so exhaustion is found before any data moves.
     std::vector<std::shared_ptr<DeviceBlock>> blocks(p.args.size());
+    std::vector<int64_t> offsets(p.args.size(), 0), sizes(p.args.size(), -1);  // a contiguous crop's bytes in its block
     auto bound = [&](const std::shared_ptr<DeviceBlock> &block) {
         return std::find(blocks.begin(), blocks.end(), block) != blocks.end();
     };
@@ -401,6 +417,10 @@ void run_loaded_program(void *user_context, const Program &p, const MachineDescr
                                      layout_has_padding(u.tensor.shape, u.tensor.layout);
         u.relayout = !(u.tensor.layout == a.layout) || garbage_padding;
         blocks[u.arg] = u.relayout ? allocate_argument(p, a, m.stick_bytes) : u.tensor.block;
+        if (!u.relayout && u.crop_bytes >= 0) {
+            offsets[u.arg] = u.crop_offset;
+            sizes[u.arg] = u.crop_bytes;
+        }
     }
     for (size_t i = 0; i < p.args.size(); i++) {
         if (p.args[i].kind == ArgKind::Temp) blocks[i] = allocate_argument(p, p.args[i], m.stick_bytes);
@@ -445,14 +465,16 @@ void run_loaded_program(void *user_context, const Program &p, const MachineDescr
             u.buf->flags &= ~(uint64_t)halide_buffer_flag_host_dirty;
         }
         if (u.relayout) {
-            if (!timing) relayout_on_device(a.shape, u.tensor.layout, u.tensor.block->data(), a.layout, block.data());
-            record_transfer(kRelayout, u.tensor.block->bytes(), block.bytes(), relayout_us(block.bytes()));
+            const int64_t from_bytes = u.crop_bytes >= 0 ? u.crop_bytes : u.tensor.block->bytes();
+            if (!timing) relayout_on_device(a.shape, u.tensor.layout, u.tensor.block->data() + u.crop_offset, a.layout, block.data());
+            record_transfer(kRelayout, from_bytes, block.bytes(), relayout_us(block.bytes()));
         }
     }
 
     std::vector<ArgumentBinding> bindings;
-    for (const std::shared_ptr<DeviceBlock> &block : blocks) {
-        bindings.push_back(ArgumentBinding{timing ? nullptr : block->data(), block->bytes()});
+    for (size_t i = 0; i < blocks.size(); i++) {
+        const int64_t bytes = sizes[i] >= 0 ? sizes[i] : blocks[i]->bytes();
+        bindings.push_back(ArgumentBinding{timing ? nullptr : blocks[i]->data() + offsets[i], bytes});
     }
     SimulationResult result;
     try {

@@ -44,6 +44,33 @@ bool TensorRegion::as_layout(DeviceLayout *out) const {
     return true;
 }
 
+bool TensorRegion::as_contiguous_crop(int64_t stick_bytes, DeviceLayout *out, int64_t *offset, int64_t *bytes) const {
+    const int arank = (int)tensor.shape.extent.size();
+    if (rank() != arank || tensor.layout.order.empty()) return false;
+    const int outer = tensor.layout.order[0];
+    if (outer == tensor.layout.stick_dim) return false;
+    std::vector<int> to_buffer(arank, -1);
+    std::vector<int64_t> covered(arank, 0);
+    for (int i = 0; i < rank(); i++) {
+        to_buffer[alloc_dim[i]] = i;
+        covered[alloc_dim[i]] = extent[i];
+    }
+    for (int k = 0; k < arank; k++) {
+        if (to_buffer[k] < 0) return false;
+        if (k != outer && (origin[k] != 0 || covered[k] != tensor.shape.extent[k])) return false;
+    }
+    DeviceLayout l;
+    l.padded.assign(rank(), 1);
+    for (int k = 0; k < arank; k++) l.padded[to_buffer[k]] = k == outer ? covered[k] : tensor.layout.padded[k];
+    l.stick_dim = to_buffer[tensor.layout.stick_dim];
+    for (int k : tensor.layout.order) l.order.push_back(to_buffer[k]);
+    const LayoutAddressing whole = layout_addressing(tensor.shape, tensor.layout, stick_bytes);
+    *offset = origin[outer] * whole.stride_bytes[outer];
+    *bytes = layout_addressing(TensorShape{tensor.shape.dtype, extent}, l, stick_bytes).total_bytes;
+    *out = l;
+    return true;
+}
+
 void TensorRegion::alloc_index(const int64_t *l, int64_t *x) const {
     for (size_t k = 0; k < origin.size(); k++) x[k] = origin[k];
     for (int i = 0; i < rank(); i++) x[alloc_dim[i]] += l[i];

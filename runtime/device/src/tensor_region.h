@@ -39,6 +39,13 @@ struct TensorRegion {
     // whole(), and the allocation's layout renumbered in the buffer's dims is
     // a layout of the buffer's shape (no padded allocation dim is left out).
     bool as_layout(DeviceLayout *out) const;
+    // A crop of the allocation's outermost dimension in its layout order alone
+    // (every other dim whole, none sliced away, and that dim not the stick
+    // dim): its elements are one contiguous run of the allocation's bytes. Then
+    // *out is the allocation's layout renumbered in the buffer's dims with that
+    // dim's padded extent cut to the crop's, *offset the run's first byte in
+    // the allocation and *bytes its size.
+    bool as_contiguous_crop(int64_t stick_bytes, DeviceLayout *out, int64_t *offset, int64_t *bytes) const;
     // The allocation index of the region's element at local index l (per buffer dim).
     void alloc_index(const int64_t *l, int64_t *x) const;
     std::string shape_string() const;  // "(40, 6) float32"

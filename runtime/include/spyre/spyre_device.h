@@ -68,6 +68,18 @@ int spyre_program_argument_layout(const char *program_path, const char *arg_name
  * has no live Spyre allocation. */
 int spyre_device_get_layout(const struct halide_buffer_t *buf, spyre_device_layout *layout, int *padding_is_zero);
 
+/* The layout of the elements buf names, in buf's dims, when they are one
+ * contiguous run of its device allocation's bytes: the whole tensor or a
+ * view of it (transposed, spyre_device_view / spyre_device_reshape), or a
+ * crop of the outermost dimension of the allocation's layout alone (the
+ * allocation's layout with that dim's padded extent cut to the crop's;
+ * layout->bytes the run's size). A kernel input of that layout reads such a
+ * region in place (docs/runtime.md); a kernel output must be a whole tensor.
+ * Returns 0, spyre_error_bad_argument (no live Spyre allocation) or
+ * spyre_error_buffer_mismatch (a strided region: copy it into its own tensor
+ * with spyre_device_copy). */
+int spyre_device_region_layout(const struct halide_buffer_t *buf, spyre_device_layout *layout);
+
 /* Makes `dst` a view of `src`'s device tensor with extent-1 dimensions added
  * or dropped (e.g. (H, S) as (H, S, 1)): the same device bytes, no data moved,
  * so kernels of different ranks chain on the device. dst describes the view's
