@@ -143,7 +143,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                                               (db ? second_copies(tm, tn, tk, bytes, resident) : 0);
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * (swiglu ? tn / 2 : tn) * out_bytes;
-                    const bool result_db = db && nt % 2 == 0 && footprint + result_copy <= budget;
+                    const int64_t panel_bytes = resident ? (int64_t)tm * kp * bytes : 0;  // whole sticks of K, tm rows
+                    const bool result_db = db && nt % 2 == 0 &&
+                                           footprint + result_copy <= planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted, panel_bytes);
                     MatmulSpyrePlan p;
                     p.tm = tm;
                     p.tn = tn;
@@ -170,6 +172,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // even trips only.
                     planning::TiledPlan tp;
                     tp.reserve = planning::ScratchpadReserve::TilesCounted;
+                    tp.exact_bytes = panel_bytes;
                     tp.buffered_bytes = second_copies(tm, tn, tk, bytes, resident);  // A (unless resident) and B, one copy
                     tp.fixed_bytes = matmul_footprint(tm, tn, tk, bytes, out_bytes, stages, shape.residual, swiglu, a_kp) -
                                      tp.buffered_bytes + (result_db ? result_copy : 0);

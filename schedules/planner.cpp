@@ -12,8 +12,9 @@
 namespace spyre {
 namespace planning {
 
-int64_t scratchpad_budget(const MachineDescription &m, ScratchpadReserve reserve) {
-    return m.scratchpad_bytes - m.scratchpad_bytes / (reserve == ScratchpadReserve::TilesCounted ? 10 : 4);
+int64_t scratchpad_budget(const MachineDescription &m, ScratchpadReserve reserve, int64_t exact_bytes) {
+    const int64_t rest = m.scratchpad_bytes - std::clamp<int64_t>(exact_bytes, 0, m.scratchpad_bytes);
+    return m.scratchpad_bytes - rest / (reserve == ScratchpadReserve::TilesCounted ? 10 : 4);
 }
 
 double pt_type_factor(const Halide::Type &t, const MachineDescription &m) {
@@ -31,7 +32,7 @@ int staging_trip(std::initializer_list<int> trips) {
 Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescription &m) {
     Verdict v;
     v.cores = p.cores;
-    const int64_t budget = scratchpad_budget(m, p.reserve);
+    const int64_t budget = scratchpad_budget(m, p.reserve, p.exact_bytes);
     int depth = p.inner_loops;
     for (int t : p.per_core_trips) {
         if (t > 1) depth++;

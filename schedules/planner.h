@@ -56,12 +56,15 @@ namespace planning {
 //    padding. Its accumulator tiles are large, so a quarter's reserve would
 //    cost it tiles: bmm batch=8 m=1024 n=4096 k=4096 without ring sharing
 //    then reads 1678 MB instead of 1141 MB (11.4 ms against 7.8 ms).
+// `exact_bytes` of the counted bytes are buffers with no stick padding to
+// leave room for (a matmul's resident A panel: tm rows of a K of whole
+// sticks), so the reserve is taken of the rest of the scratchpad only.
 // The dry run (target/checks/dry_run.h) checks every program against the machine's
 // scratchpad, so a reserve that was too small is a compile error, never a
 // failure at run time.
 enum class ScratchpadReserve { SfuRowWork, TilesCounted };
 int64_t scratchpad_budget(const MachineDescription &m = scheduling_machine(),
-                          ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork);
+                          ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork, int64_t exact_bytes = 0);
 
 // The PT's rate factor for matmul inputs of Halide type `t` (machine.h's
 // pt_rate_factor: fp32 and int8 at their factors, fp16 at 1).
@@ -79,6 +82,7 @@ struct TiledPlan {
     int64_t buffered_bytes = 0;
     int64_t fixed_bytes = 0;
     ScratchpadReserve reserve = ScratchpadReserve::SfuRowWork;  // what the family leaves uncounted
+    int64_t exact_bytes = 0;        // of fixed_bytes: buffers with no stick padding (scratchpad_budget)
     int staging_trip = 1;           // the double-buffered loop's trips (staging_trip())
     // The times the staging loop starts on a core (its enclosing per-core loops'
     // trips); 0: tiles_per_core / staging_trip, one tile per staging iteration.

@@ -1,5 +1,6 @@
 // Folding single-instruction loops into instruction dimensions (see loop_folding.h).
 #include "program_tree/loop_folding.h"
+#include "program_tree/scratchpad_accesses.h"
 
 #include <array>
 #include <functional>
@@ -157,15 +158,54 @@ bool fold_into(SymInstruction &in, int level, int64_t trip) {
     }
 }
 
-void fold(std::vector<ProgramNode> &nodes, int level) {
-    for (ProgramNode &n : nodes) {
-        if (n.kind != ProgramNode::Kind::Loop) continue;
-        fold(n.body, level + 1);
-        if (n.body.size() == 1 && n.body[0].kind == ProgramNode::Kind::Instruction) {
-            SymInstruction inst = n.body[0].inst;
-            if (fold_into(inst, level, n.trip)) n = ProgramNode::instruction(inst);
+// A loop of several SFU instructions, none touching what another writes over all
+// its iterations (e.g. the initial values of a Tuple's components), is split into
+// one loop per instruction when each of them folds: each becomes one instruction.
+// `trips`: the enclosing loops' trip counts, outermost first, this loop's last.
+bool fission_and_fold(ProgramNode &loop, int level, const std::vector<int64_t> &trips) {
+    if (loop.body.size() < 2) return false;
+    std::vector<ProgramNode> folded;
+    for (const ProgramNode &b : loop.body) {
+        SfuLayout l;
+        if (b.kind != ProgramNode::Kind::Instruction || !sfu_layout(b.inst.op, &l)) return false;
+        SymInstruction inst = b.inst;
+        if (!fold_sfu(inst, level, loop.trip)) return false;
+        folded.push_back(ProgramNode::instruction(inst));
+    }
+    for (size_t a = 0; a < loop.body.size(); a++) {
+        const std::vector<ScratchpadAccess> ra = node_accesses(loop.body[a], trips);
+        for (size_t b = a + 1; b < loop.body.size(); b++) {
+            if (accesses_conflict(ra, node_accesses(loop.body[b], trips))) return false;
         }
     }
+    loop.body = folded;  // the caller replaces the loop by its body
+    return true;
+}
+
+void fold(std::vector<ProgramNode> &nodes, int level, std::vector<int64_t> &trips) {
+    std::vector<ProgramNode> out;
+    for (ProgramNode &n : nodes) {
+        if (n.kind == ProgramNode::Kind::Loop) {
+            trips.push_back(n.trip);
+            fold(n.body, level + 1, trips);
+            bool done = false;
+            if (n.body.size() == 1 && n.body[0].kind == ProgramNode::Kind::Instruction) {
+                SymInstruction inst = n.body[0].inst;
+                if (fold_into(inst, level, n.trip)) {
+                    n = ProgramNode::instruction(inst);
+                    done = true;
+                }
+            }
+            const bool split = !done && fission_and_fold(n, level, trips);
+            trips.pop_back();
+            if (split) {
+                for (ProgramNode &b : n.body) out.push_back(std::move(b));
+                continue;
+            }
+        }
+        out.push_back(std::move(n));
+    }
+    nodes = std::move(out);
 }
 
 }  // namespace
@@ -174,7 +214,8 @@ void fold_loops(std::vector<ProgramNode> &tree) {
     // Folding an inner loop can make its parent a single-instruction loop: repeat to a fixed point.
     for (int pass = 0; pass < 8; pass++) {
         std::vector<ProgramNode> before = tree;
-        fold(tree, 0);
+        std::vector<int64_t> trips;
+        fold(tree, 0, trips);
         size_t loops_before = 0, loops_after = 0;
         std::function<void(const std::vector<ProgramNode> &, size_t &)> count = [&](const std::vector<ProgramNode> &v, size_t &c) {
             for (const auto &n : v) {

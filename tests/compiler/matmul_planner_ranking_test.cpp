@@ -226,8 +226,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulBForwarding,
 // A resident (a_staging): the planner's choice between staging A per K chunk of every
 // tile and keeping a row of tiles' whole-K panel for all its N tiles, against the
 // simulator. The Granite prefill's gate/up + SwiGLU (5 N tiles a core: the panel saves
-// 4 of 5 A reads, 1779.0 us against 1841.4) and its down projection (a 128 x 12800
-// panel leaves only K chunks of 64 rows and a 47 us fill: 987.1 us against 941.1).
+// 4 of 5 A reads, 1727.9 us against 1841.4) and its down projection (a 128 x 12800
+// panel leaves only small K chunks and a long fill: 973.5 us against 941.1).
 struct AStagingCase {
     int m, n, k;
     bool swiglu, residual;
