@@ -233,7 +233,19 @@ public:
         // Per KV tile: its row max, its probabilities and [O | l] of the tile alone.
         f.rk = RDom(0, T, "rk");
         f.tile_max(f.i, f.t, f.h) = neg;
-        f.tile_max(f.i, f.t, f.h) = max(f.tile_max(f.i, f.t, f.h), f.s(f.rk, f.t, f.i, f.h));
+        // A KV tile of several f32 sticks: the row max in two steps (the max is exact, so the
+        // same values), lane by lane over the row's sticks, then over one stick's lanes, because
+        // a row reduction costs much more per stick than an elementwise max (attention_schedule.h).
+        const int fl = spyre::stick_lanes(Float(32));
+        if (T % fl == 0 && T > fl) {
+            f.rs = RDom(0, T / fl, "rs");
+            f.rl = RDom(0, fl, "rl");
+            f.lane_max(f.l, f.t, f.i, f.h) = neg;
+            f.lane_max(f.l, f.t, f.i, f.h) = max(f.lane_max(f.l, f.t, f.i, f.h), f.s(f.rs * fl + f.l, f.t, f.i, f.h));
+            f.tile_max(f.i, f.t, f.h) = max(f.tile_max(f.i, f.t, f.h), f.lane_max(f.rl, f.t, f.i, f.h));
+        } else {
+            f.tile_max(f.i, f.t, f.h) = max(f.tile_max(f.i, f.t, f.h), f.s(f.rk, f.t, f.i, f.h));
+        }
         f.probs(f.j, f.t, f.i, f.h) = cast(t, exp(f.s(f.j, f.t, f.i, f.h) - f.tile_max(f.i, f.t, f.h)));
         f.rv = RDom(0, dp, "rv");
         f.vx(f.n, f.j, f.h) = cast(t, 1.0f);

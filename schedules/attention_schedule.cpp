@@ -22,13 +22,14 @@ namespace {
 
 // Scratchpad bytes per core for query tile Q and KV tile K: the Q tile, the Kt
 // tile, the V tile and [V | 1], the f32 scores S and s, P, the f32 pv of a KV
-// tile, the f32 state (O, m), the result tile, the tile max, the mask table (mask_len f32) and
+// tile, the f32 state (O, m), the result tile, the tile max and its lane max (an f32 stick a row), the mask table (mask_len f32) and
 // the SFU temporaries of a Q x K block and of the state update.
 int64_t attention_footprint(int Q, int K, int dp, int nx, int mask_len, int bytes) {
     const int64_t qk = (int64_t)Q * K;
     const int64_t xq = (int64_t)nx * Q;
     return (int64_t)dp * Q * bytes + (int64_t)dp * K * bytes * 2 + (int64_t)nx * K * bytes + qk * 4 * 2 +
-           qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (int64_t)mask_len * 4 +
+           qk * bytes + xq * 4 + 2 * xq * 4 + (int64_t)dp * Q * bytes + Q * 4 + (int64_t)Q * stick_lanes(Float(32)) * 4 +
+           (int64_t)mask_len * 4 +
            qk * 4 * 2 + xq * 4 * 2;
 }
 
@@ -78,7 +79,12 @@ planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, 
     auto sfu = [&](double n, double rows, double bytes, SfuCost cost) { return m.sfu_instruction_cycles(n, rows, bytes, cost); };
     const double f = planning::pt_type_factor(t, m);
     const double step_pt = m.pt_matmul_cycles(T, K, c.dp, f) + m.pt_matmul_cycles(T, c.nx, K, f);
-    const double step_sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + sfu(K, T, 4, SfuCost::RowReduce) +
+    // The row max: in two steps with KV tiles of several f32 sticks (the generator's lane_max).
+    const double fl = stick_lanes(Float(32));
+    const bool lane_steps = (int)K % (int)fl == 0 && K > fl;
+    const double row_max = lane_steps ? (K / fl + 1) * sfu(fl, T, 4, SfuCost::Simple) + sfu(fl, T, 4, SfuCost::RowReduce)
+                                      : sfu(K, T, 4, SfuCost::RowReduce);
+    const double step_sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + row_max +
                             sfu(K, T, 4, SfuCost::Transcendental) + sfu(K, T, eb, SfuCost::Simple) +
                             3 * sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(1, T, 4, SfuCost::Transcendental);
     const double tile_sfu = sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(c.dp, T, 4, SfuCost::Simple);
@@ -241,7 +247,13 @@ void schedule_attention_host(AttentionFuncs f, const Target &target) {
     for (Func g : {f.pv, f.tile_max, f.scores, f.probs, f.vx}) g.compute_at(f.state, f.rt);
     if (f.mask.defined()) f.mask.compute_root();
     f.scores.update().reorder(f.j, f.i, f.rd).vectorize(f.j, vec, TailStrategy::GuardWithIf);
-    f.tile_max.update().reorder(f.rk, f.i);
+    if (f.lane_max.defined()) {
+        f.lane_max.compute_at(f.state, f.rt);
+        f.lane_max.update().reorder(f.l, f.i, f.rs);
+        f.tile_max.update().reorder(f.rl, f.i);
+    } else {
+        f.tile_max.update().reorder(f.rk, f.i);
+    }
     f.pv.update().reorder(f.n, f.i, f.rk);
 }
 
@@ -304,7 +316,17 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     }
     stage_in_scratchpad(f.s, f.state, f.rt.x);
     accumulate_in_scratchpad(f.tile_max, f.state, f.rt.x);
-    f.tile_max.update().reorder(f.rk, f.i);
+    if (f.lane_max.defined()) {
+        // Per stick of the row, the lanes' running max (one SFU max per stick over the tile's
+        // rows), then one rowmax of a stick per row.
+        f.lane_max.bound(f.l, 0, stick_lanes(Float(32)));  // one f32 stick a row
+        accumulate_in_scratchpad(f.lane_max, f.state, f.rt.x);
+        f.lane_max.update().reorder(f.l, f.i, f.rs.x);
+        stick_vectorize(f.lane_max, 0, f.l);
+        f.tile_max.update().reorder(f.rl, f.i);
+    } else {
+        f.tile_max.update().reorder(f.rk, f.i);
+    }
     stage_in_scratchpad(f.probs, f.state, f.rt.x);
     f.pv.bound(f.n, 0, p.nx_acc);
     accumulate_in_scratchpad(f.pv, f.state, f.rt.x);

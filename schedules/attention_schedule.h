@@ -5,7 +5,9 @@
 // through the scratchpad one KV tile at a time:
 //   Kt tile (DMA, shared over the ring by the cores of a head) ->
 //   S = Q.K^T tile (pt.matmul) -> s = S * scale + mask (SFU) ->
-//   tm = rowmax s (SFU) -> P = exp(s - tm) (SFU) ;
+//   tm = rowmax s (SFU: with KV tiles of several f32 sticks in two steps, the max of
+//   the row's sticks lane by lane, then one stick's rowmax: a row reduction costs
+//   17x an elementwise op per stick, docs/timing-model.md) -> P = exp(s - tm) (SFU) ;
 //   V tile (DMA, shared like Kt) -> [V | 1] (SFU copy into a ones-filled tile) ->
 //   pv = P.[V | 1] (pt.matmul) ->
 //   (O, m) = (O * exp(m - m') + pv * exp(tm - m'), m') with m' = max(m, tm) (SFU)
@@ -41,6 +43,12 @@ struct AttentionFuncs {
     Halide::RDom rmask;      // the mask table's -inf fill (undefined when none)
     Halide::Var d, i, h, j, t, n, z;  // j: key within a KV tile, t: KV tile
     Halide::Func key_mask_in;  // the key_mask input's wrapper (undefined without key_mask): staged once per core
+    // With a KV tile of several f32 sticks, tile_max in two steps: lane_max(l, t, i, h) = the max of
+    // s(st * lanes + l, t, i, h) over the row's sticks st (rs), then tile_max = its max over the lanes
+    // l (rl). Undefined (tile_max reduces s's row directly, over rk) otherwise.
+    Halide::Func lane_max = Halide::Func("lane_max");
+    Halide::RDom rs, rl;
+    Halide::Var l = Halide::Var("l");
 };
 
 struct AttentionSpyrePlan {
