@@ -189,8 +189,9 @@ ATTENTION_SHAPE = "d=64 s=1024 heads=8 causal=false dtype=float16"
 ATTENTION_STEPS = [
     ("KV tiles of 64 keys", "kv_tile=64"),
     ("KV tiles of 128 keys", "kv_tile=128"),
-    ("KV tiles of 256 keys (the planner's choice)", ""),
-    ("KV tiles of 256 keys, query tiles of 64", "tile=64"),
+    ("KV tiles of 256 keys", "kv_tile=256"),
+    ("KV tiles of 512 keys (the planner's choice)", ""),
+    ("KV tiles of 512 keys, query tiles of 64", "tile=64"),
 ]
 
 
@@ -220,8 +221,10 @@ def explain_attention(out, results, build, tmp):
         "the state update needs that P.V. The SFU does most of the work: it scales the scores, takes the row "
         "max, computes P and updates the state, and since Halide's Tuple elements share one shape the running "
         "max is kept per column of O, so the two rescale factors cost two exps per element of O per KV tile "
-        "rather than per row. Larger KV tiles halve the number of state updates, which is why the planner "
-        "takes 256 keys when that pads the sequence no more than 128 would. Computing the next tile's scores "
+        "rather than per row. Larger KV tiles halve the number of state updates and of the row maxes' "
+        "per-row combines (the row max is taken in two steps, the row's sticks lane by lane, then one "
+        "stick's lanes), which is why the planner takes 512 or 256 keys when that pads the sequence no more "
+        "than 128 would. Computing the next tile's scores "
         "while the SFU works on this one (a software pipeline over computed tiles, as double buffering does "
         "for loads) is not done yet."
         % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"], 100 * sfu, 100 * pt))

@@ -120,7 +120,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                   for (int staging = 0; staging < 12; staging++) {
                     const int sharing = staging % 6;
                     // A resident (staging >= 6): K chunked with several N tiles a core, each
-                    // row of tiles' whole-K A panel staged once and read by all its N tiles.
+                    // row of tiles' whole-K A panel staged once and read by all its N tiles;
+                    // offered where the cost model is checked (docs/planning.md): one row of
+                    // tiles a core, B not shared or shared gathered.
                     const bool resident = staging >= 6;
                     // Which operands the cores of a chain pass along the ring: A along N, B along M;
                     // 4 and 5: B gathered, each core of its chain loading a share of every tile.
@@ -135,7 +137,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
-                    const bool panel_possible = tk < kp && nt >= 2;
+                    const bool panel_possible = tk < kp && nt >= 2 && mt == 1 && !(share_b && !gather_b);
                     if (resident && (!panel_possible || options.a_staging == "chunks")) continue;
                     if (!resident && options.a_staging == "resident") continue;
                     const int a_kp = resident ? kp : 0;
@@ -210,7 +212,8 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
     _halide_user_assert(search.found() || options.a_staging != "resident")
         << "matmul Spyre schedule: a_staging=resident, but no plan keeps A's whole-K panel resident: that needs K in "
            "chunks (a panel of tile_m x K beside the B chunks, the accumulator and the epilogue within the scratchpad's "
-        << budget << " bytes) and at least two N tiles a core; use a_staging=auto, or smaller tiles";
+        << budget << " bytes), at least two N tiles and one row of tiles a core, and B not shared or shared "
+           "gathered; use a_staging=auto, or smaller tiles";
     if (weight_np && options.tile_n > 0) {
         _halide_user_assert(round_up(acc_n, tns.front()) <= weight_np)
             << "matmul Spyre schedule: tile_n=" << options.tile_n << " (" << tns.front()

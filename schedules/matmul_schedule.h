@@ -112,7 +112,7 @@ constexpr double kMatmulTieTolerance = 1e-3;
     X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
     X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools) \
     X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"}) \
-    X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles a core) or auto (the planner's choice)", {"auto", "chunks", "resident"})
+    X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles and one row of tiles a core, B not shared or shared gathered) or auto (the planner's choice)", {"auto", "chunks", "resident"})
 
 struct MatmulSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)

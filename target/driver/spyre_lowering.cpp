@@ -19,6 +19,8 @@
 //   rotate_prologue_loads          a loop around a pipelined loop: the next iteration's first tile
 //                                  loaded during this one
 //   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
+//   sink_late_loads                a load read only after a loop of loads moved past that loop,
+//                                  so it does not hold up the loop's loads in the DMA queue
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
 //   validate_program               the same validator the runtime uses
@@ -51,6 +53,7 @@
 #include "host/argument_checks.h"
 #include "host/runtime_call.h"
 #include "program_tree/double_buffering.h"
+#include "program_tree/load_sinking.h"
 #include "program_tree/loop_folding.h"
 #include "program_tree/program_tree_printer.h"
 #include "program_tree/prologue_rotation.h"
@@ -241,6 +244,7 @@ private:
                      compiler::share_loads_over_ring(trees, in_.ring_shared, in_.ring_pieces, m, in_.ring_gathered);
                  },
                  [&] { dump_tree(cores); });
+        per_core_pass("sink_late_loads", cores, [&](compiler::CoreProgram &cp) { compiler::sink_late_loads(cp.tree); });
 
         Program program;
         program.kernel_name = kernel();
