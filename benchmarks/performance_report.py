@@ -189,9 +189,9 @@ ATTENTION_SHAPE = "d=64 s=1024 heads=8 causal=false dtype=float16"
 ATTENTION_STEPS = [
     ("KV tiles of 64 keys", "kv_tile=64"),
     ("KV tiles of 128 keys", "kv_tile=128"),
-    ("KV tiles of 256 keys", "kv_tile=256"),
-    ("KV tiles of 512 keys (the planner's choice)", ""),
-    ("KV tiles of 512 keys, query tiles of 64", "tile=64"),
+    ("KV tiles of 256 keys (the planner's choice)", ""),
+    ("KV tiles of 256 keys, query tiles of 64", "tile=64"),
+    ("KV tiles of 512 keys", "kv_tile=512"),
 ]
 
 
@@ -223,8 +223,10 @@ def explain_attention(out, results, build, tmp):
         "max is kept per column of O, so the two rescale factors cost two exps per element of O per KV tile "
         "rather than per row. Larger KV tiles halve the number of state updates and of the row maxes' "
         "per-row combines (the row max is taken in two steps, the row's sticks lane by lane, then one "
-        "stick's lanes), which is why the planner takes 512 or 256 keys when that pads the sequence no more "
-        "than 128 would. Computing the next tile's scores "
+        "stick's lanes), which is why the planner takes 256 keys when that pads the sequence no more "
+        "than 128 would (512 with grouped query heads, whose K and V stay resident; here, with K and V "
+        "streamed a tile at a time, 512 keys gain too, but lose on other shapes: "
+        "schedules/attention_schedule.cpp). Computing the next tile's scores "
         "while the SFU works on this one (a software pipeline over computed tiles, as double buffering does "
         "for loads) is not done yet."
         % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"], 100 * sfu, 100 * pt))

@@ -129,7 +129,7 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
     p.dp = round_up(d, p.lanes);
     p.nx = p.dp + p.lanes;
     p.nx_acc = p.dp + stick_lanes(Float(32));
-    // KV tiles of 512 or 256 keys (128 when that pads less) and query tiles of 128 queries (64-row PT
+    // KV tiles of 256 keys (512 with grouped query heads; 128 when that pads less) and query tiles of 128 queries (64-row PT
     // passes are at full efficiency), fewer for short sequences (the smallest multiple of a stick that
     // covers s), and smaller when the scratchpad is short: for each KV tile from the
     // largest, the largest query tile that divides the padded sequence and fits. The KV
@@ -157,12 +157,16 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
         p.sp = round_up(s, p.kv_tile);
         largest_query_tile();
     } else {
-        // 512 keys, else 256, when that pads the sequence no more than 128 would: each doubling
-        // halves the state updates and the row maxes' per-row combines (d=64 s=1024 heads=8:
-        // 102.1 us with 256, 87.9 with 512; the Granite prefill's s=512: 149.2 and 129.3 us).
+        // 256 keys when that pads the sequence no more than 128 would: half the state updates and
+        // of the row maxes' per-row combines. With grouped query heads (their K and V resident
+        // in the scratchpad when they fit) 512 too: the Granite prefill (s=512, 32 query over
+        // 8 KV heads) 149.2 us with 256, 129.3 with 512. Streaming K and V a tile at a time,
+        // 512 can lose (d=128 s=1024 q=4 heads=64: 254.5 against 267.1 us; s=512 heads=32
+        // causal: 226.5 against 255.9), and can gain (d=64 s=1024 heads=8: 102.1 against 87.9).
+        const bool grouped = options.kv_heads > 0 && options.kv_heads < heads;
         const int kv_auto = std::min(128, round_up(s, p.lanes));
         int start = kv_auto;
-        for (int wide : {512, 256}) {
+        for (int wide : {grouped ? 512 : 256, 256}) {
             const int w = std::min(wide, round_up(s, p.lanes));
             if (round_up(s, w) <= round_up(s, kv_auto)) {
                 start = w;
