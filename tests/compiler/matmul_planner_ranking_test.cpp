@@ -136,6 +136,44 @@ INSTANTIATE_TEST_SUITE_P(
                       RankingCase{300, 520, 2000, 32, {64, 128}, {64, 128, 256}, {32}, true}),  // ragged, K chunked
     case_name);
 
+// Each value of a string knob of gen_matmul (fp16, the shared weight layout) for one shape:
+// the planner's plan for it and its kernel compiled by gen_matmul and simulated timing-only.
+struct KnobValueRuns {
+    std::map<std::string, MatmulSpyrePlan> plans;
+    std::map<std::string, double> simulated;
+    std::string error;  // the first compile or simulation error, if any
+};
+
+KnobValueRuns run_knob_values(const std::string &work_name, const MatmulShape &shape, int max_cores, const std::string &knob,
+                              const std::vector<std::string> &values) {
+    const std::string work = ::testing::TempDir() + work_name + "_m" + std::to_string(shape.m) + "_n" +
+                             std::to_string(shape.n) + "_k" + std::to_string(shape.k);
+    mkdir(work.c_str(), 0755);
+    autoscheduler::CandidateCompiler compiler;
+    compiler.generator_exe = SPYRE_GEN_MATMUL;
+    compiler.generator = "matmul";
+    compiler.work_dir = work;
+    compiler.fixed = {{"m", std::to_string(shape.m)}, {"n", std::to_string(shape.n)}, {"k", std::to_string(shape.k)},
+                      {"dtype", "float16"}, {"shared_weight_layout", "true"}};
+    if (shape.activation == Activation::Swiglu) compiler.fixed["activation"] = "swiglu";
+    if (shape.residual) compiler.fixed["residual"] = "true";
+    if (max_cores) compiler.fixed["max_cores"] = std::to_string(max_cores);
+    KnobValueRuns runs;
+    int index = 0;
+    for (const std::string &v : values) {
+        spyre::KnobValues knobs = spyre::knob_values(MatmulSpyreOptions{});
+        knobs[knob] = v;
+        knobs["max_cores"] = std::to_string(max_cores);
+        set_compiling_for_spyre(true);
+        runs.plans[v] = plan_matmul_spyre(shape, spyre::options_of<MatmulSpyreOptions>(knobs));
+        set_compiling_for_spyre(false);
+        const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(compiler, {{knob, v}}, index++);
+        if (!r.error.empty() && runs.error.empty()) runs.error = knob + "=" + v + ": " + r.error;
+        runs.simulated[v] = r.simulated_us;
+    }
+    return runs;
+}
+
 // How B chains forward (b_forwarding): for each shape the plan under auto, whole
 // and gathered is compiled and simulated timing-only. Checks that auto takes
 // the forwarding that simulates faster, within 5% (the planner's estimate
@@ -158,31 +196,11 @@ class MatmulBForwarding : public ::testing::TestWithParam<ForwardingCase> {};
 TEST_P(MatmulBForwarding, AutoTakesTheFasterForwarding) {
     const ForwardingCase c = GetParam();
     const std::string name = "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k);
-    const std::string work = ::testing::TempDir() + "matmul_forwarding_" + name;
-    mkdir(work.c_str(), 0755);
-    autoscheduler::CandidateCompiler compiler;
-    compiler.generator_exe = SPYRE_GEN_MATMUL;
-    compiler.generator = "matmul";
-    compiler.work_dir = work;
-    compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)},
-                      {"dtype", "float16"}, {"shared_weight_layout", "true"}};
-    if (c.swiglu) compiler.fixed["activation"] = "swiglu";
-    if (c.max_cores) compiler.fixed["max_cores"] = std::to_string(c.max_cores);
     const MatmulShape shape{c.m, c.n, c.k, Halide::Float(16), c.swiglu ? Activation::Swiglu : Activation::None, false, true};
-    std::map<std::string, MatmulSpyrePlan> plans;
-    std::map<std::string, double> simulated;
-    int index = 0;
-    for (const char *f : {"auto", "whole", "gathered"}) {
-        MatmulSpyreOptions o;
-        o.b_forwarding = f;
-        o.max_cores = c.max_cores;
-        set_compiling_for_spyre(true);
-        plans[f] = plan_matmul_spyre(shape, o);
-        set_compiling_for_spyre(false);
-        const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(compiler, {{"b_forwarding", f}}, index++);
-        ASSERT_TRUE(r.error.empty()) << f << ": " << r.error;
-        simulated[f] = r.simulated_us;
-    }
+    KnobValueRuns runs = run_knob_values("matmul_forwarding", shape, c.max_cores, "b_forwarding", {"auto", "whole", "gathered"});
+    ASSERT_TRUE(runs.error.empty()) << runs.error;
+    std::map<std::string, MatmulSpyrePlan> &plans = runs.plans;
+    std::map<std::string, double> &simulated = runs.simulated;
     if (!c.offered) {
         // Chains that do not fill the ring, or longer than the model holds for: never gathered.
         EXPECT_FALSE(plans["gathered"].b_gathered);
@@ -227,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulBForwarding,
 // tile and keeping a row of tiles' whole-K panel for all its N tiles, against the
 // simulator. The Granite prefill's gate/up + SwiGLU (5 N tiles a core: the panel saves
 // 4 of 5 A reads, 1727.9 us against 1841.4) and its down projection (a 128 x 12800
-// panel leaves only small K chunks and a long fill: 973.5 us against 941.1).
+// panel leaves only small K chunks and a long fill: 970.9 us against 931.6).
 struct AStagingCase {
     int m, n, k;
     bool swiglu, residual;
@@ -238,30 +256,11 @@ class MatmulAStaging : public ::testing::TestWithParam<AStagingCase> {};
 TEST_P(MatmulAStaging, AutoTakesTheFasterStaging) {
     const AStagingCase c = GetParam();
     const std::string name = "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k);
-    const std::string work = ::testing::TempDir() + "matmul_a_staging_" + name;
-    mkdir(work.c_str(), 0755);
-    autoscheduler::CandidateCompiler compiler;
-    compiler.generator_exe = SPYRE_GEN_MATMUL;
-    compiler.generator = "matmul";
-    compiler.work_dir = work;
-    compiler.fixed = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)}, {"k", std::to_string(c.k)},
-                      {"dtype", "float16"}, {"shared_weight_layout", "true"}};
-    if (c.swiglu) compiler.fixed["activation"] = "swiglu";
-    if (c.residual) compiler.fixed["residual"] = "true";
     const MatmulShape shape{c.m, c.n, c.k, Halide::Float(16), c.swiglu ? Activation::Swiglu : Activation::None, c.residual, true};
-    std::map<std::string, MatmulSpyrePlan> plans;
-    std::map<std::string, double> simulated;
-    int index = 0;
-    for (const char *s : {"auto", "chunks", "resident"}) {
-        MatmulSpyreOptions o;
-        o.a_staging = s;
-        set_compiling_for_spyre(true);
-        plans[s] = plan_matmul_spyre(shape, o);
-        set_compiling_for_spyre(false);
-        const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(compiler, {{"a_staging", s}}, index++);
-        ASSERT_TRUE(r.error.empty()) << s << ": " << r.error;
-        simulated[s] = r.simulated_us;
-    }
+    KnobValueRuns runs = run_knob_values("matmul_a_staging", shape, 0, "a_staging", {"auto", "chunks", "resident"});
+    ASSERT_TRUE(runs.error.empty()) << runs.error;
+    std::map<std::string, MatmulSpyrePlan> &plans = runs.plans;
+    std::map<std::string, double> &simulated = runs.simulated;
     ASSERT_TRUE(plans["resident"].a_resident);
     EXPECT_FALSE(plans["chunks"].a_resident);
     std::printf("%s: chunks %.1f us (estimated %.1f), resident %.1f us (estimated %.1f), auto %.1f us (%s)\n", name.c_str(),
