@@ -101,6 +101,15 @@ struct MatmulSpyrePlan {
 // The planner's ties (planning::PlanSearch): the matmul cost (matmul_cost.h) resolves 0.1%.
 // Its candidate space is stated at plan_matmul_spyre (docs/planning.md's table).
 constexpr double kMatmulTieTolerance = 1e-3;
+// A plan with A's whole-K panel resident (a_staging) wins only when estimated this much
+// faster than every other (Verdict::rank_margin). Its own estimate is within 0.5% of the
+// simulator where checked, but the K-chunked plans it displaces, with A shared and B
+// gathered, are estimated 6-8% slow (m=512 n=12800 k=4096 swiglu: 1997 against 1841 us
+// simulated; n=14336 k=8192: 4043 against 3799), so a panel estimated 0.5% ahead of one
+// simulated 5.8% behind it (4022 against 3799 us), and the LM head's at m=1 0.2% ahead
+// (2671.6 against 2665.0 us). Where the panel pays it is estimated 10% ahead (1800 against
+// 1997 us, 1728 against 1841 simulated).
+constexpr double kMatmulResidentPanelMargin = 0.02;
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)

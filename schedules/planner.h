@@ -136,6 +136,10 @@ struct Verdict {
     int64_t footprint_bytes = 0;  // scratchpad bytes per core as planned
     int cores = 1;                // the plan's cores (TiledPlan::cores)
     double cycles = std::numeric_limits<double>::infinity();
+    // How much faster than the others the estimate must be for this candidate to win:
+    // PlanSearch ranks it at cycles x (1 + rank_margin). A family sets it on a kind of plan
+    // whose estimate, or its rivals', is checked only where it wins clearly (matmul's A panel).
+    double rank_margin = 0.0;
     std::string reason;  // why not legal
     PtPipelineCost pt_cost;  // a PT pipeline's estimate in full (TiledPlan::pt_pipeline; legal plans only)
 };
@@ -235,13 +239,14 @@ public:
     const Verdict &verdict() const { return chosen().verdict; }
 
 private:
+    static double ranked(const Verdict &v) { return v.cycles * (1 + v.rank_margin); }
     size_t best_index() const {
         double cheapest = std::numeric_limits<double>::infinity();
-        for (const Offered &o : offered_) cheapest = std::min(cheapest, o.verdict.cycles);
+        for (const Offered &o : offered_) cheapest = std::min(cheapest, ranked(o.verdict));
         size_t chosen = offered_.size();
         for (size_t i = 0; i < offered_.size(); i++) {
             const Verdict &v = offered_[i].verdict;
-            if (v.cycles > cheapest * (1 + tie_tolerance_)) continue;
+            if (ranked(v) > cheapest * (1 + tie_tolerance_)) continue;
             if (chosen == offered_.size()) {
                 chosen = i;
                 continue;

@@ -87,10 +87,11 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double sfu_tail = sfu(tile_f32 * p.out_fraction) + p.epilogue_transcendental_passes * sfu(tile_f32, MachineDescription::SfuCost::Transcendental) +
                             p.epilogue_simple_passes * sfu(tile_f32) +
                             (p.residual ? sfu(tile_f32 * p.out_fraction) : 0.0);
-    // A resident panel: the cores loading panels (the chain heads, or all) load them at once,
-    // then a shared one is forwarded whole along its chain.
-    const double panel_loaders = p.a_shared ? p.cm : cores;
-    const double panel_fill = a_resident ? m.dram_cycles(a_piece * panel_loaders, 0, panel_loaders) + a_chain_fill + lat : 0.0;
+    // A resident panel: every core loads its panel at once, or, shared over its chain of cn
+    // cores (always gathered: schedule_matmul_spyre), 1/cn of it, then forwards the other
+    // cn - 1 shares round the chain, each a share's put and a link's hop behind the previous one.
+    const double panel_gather = a_resident && p.a_shared ? (p.cn - 1) * (a_piece / p.cn / m.ring_bytes_per_cycle + hop) : 0.0;
+    const double panel_fill = a_resident ? m.dram_cycles(a_piece * p.cm * (p.a_shared ? 1 : p.cn), 0, cores) + panel_gather + lat : 0.0;
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
         // The residual tile loads just before the bias, at each tile's start: at the

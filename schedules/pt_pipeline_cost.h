@@ -87,9 +87,10 @@ struct PtPipelineCost {
 //    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
 //    epilogue and store after the last matmul.
 //  - A resident panel (K chunked): each row of tiles first loads A's whole-K
-//    panel (the cores loading panels at once: the cm chain heads, or every
-//    core), forwarded whole along a shared A chain; the steps then load only B.
-//    A later row of tiles' panel stalls its core the same way.
+//    panel, every core at once (a shared panel gathered: each core of an A
+//    chain loads 1/cn of it and forwards the other shares round the chain);
+//    the steps then load only B. A later row of tiles' panel stalls its core
+//    the same way.
 //  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
 //    last matmul and epilogue, during which no transfer is in flight, bounds the
 //    whole run from below.

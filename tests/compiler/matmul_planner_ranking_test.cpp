@@ -244,8 +244,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulBForwarding,
 // A resident (a_staging): the planner's choice between staging A per K chunk of every
 // tile and keeping a row of tiles' whole-K panel for all its N tiles, against the
 // simulator. The Granite prefill's gate/up + SwiGLU (5 N tiles a core: the panel saves
-// 4 of 5 A reads, 1727.9 us against 1841.4) and its down projection (a 128 x 12800
-// panel leaves only small K chunks and a long fill: 970.9 us against 931.6).
+// 4 of 5 A reads, 1727.9 us against 1841.4), its down projection (a 128 x 12800
+// panel leaves only small K chunks and a long fill: 970.9 us against 931.6), and
+// Llama-3-70B's gate/up shard over two cards (estimated 0.5% ahead, simulated 5.8%
+// behind: the case of kMatmulResidentPanelMargin).
 struct AStagingCase {
     int m, n, k;
     bool swiglu, residual;
@@ -268,15 +270,18 @@ TEST_P(MatmulAStaging, AutoTakesTheFasterStaging) {
                 simulated["auto"], plans["auto"].a_resident ? "resident" : "chunks");
     EXPECT_LE(simulated["auto"], 1.01 * std::min(simulated["chunks"], simulated["resident"]));
     const double sim_ratio = simulated["resident"] / simulated["chunks"];
+    // The planner's call: the panel only where estimated kMatmulResidentPanelMargin ahead.
     const double est_ratio = plans["resident"].estimated_us / plans["chunks"].estimated_us;
     if (std::fabs(std::log(sim_ratio)) > std::log(1.03)) {
-        EXPECT_EQ(sim_ratio < 1, est_ratio < 1) << "simulated resident/chunks " << sim_ratio << ", estimated " << est_ratio;
+        EXPECT_EQ(sim_ratio < 1, est_ratio * (1 + kMatmulResidentPanelMargin) < 1)
+            << "simulated resident/chunks " << sim_ratio << ", estimated " << est_ratio;
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulAStaging,
                          ::testing::Values(AStagingCase{512, 12800, 4096, true, false},   // Granite-8B prefill gate/up + SwiGLU
-                                           AStagingCase{512, 4096, 12800, false, true}),  // its down projection + residual
+                                           AStagingCase{512, 4096, 12800, false, true},   // its down projection + residual
+                                           AStagingCase{512, 14336, 8192, true, false}),  // Llama-3-70B's gate/up + SwiGLU at TP 2
                          [](const ::testing::TestParamInfo<AStagingCase> &info) {
                              const AStagingCase &c = info.param;
                              return "m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) +
