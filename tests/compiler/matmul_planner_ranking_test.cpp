@@ -244,10 +244,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulBForwarding,
 // A resident (a_staging): the planner's choice between staging A per K chunk of every
 // tile and keeping a row of tiles' whole-K panel for all its N tiles, against the
 // simulator. The Granite prefill's gate/up + SwiGLU (5 N tiles a core: the panel saves
-// 4 of 5 A reads, 1727.9 us against 1841.4), its down projection (a 128 x 12800
-// panel leaves only small K chunks and a long fill: 970.9 us against 931.6), and
-// Llama-3-70B's gate/up shard over two cards (estimated 0.5% ahead, simulated 5.8%
-// behind: the case of kMatmulResidentPanelMargin).
+// 4 of 5 A reads, 1709.6 us against 1841.4), its down projection (a 128 x 12800
+// panel leaves only small K chunks and a long fill: 953.4 us against 931.6), and
+// Llama-3-70B's gate/up shard over two cards (a panel estimated 1.1% ahead simulates
+// 1.9% behind, 3871.6 us against 3799.1: the case of kMatmulResidentPanelMargin).
 struct AStagingCase {
     int m, n, k;
     bool swiglu, residual;
