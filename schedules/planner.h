@@ -196,9 +196,9 @@ int row_vector_lanes(int padded, int lanes);
 double sfu_row_cycles(int padded, int vector_lanes, int element_bytes, MachineDescription::SfuCost cost,
                       const MachineDescription &m = scheduling_machine());
 
-// Chooses among the legal candidates offered: the cheapest, except that
-// candidates within kTieTolerance of the cheapest are ties (the estimate is no
-// finer than that). Ties go to a double-buffered candidate (the estimate
+// Chooses among the legal candidates offered: the cheapest, each ranked at its
+// estimate x (1 + its Verdict::rank_margin), except that candidates within
+// kTieTolerance of the cheapest are ties (the estimate is no finer than that). Ties go to a double-buffered candidate (the estimate
 // underrates what a synchronous tile loop loses: while a core computes, fewer
 // cores share the DRAM, which then serves less), then to the one with more
 // cores (the estimate's DRAM concurrency is
