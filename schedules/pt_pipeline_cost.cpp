@@ -72,8 +72,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
-    // forwards crosses cn links.
-    const double a_chain_fill = p.a_shared ? planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m) : 0.0;
+    // forwards crosses cn links. (A resident panel's chain is its fill: panel_fill below.)
+    const double a_chain_fill = p.a_shared && !a_resident ? planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m) : 0.0;
     const double b_chain_fill = b_gathered ? b_gather : p.b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
     // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
     // bias and C store (DMA).
@@ -148,7 +148,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // less the chain's stagger, and at least one core's store alone.
         const double store_bytes = out_tile_bytes;
         const double store_byte_cycles = 1.0 / m.dram_bytes_per_cycle() + (writes_minor ? turnaround_per_byte : 0.0);
-        const double stagger = std::max(a_resident ? 0.0 : a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
+        const double stagger = std::max(a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
         // Drain: the last tile's epilogue and store follow its last matmul.
