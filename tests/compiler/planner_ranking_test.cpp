@@ -288,7 +288,9 @@ TEST_P(PlannerRanking, EstimateOrdersCandidatesAsTheSimulatorDoes) {
                 c.name.c_str(), runs.size(), runs[0].simulated_us, best->simulated_us,
                 runs[0].simulated_us / best->simulated_us, agree, pairs, runs[0].estimated_us / runs[0].simulated_us);
     for (const Measured &r : runs) std::printf("  %-50s estimated %9.2f us, simulated %9.2f us\n", r.knobs.c_str(), r.estimated_us, r.simulated_us);
-    if (pairs > 0) EXPECT_GE((double)agree / pairs, 0.80) << agree << " of " << pairs << " distinct pairs ordered as simulated";
+    if (pairs > 0) {
+        EXPECT_GE((double)agree / pairs, 0.80) << agree << " of " << pairs << " distinct pairs ordered as simulated";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
