@@ -35,6 +35,18 @@
 // and up projections with the gate as the epilogue, C written once at half the
 // width. On Spyre each tile's accumulator holds whole block pairs and the
 // epilogue runs one SFU instruction per block (schedules/matmul_schedule.h).
+// row_scale=true (default false) adds one more input after the bias, scale(m),
+// float32, one factor per row of C, which multiplies the product before the
+// bias joins it:
+//   C(n, m) = act(scale(m) * sum_k A(k, m) * B(n, k) + bias(n)) [+ R(n, m)]
+// An RMSNorm folded into the projection after it: rmsnorm(x) . W =
+// scale * (x . (g W)) with scale(m) = 1 / sqrt(mean_k x(k, m)^2 + eps)
+// (gen_rmsnorm output=inverse_rms) and the norm's weight g folded into W's
+// rows, so the normalized activations are never written (apps/llm). The
+// accumulator then starts at zero, and the epilogue's first stage is
+// scaled = acc * scale(m) + bias(n) over the accumulator's columns (with
+// swiglu the gate's and the up projection's alike); scale is staged once per
+// core. Not with dtype=int8 (int32 results have no float scale).
 // dtype=int8: A and B are int8, the bias, R and C int32, and the accumulation
 // is exact int32 arithmetic with two's-complement wrap-around, like the host's
 // Halide int32 (the algorithm is the natural acc += i32(A) * i32(B), which
@@ -81,11 +93,14 @@ public:
     // B and the bias in a layout that depends on N, the type and the machine only, so
     // kernels of one weight at several M read one copy of it (MatmulShape::shared_weight_layout).
     GeneratorParam<bool> shared_weight_layout{"shared_weight_layout", false};
+    // A float32 factor per row of C, scale(m), multiplying the product (see the header comment).
+    GeneratorParam<bool> row_scale{"row_scale", false};
 
     // Added in configure() because their type is a GeneratorParam.
     Input<Buffer<>> *A = nullptr;     // A(k, m)
     Input<Buffer<>> *B = nullptr;     // B(n, k)
     Input<Buffer<>> *bias = nullptr;  // bias(n)
+    Input<Buffer<>> *S = nullptr;     // scale(m), row_scale=true only
     Input<Buffer<>> *R = nullptr;     // R(n, m), residual=true only
     Output<Buffer<>> *C = nullptr;    // C(n, m)
 
@@ -102,6 +117,9 @@ public:
             << spyre::kSwigluBlock << " (B's gate and up columns alternate in blocks of " << spyre::kSwigluBlock
             << "), not n=" << (int)n_size;
         const Type out_t = spyre::matmul_output_type(spyre::MatmulShape{1, 1, 1, t});
+        _halide_user_assert(t != Int(8) || !row_scale)
+            << "matmul: row_scale=true needs float operands (dtype float16 or float32), not int8: the int32 results "
+               "have no float scale; requantize first";
         _halide_user_assert((int)m_size >= 1 && (int)n_size >= 1 && (int)k_size >= 1)
             << "matmul: m, n and k must be positive (got m=" << (int)m_size << " n=" << (int)n_size << " k=" << (int)k_size << ")";
         _halide_user_assert((int)max_cores >= 0) << "matmul: max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
@@ -117,6 +135,7 @@ public:
         A = add_input<Buffer<>>("A", t, 2);
         B = add_input<Buffer<>>("B", t, 2);
         bias = add_input<Buffer<>>("bias", out_t, 1);
+        if (row_scale) S = add_input<Buffer<>>("scale", Float(32), 1);
         if (residual) {
             spyre::check_tensor_fits("matmul", "R", {n, m}, out_t);
             R = add_input<Buffer<>>("R", out_t, 2);
@@ -125,7 +144,7 @@ public:
     }
 
     void generate() {
-        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual, shared_weight_layout};
+        shape_ = spyre::MatmulShape{m_size, n_size, k_size, dtype, activation, residual, shared_weight_layout, row_scale};
         plan_ = plan_for(knob_options());
         const Type in_t = shape_.dtype, t = spyre::matmul_output_type(shape_);
         // fp16/fp32 accumulate in fp32; int8 in int32 (exact, wrapping like any Halide int32).
@@ -134,12 +153,18 @@ public:
         // Reduce over the padded K (== K for host builds).
         k_ = RDom(0, spyre::padded_extent(shape_.k, spyre::stick_lanes(in_t)), "k");
         bias_f_(n_) = cast(acc_t, (*bias)(n_));
-        acc_(n_, m_) = bias_f_(n_);
+        // The bias is the accumulator's initial value, or with a row scale joins after it.
+        acc_(n_, m_) = S ? Internal::make_zero(acc_t) : bias_f_(n_);
         acc_(n_, m_) += cast(acc_t, (*A)(k_, m_)) * cast(acc_t, (*B)(n_, k_));
+        Func pre = acc_;  // the pre-activation value of every accumulator column
+        if (S) {
+            scaled_(n_, m_) = acc_(n_, m_) * (*S)(m_) + bias_f_(n_);
+            pre = scaled_;
+        }
 
         // swiglu: the gate's and the up projection's columns of C's column n (kSwigluBlock).
         const Expr gate_col = n_ + spyre::kSwigluBlock * (n_ / spyre::kSwigluBlock);
-        const Expr x = shape_.activation == Activation::Swiglu ? acc_(gate_col, m_) : acc_(n_, m_);
+        const Expr x = shape_.activation == Activation::Swiglu ? pre(gate_col, m_) : pre(n_, m_);
         // The residual joins the fp32 value after the activation; the cast rounds once.
         auto plus_residual = [&](const Expr &y) { return R ? y + cast(acc_t, (*R)(n_, m_)) : y; };
         switch (shape_.activation) {
@@ -165,7 +190,7 @@ public:
             break;
         case Activation::Swiglu:
             act_(n_, m_) = exp(-x) + 1.0f;
-            result_(n_, m_) = cast(t, plus_residual(x / act_(n_, m_) * acc_(gate_col + spyre::kSwigluBlock, m_)));
+            result_(n_, m_) = cast(t, plus_residual(x / act_(n_, m_) * pre(gate_col + spyre::kSwigluBlock, m_)));
             break;
         }
         (*C)(n_, m_) = result_(n_, m_);
@@ -184,6 +209,7 @@ public:
         spyre::constrain_tensor(*bias, {acc_n}, {plan_.bp});
         spyre::constrain_tensor(*C, {shape_.n, shape_.m}, {plan_.c_np, plan_.mp});
         if (R) spyre::constrain_tensor(*R, {shape_.n, shape_.m}, {plan_.c_np, plan_.mp});
+        if (S) spyre::constrain_tensor(*S, {shape_.m}, {plan_.mp});
     }
 
     // The family declaration (family_generator.h).
@@ -191,7 +217,7 @@ public:
     std::string family() const { return "matmul"; }
     spyre::MatmulSpyrePlan plan_for(const spyre::MatmulSpyreOptions &o) const { return spyre::plan_matmul_spyre(shape_, o); }
     void schedule_spyre() {
-        spyre::schedule_matmul_spyre(funcs(), A->in(), B->in(), bias->in(), shape_, plan_, residual_in());
+        spyre::schedule_matmul_spyre(funcs(), A->in(), B->in(), bias->in(), shape_, plan_, residual_in(), scale_in());
     }
     void schedule_host() { spyre::schedule_matmul_host(funcs(), shape_, get_target()); }
     spyre::KnobValues shape_params() const {
@@ -204,6 +230,7 @@ public:
                                {"k", std::to_string(shape_.k)}, {"dtype", spyre::dtype_param(shape_.dtype)},
                                {"activation", act}};
         if (R) p["residual"] = "true";
+        if (S) p["row_scale"] = "true";
         if (shape_.shared_weight_layout) p["shared_weight_layout"] = "true";
         return p;
     }
@@ -229,7 +256,7 @@ public:
     std::string schedule_call() const {
         return std::string("spyre::schedule_matmul_spyre(funcs, A->in(), B->in(), bias->in(), shape, "
                            "spyre::plan_matmul_spyre(shape, options)") +
-               (R ? ", R->in()" : "") + ");\n";
+               (R || S ? std::string(", ") + (R ? "R->in()" : "Halide::Func()") : std::string()) + (S ? ", scale->in()" : "") + ");\n";
     }
 
     // The legalization of a stock schedule: its tile of C along m and n, rounded
@@ -264,6 +291,7 @@ public:
         }
         std::vector<Func> per_tile = {acc_, bias_f_, result_};
         if (act_.defined()) per_tile.insert(per_tile.begin() + 1, act_);
+        if (scaled_.defined()) per_tile.insert(per_tile.begin() + 1, scaled_);
         for (const Func &g : per_tile) {
             const spyre::StockFuncDecision *s = d.find(g.name());
             const std::string level = s ? s->compute_at : "inline";
@@ -279,15 +307,18 @@ public:
 private:
     spyre::MatmulFuncs funcs() {
         spyre::MatmulFuncs f{*C, result_, acc_, bias_f_, {}, k_, n_, m_};
+        if (scaled_.defined()) f.epilogue.push_back(scaled_);
         if (act_.defined()) f.epilogue.push_back(act_);
         return f;
     }
 
     // R's wrapper, staged per tile of C on Spyre (undefined without a residual).
     Func residual_in() { return R ? R->in() : Func(); }
+    // scale's wrapper, staged once per core on Spyre (undefined without a row scale).
+    Func scale_in() { return S ? S->in() : Func(); }
 
     Var n_{"n"}, m_{"m"};
-    Func acc_{"acc"}, bias_f_{"bias_f"}, act_{"act"}, result_{"result"};
+    Func acc_{"acc"}, bias_f_{"bias_f"}, scaled_{"scaled"}, act_{"act"}, result_{"result"};
     RDom k_;
     spyre::MatmulShape shape_;
 };

@@ -10,6 +10,11 @@
 // and round once. eps is a run-time scalar (Input<float>). The reductions run
 // over the true X only: Spyre tensors are padded to whole sticks and padding
 // must not enter the sums. The schedules are in schedules/norm_schedule.cpp.
+// rmsnorm output=inverse_rms (default output=normalized): the statistics alone,
+//   out(y) = 1 / sqrt(sum_x v(x, y)^2 / X + eps)   (float32, no weight input)
+// the row scale of a projection that folds the norm in (gen_matmul row_scale=true,
+// with the norm's weight folded into the projection's rows): the normalized
+// rows are never written. On Spyre a tile is a stick of 32 rows' results.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +52,8 @@ public:
     GeneratorParam<int> cols{"cols", 4096};
     GeneratorParam<int> rows{"rows", 1024};
     GeneratorParam<Halide::Type> dtype{"dtype", Halide::Float(16)};
+    // normalized (the norm) or inverse_rms (rmsnorm: the rows' 1 / rms alone; see the header comment).
+    GeneratorParam<std::string> output{"output", "normalized"};
     // Knobs of the Spyre schedule (SPYRE_NORM_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_NORM_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_NORM_KNOBS, NormSpyreOptions)
@@ -68,8 +75,17 @@ public:
         _halide_user_assert((int)max_cores >= 0) << kernel_name << ": max_cores must be >= 0 (0: the machine's core count), not " << (int)max_cores;
         _halide_user_assert((int)tile_rows >= 0)
             << kernel_name << ": tile_rows must be >= 0 (0: chosen by the planner), not " << (int)tile_rows;
+        _halide_user_assert(std::string(output) == "normalized" || std::string(output) == "inverse_rms")
+            << kernel_name << ": output must be normalized or inverse_rms, not '" << std::string(output) << "'";
+        _halide_user_assert(!Centered || !inverse_rms())
+            << kernel_name << ": output=inverse_rms is rmsnorm's (layernorm's statistics are a mean and a variance)";
         check_tensor_fits(kernel_name, "in", {{"cols", (int)cols}, {"rows", (int)rows}}, t);
         in = this->template add_input<BufferAny>("in", t, 2);
+        if (inverse_rms()) {
+            eps = this->template add_input<float>("eps");
+            out = this->template add_output<BufferAny>("out", Halide::Float(32), 1);
+            return;
+        }
         weight = this->template add_input<BufferAny>("weight", t, 1);
         if (Centered) {
             bias = this->template add_input<BufferAny>("bias", t, 1);
@@ -102,6 +118,13 @@ public:
         sumsq_(y_) = 0.0f;
         sumsq_(y_) += sq_(r, y_);
         inv_(y_) = 1.0f / sqrt(sumsq_(y_) * inv_n + (*eps));
+        if (inverse_rms()) {
+            result_(y_) = inv_(y_);
+            (*out)(y_) = result_(y_);
+            constrain_tensors();
+            eps->set_estimate(1e-5f);  // for auto_schedule=true
+            return;
+        }
         weight_f_(x_) = cast<float>((*weight)(x_));
         Expr normalized = value * inv_(y_) * weight_f_(x_);
         if (Centered) {
@@ -117,6 +140,10 @@ public:
     // Spyre: rows padded to the plan's tile; cols to whole sticks.
     void constrain_tensors() {
         constrain_tensor(*in, {cols, rows}, {1, plan_.tile_rows});
+        if (inverse_rms()) {
+            constrain_tensor(*out, {rows}, {plan_.tile_rows});
+            return;
+        }
         constrain_tensor(*weight, {cols}, {1});
         if (Centered) {
             constrain_tensor(*bias, {cols}, {1});
@@ -127,19 +154,34 @@ public:
     // The family declaration (family_generator.h).
     static constexpr const char *kOptionsType = "NormSpyreOptions";
     std::string family() const { return kernel_name; }
-    NormSpyrePlan plan_for(const NormSpyreOptions &o) const { return plan_norm_spyre(cols, rows, dtype, Centered, o); }
+    NormSpyrePlan plan_for(const NormSpyreOptions &o) const {
+        return plan_norm_spyre(cols, rows, dtype, Centered, o, inverse_rms());
+    }
     void schedule_spyre() {
+        if (inverse_rms()) {
+            schedule_inverse_rms_spyre(funcs(), in->in(), plan_);
+            return;
+        }
         schedule_norm_spyre(funcs(), in->in(), weight->in(), Centered ? bias->in() : Halide::Func(), dtype, plan_);
     }
-    void schedule_host() { schedule_norm_host(funcs(), this->get_target()); }
+    void schedule_host() {
+        if (inverse_rms()) {
+            schedule_inverse_rms_host(funcs(), this->get_target());
+            return;
+        }
+        schedule_norm_host(funcs(), this->get_target());
+    }
     KnobValues shape_params() const {
-        return {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", dtype_param(dtype)}};
+        KnobValues v = {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", dtype_param(dtype)}};
+        if (inverse_rms()) v["output"] = "inverse_rms";
+        return v;
     }
     // Rows per tile: no more than the rows, and only tiles that fit.
     std::map<std::string, std::vector<int>> knob_candidates() const {
         std::vector<int> tiles = {0};
         for (int c : {1, 2, 4, 8, 16, 32, 64}) {
-            if (c > (int)rows) break;
+            if (c > (int)rows && !(inverse_rms() && c == 32)) break;
+            if (inverse_rms() && c % 32 != 0) continue;
             NormSpyreOptions o;
             o.tile_rows = c;
             try {
@@ -156,6 +198,7 @@ public:
                buffering_and_footprint(p.double_buffer, p.footprint_bytes);
     }
     std::string schedule_call() const {
+        if (inverse_rms()) return "schedule_inverse_rms_spyre(f, in->in(), plan_norm_spyre(cols, rows, dtype, false, options, true));\n";
         return std::string("schedule_norm_spyre(f, in->in(), weight->in(), ") + (Centered ? "bias->in()" : "Halide::Func()") +
                ", dtype, plan_norm_spyre(cols, rows, dtype, " + (Centered ? "true" : "false") + ", options));\n";
     }
@@ -166,6 +209,9 @@ public:
     // weight (and bias) once per core.
     KnobValues legalize_stock(const StockScheduleDecisions &d, std::vector<std::string> *kept,
                               std::vector<std::string> *changed) {
+        _halide_user_assert(!inverse_rms()) << kernel_name
+                                            << ": output=inverse_rms has no legalization of a stock schedule; use the hand "
+                                               "schedule or -s Spyre (the Spyre autoscheduler)";
         const std::string o = Halide::Func(*out).name();
         const int stock_rows = d.tile(o, 0, y_.name());
         NormSpyreOptions start;
@@ -189,6 +235,8 @@ public:
     }
 
 private:
+    bool inverse_rms() const { return std::string(output) == "inverse_rms"; }
+
     // rmsnorm leaves sum_, mean_, centered_ and bias_f_ undefined; the schedules check.
     NormFuncs funcs() { return {*out, result_, sum_, mean_, centered_, sq_, sumsq_, inv_, weight_f_, bias_f_, x_, y_}; }
 

@@ -57,6 +57,8 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
         p.epilogue_transcendental_passes = 0.5 * 4.0;
         p.epilogue_simple_passes = 0.5;
     }
+    // The row scale: acc * scale + bias, two simple passes over the accumulator's tile.
+    if (shape.row_scale) p.epilogue_simple_passes += 2.0;
     return p;
 }
 

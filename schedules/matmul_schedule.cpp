@@ -44,7 +44,9 @@ int shared_weight_padded_n(const MatmulShape &shape) {
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
     const MachineDescription &machine = scheduling_machine();
     const int bytes = shape.dtype.bytes(), out_bytes = matmul_output_type(shape).bytes();
-    const int stages = epilogue_stages(shape.activation);
+    // The row scale's stage is one more fp32 tile (of the accumulator's width: two of C's with swiglu),
+    const bool gated = shape.activation == Activation::Swiglu;
+    const int stages = epilogue_stages(shape.activation) + (shape.row_scale ? (gated ? 2 : 1) : 0);
     const int lanes = stick_lanes(shape.dtype);
     const int kp = round_up(shape.k, lanes);
     const int64_t budget = planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted);
@@ -137,6 +139,9 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                         continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
+                    // A row scale is staged per core, its rows at once: whole float32 sticks of them
+                    // unless one core has all the rows (a DMA starts on a stick).
+                    if (shape.row_scale && cm > 1 && (mt * tm) % stick_lanes(Float(32)) != 0) continue;
                     // A shared panel is gathered: a share of at least a row per core of its chain.
                     const bool panel_possible = tk < kp && nt >= 2 && mt == 1 && !(share_b && !gather_b) && (!share || tm >= cn);
                     if (resident && (!panel_possible || options.a_staging == "chunks")) continue;
@@ -260,10 +265,13 @@ void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Target 
 }
 
 void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, const MatmulShape &shape,
-                           const MatmulSpyrePlan &p, Func R_in) {
+                           const MatmulSpyrePlan &p, Func R_in, Func S_in) {
     _halide_user_assert(shape.residual == R_in.defined())
         << "matmul Spyre schedule: " << (shape.residual ? "the shape has a residual but no R_in was given"
                                                         : "an R_in was given but the shape has no residual");
+    _halide_user_assert(shape.row_scale == S_in.defined())
+        << "matmul Spyre schedule: " << (shape.row_scale ? "the shape has a row scale but no S_in was given"
+                                                         : "an S_in was given but the shape has no row scale");
     Var n = f.n, m = f.m;
     Var mo("mo"), no("no"), mi("mi"), ni("ni");
     _halide_user_assert(p.mp % (p.cm * p.tm) == 0 && p.np % (p.cn * p.tn) == 0 && p.kp % p.tk == 0 &&
@@ -309,6 +317,8 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     if (p.b_shared) share_over_ring(B_in, p.b_gathered ? RingForwarding::Gathered : RingForwarding::WholeTiles);
     // The residual tile, staged per tile of C (DMA) and added by the SFU in the epilogue.
     if (shape.residual) stage_in_scratchpad(R_in, f.C, no);
+    // The row scale: the core's rows, once (a few sticks), read by the epilogue's first stage.
+    if (shape.row_scale) stage_in_scratchpad(S_in, f.C, cores.core);
 
     // Epilogue on the SFU at the tile: one instruction per stage and tile row
     // (vectors of the whole tile width), then the cast; C stores the tile (DMA).

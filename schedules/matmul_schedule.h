@@ -12,6 +12,9 @@
 //     int8 A and B into an int32 acc for dtype int8),
 //     activation and cast on the SFU at the tile (whole tile rows per instruction),
 //     store the C tile (DMA).
+//   With shape.row_scale the accumulator starts at zero, the core's rows of the
+//   scale are staged once (DMA), and the epilogue's first stage is
+//   scaled = acc * scale(m) + bias(n) on the SFU.
 //   With shape.residual the R tile is staged too (DMA at the tile's start,
 //   before the bias; widened on the SFU for fp16) and added after the
 //   activation, before the cast.
@@ -47,7 +50,7 @@ struct MatmulFuncs {
     Halide::Func result;   // result(n, m) = cast(dtype, act(acc(n, m)))
     Halide::Func acc;      // fp32 accumulator: acc = bias_f(n); acc += A(k, m) * B(n, k)
     Halide::Func bias_f;   // bias widened to fp32
-    std::vector<Halide::Func> epilogue;  // activation stages between acc and result (gelu, silu, swiglu)
+    std::vector<Halide::Func> epilogue;  // stages between acc and result: the row scale's, the activation's (gelu, silu, swiglu)
     Halide::RDom k;        // the reduction over the (padded) K
     Halide::Var n, m;
 };
@@ -63,6 +66,10 @@ struct MatmulShape {
     // read one copy of it. Plans are limited to those whose padded N fits in it (gen_matmul
     // shared_weight_layout=true).
     bool shared_weight_layout = false;
+    // C = act(scale(m) * A.B + bias) [+ R]: a float32 factor per row of C (gen_matmul
+    // row_scale=true); the accumulator starts at zero and the epilogue's first stage,
+    // scaled = acc * scale + bias, runs over the accumulator's columns.
+    bool row_scale = false;
 };
 
 // The accumulator's (B's and the bias's) columns: n, or 2 n with activation=swiglu.
@@ -151,7 +158,10 @@ void schedule_matmul_host(MatmulFuncs f, const MatmulShape &shape, const Halide:
 // for fp16 (for fp32 bias_f is itself a copy of the input, i.e. a DMA).
 // R_in: the residual's input wrapper (R.in()) when shape.residual, staged per
 // tile of C like the result tile and added on the SFU before the store.
+// S_in: the row scale's input wrapper (scale.in()) when shape.row_scale, staged
+// once per core (its rows of scale, a few sticks).
 void schedule_matmul_spyre(MatmulFuncs f, Halide::Func A_in, Halide::Func B_in, Halide::Func bias_in,
-                           const MatmulShape &shape, const MatmulSpyrePlan &plan, Halide::Func R_in = Halide::Func());
+                           const MatmulShape &shape, const MatmulSpyrePlan &plan, Halide::Func R_in = Halide::Func(),
+                           Halide::Func S_in = Halide::Func());
 
 }  // namespace spyre

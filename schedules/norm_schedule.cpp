@@ -17,6 +17,7 @@ using namespace Halide;
 namespace {
 
 constexpr int kSfuTemps = 5;        // row temporaries of the result expression
+constexpr int kInverseRmsChunkRows = 2;  // output=inverse_rms: rows staged at once within a tile
 
 }  // namespace
 
@@ -25,7 +26,8 @@ constexpr int kSfuTemps = 5;        // row temporaries of the result expression
 // bias) as staged and widened to float32, the SFU temporaries; per row: the input
 // and the result (double-buffered), centered (layernorm) and squares (float32), the
 // per-row scalars.
-NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options) {
+NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, const NormSpyreOptions &options,
+                              bool inverse_rms) {
     using MD = MachineDescription;
     const MachineDescription &m = scheduling_machine();
     NormSpyrePlan p;
@@ -52,6 +54,20 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
     w.compute_cycles_per_row = (centered ? 2 : 1) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
                                ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
                                    planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
+    if (inverse_rms) {
+        // The statistics alone: no weight; per row the input and one float32 result; a tile is
+        // a stick of results. Per row on the SFU: the squares (after the cast of fp16), their sum.
+        p.inverse_rms = true;
+        w.tile_rows_multiple = stick_lanes(Float(32));
+        w.max_tile_rows = std::max(w.max_tile_rows, w.tile_rows_multiple);
+        w.fixed_bytes_per_core = (int64_t)kSfuTemps * p.row_vector * 4;
+        w.buffered_bytes_per_row = cp * t.bytes() + 4;
+        w.fixed_bytes_per_row = cp * 4 + 4 * 4;
+        w.write_bytes_per_row = 4;
+        w.read_bytes_per_core = 0;
+        w.compute_cycles_per_row = planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
+                                   (1 + (t.bits() == 16 ? 1 : 0)) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
+    }
     take_row_tiles(plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer}), &p);
     return p;
 }
@@ -70,6 +86,15 @@ void schedule_norm_host(NormFuncs f, const Target &target) {
     for (Func g : {f.weight_f, f.bias_f}) {
         if (g.defined()) g.compute_root().vectorize(f.x, vec, TailStrategy::GuardWithIf);
     }
+}
+
+void schedule_inverse_rms_host(NormFuncs f, const Target &target) {
+    const int vec = target.natural_vector_size<float>();
+    Var yo("yo"), yi("yi");
+    f.out.split(f.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo);
+    for (Func g : {f.sumsq, f.inv, f.result}) g.compute_at(f.out, yi);
+    f.sq.compute_at(f.out, yi).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+    f.sq.update().vectorize(f.x, vec, TailStrategy::GuardWithIf);
 }
 
 void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_in, const Type &t,
@@ -101,6 +126,27 @@ void schedule_norm_spyre(NormFuncs f, Func in_staged, Func weight_in, Func bias_
     }
     if (p.double_buffer) double_buffer_result(f.result);
     f.sq.update().vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+}
+
+void schedule_inverse_rms_spyre(NormFuncs f, Func in_staged, const NormSpyrePlan &p) {
+    _halide_user_assert(p.inverse_rms && p.rows_padded % ((int64_t)p.cores * p.tile_rows) == 0)
+        << "inverse_rms Spyre schedule: the plan is not an inverse_rms plan dividing the padded rows";
+    Var yr("yr"), core("core"), yo("yo"), yi("yi");
+    f.out.split(f.y, core, yr, p.rows_padded / p.cores, TailStrategy::RoundUp)
+        .split(yr, yo, yi, p.tile_rows, TailStrategy::RoundUp)
+        .parallel(core);
+    stick_vectorize(f.out, yi);
+    // Per tile of rows: the input (DMA), the squares and their row sums, the results
+    // (one vector over the tile's rows), stored as a stick.
+    for (Func g : {f.sumsq, f.inv}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
+    Var yc("yc"), yci("yci");
+    const int chunk = kInverseRmsChunkRows;
+    f.sumsq.update().split(f.y, yc, yci, chunk, TailStrategy::RoundUp);
+    stage_in_scratchpad(in_staged, f.sumsq, yc, p.double_buffer);
+    f.sq.compute_at(f.sumsq, yc).store_in(MemoryType::VTCM).vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+    f.sq.update().vectorize(f.x, p.row_vector, TailStrategy::RoundUp);
+    f.result.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.y, p.tile_rows, TailStrategy::RoundUp);
+    if (p.double_buffer) double_buffer_result(f.result);
 }
 
 }  // namespace spyre

@@ -42,6 +42,7 @@ struct NormSpyrePlan {
     int64_t footprint_bytes = 0;  // estimated scratchpad bytes per core
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // input and result tiles in two copies
+    bool inverse_rms = false;     // the output is the rows' 1 / rms alone (gen_rmsnorm output=inverse_rms)
 };
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_layernorm / gen_rmsnorm).
@@ -58,14 +59,20 @@ struct NormSpyreOptions {
 // Tiles and core split for `cols` x `rows` of `t` through the planning
 // framework (schedules/planner.h); `centered` is true for layernorm (one more
 // float32 row per tile). Throws if a row, or a forced tile_rows, does not fit.
+// inverse_rms: the kernel writes only 1 / rms per row, float32, packed along
+// sticks (gen_rmsnorm output=inverse_rms): tiles are whole sticks of rows (32).
 NormSpyrePlan plan_norm_spyre(int cols, int rows, const Halide::Type &t, bool centered,
-                              const NormSpyreOptions &options = {});
+                              const NormSpyreOptions &options = {}, bool inverse_rms = false);
 
 void schedule_norm_host(NormFuncs f, const Halide::Target &target);
+void schedule_inverse_rms_host(NormFuncs f, const Halide::Target &target);
 // in_staged, weight_in, bias_in: the input wrappers (in.in(), ...); bias_in is
 // undefined for rmsnorm. weight_in/bias_in are only staged for float16 (for
 // float32 weight_f is itself a copy of the input, i.e. a DMA).
 void schedule_norm_spyre(NormFuncs f, Halide::Func in_staged, Halide::Func weight_in, Halide::Func bias_in,
                          const Halide::Type &t, const NormSpyrePlan &plan);
+// gen_rmsnorm output=inverse_rms: out(y) = inv(y), a tile of rows per step (one
+// stick of results), the row statistics per tile in the scratchpad.
+void schedule_inverse_rms_spyre(NormFuncs f, Halide::Func in_staged, const NormSpyrePlan &plan);
 
 }  // namespace spyre

@@ -25,11 +25,22 @@ RowTilePlan plan_row_tiles(const RowTileWork &w, const RowTileOptions &options) 
         << " elements do not fit the scratchpad (at most " << fit_once << " rows per tile)";
     const int most = std::max(1, std::min(usable_cores(options.max_cores), w.rows));
     const int fit = (int)std::min<int64_t>(w.max_tile_rows, fit_once);
+    const int multiple = std::max(1, w.tile_rows_multiple);
+    _halide_user_assert(options.tile_rows % multiple == 0)
+        << w.family << " Spyre schedule: tile_rows=" << options.tile_rows << " must be a multiple of " << multiple
+        << " (one stick of the output's values per tile)";
+    if (fit < multiple) {
+        throw std::runtime_error(w.family + ": a tile of " + std::to_string(multiple) + " rows of " + std::to_string(w.cols) +
+                                 " elements (one stick of the output) does not fit the scratchpad (at most " +
+                                 std::to_string(fit) + " rows)");
+    }
     planning::PlanSearch<RowTilePlan> search(w.family);
     planning::Verdict last;
     for (int c = most; c >= 1 && (c >= std::max(1, most / 2) || !search.found()); c--) {
         const int rows_per_core = (w.rows + c - 1) / c;
-        for (int tile = options.tile_rows > 0 ? options.tile_rows : std::min(fit, rows_per_core); tile >= 1; tile--) {
+        const int first = options.tile_rows > 0 ? options.tile_rows
+                                                : std::max(multiple, std::min(fit, rows_per_core) / multiple * multiple);
+        for (int tile = first; tile >= 1; tile -= multiple) {
             const int tiles_per_core = (rows_per_core + tile - 1) / tile;
             RowTilePlan p;
             p.cores = c;

@@ -36,6 +36,9 @@ struct RowTileWork {
     int cols = 0;        // elements per row (for messages)
     int rows = 0;
     int max_tile_rows = 1;  // the family's largest tile
+    // Tiles are whole multiples of this many rows (a family whose output packs one
+    // value per row into sticks: a stick's lanes), even above a core's rows.
+    int tile_rows_multiple = 1;
     RowPadding padding = RowPadding::CoresTimesTiles;
     // Scratchpad bytes: per row staged with the tile loop (two copies when
     // double-buffered: the input and result rows), per row kept once (work

@@ -4,7 +4,8 @@
 // with and without the fused residual (residual=true: C = act(A.B + bias) + R),
 // the SwiGLU-gated product (activation=swiglu), and B chains gathered
 // (b_forwarding=gathered: each core of a chain loads a share of every B tile),
-// and A's whole-K panel resident for all of a core's N tiles (a_staging=resident).
+// and A's whole-K panel resident for all of a core's N tiles (a_staging=resident),
+// and a float32 factor per row (row_scale=true: C = act(scale(m) A.B + bias) [+ R]).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -455,6 +456,93 @@ TEST(MatmulParams, AStagingResidentNeedsKChunksAndSeveralNTiles) {
     EXPECT_NE(refused.find("a_staging=resident, but no plan keeps A's whole-K panel resident"), std::string::npos) << refused;
     EXPECT_NE(refused.find("at least two N tiles and one row of tiles a core"), std::string::npos) << refused;
 }
+
+// row_scale=true: C = act(scale(m) * A.B + bias(n)) [+ R] with scale float32 (an RMSNorm
+// folded into the projection after it). Spyre against host, and the host build against
+// the formula in double where the activation is exact (none, relu): the bias joins after
+// the scale, and the residual after the activation.
+struct RowScaleCase {
+    int m, n, k;
+    const char *dtype;
+    const char *activation;
+    bool residual = false;
+    bool shared_weight_layout = false;
+};
+
+class RowScaleMatmulDualRealization : public ::testing::TestWithParam<RowScaleCase> {};
+
+TEST_P(RowScaleMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
+    const RowScaleCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    const bool swiglu = std::string(c.activation) == "swiglu";
+    const int acc_n = swiglu ? 2 * c.n : c.n;
+    Halide::Buffer<> A = random_buffer("A", t, {c.k, c.m}, 31);
+    Halide::Buffer<> B = random_buffer("B", t, {acc_n, c.k}, 32);
+    Halide::Buffer<> bias = random_buffer("bias", t, {acc_n}, 33);
+    Halide::Buffer<> R = random_buffer("R", t, {c.n, c.m}, 34);
+    // Scales in [0.25, 4): rows differ by more than the tolerance.
+    Halide::Buffer<float> scale(c.m, "scale");
+    for (int m = 0; m < c.m; m++) scale(m) = 0.25f + 3.75f * (float)((m * 37 + 11) % 64) / 64.0f;
+    std::map<std::string, std::string> params = {{"m", std::to_string(c.m)}, {"n", std::to_string(c.n)},
+                                                 {"k", std::to_string(c.k)}, {"dtype", c.dtype},
+                                                 {"activation", c.activation}, {"row_scale", "true"}};
+    if (c.residual) params["residual"] = "true";
+    if (c.shared_weight_layout) params["shared_weight_layout"] = "true";
+    MatmulShape shape{c.m, c.n, c.k, t, swiglu ? Activation::Swiglu : activation_of(c.activation), c.residual,
+                      c.shared_weight_layout, true};
+    set_compiling_for_spyre(true);
+    const MatmulSpyrePlan plan = plan_matmul_spyre(shape);
+    set_compiling_for_spyre(false);
+    Halide::Buffer<> A_p = padded_copy(A, {plan.kp, plan.mp});
+    Halide::Buffer<> B_p = padded_copy(B, {plan.bp, plan.kp});
+    Halide::Buffer<> bias_p = padded_copy(bias, {plan.bp});
+    Halide::Buffer<> scale_p = padded_copy(Halide::Buffer<>(scale), {round_up(plan.mp, 32)});
+    Halide::Buffer<> spyre, host;
+    if (c.residual) {
+        Halide::Buffer<> R_p = padded_copy(R, {plan.c_np, plan.mp});
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p, scale_p, R_p);
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias, Halide::Buffer<>(scale), R);
+    } else {
+        spyre = run_generator("matmul", params, true, t, {c.n, c.m}, A_p, B_p, bias_p, scale_p);
+        host = run_generator("matmul", params, false, t, {c.n, c.m}, A, B, bias, Halide::Buffer<>(scale));
+    }
+    const double ulp = t == Halide::Float(32) ? 1.2e-7 : 9.8e-4;
+    const double tol = (t == Halide::Float(32) ? 4.0 * c.k * ulp : 2.0 * ulp) * std::sqrt((double)c.k) * 4.0 + 2e-6;
+    double max_err = 0, formula_err = 0;
+    int distinct = 0;
+    const bool exact_activation = std::string(c.activation) == "none" || std::string(c.activation) == "relu";
+    for (int m = 0; m < c.m; m++) {
+        for (int n = 0; n < c.n; n++) {
+            const double h = value_at(host, n, m, 0), s = value_at(spyre, n, m, 0);
+            max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+            if (h != value_at(host, 0, 0, 0)) distinct++;
+            if (exact_activation) {
+                double dot = 0;
+                for (int k = 0; k < c.k; k++) dot += value_at(A, k, m, 0) * value_at(B, n, k, 0);
+                double f = scale(m) * dot + value_at(bias, n, 0, 0);
+                if (std::string(c.activation) == "relu") f = std::max(f, 0.0);
+                if (c.residual) f += value_at(R, n, m, 0);
+                formula_err = std::max(formula_err, std::fabs(h - f) / std::max(1.0, std::fabs(f)));
+            }
+        }
+    }
+    EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
+    EXPECT_LE(max_err, tol) << "Spyre against host: max relative error " << max_err;
+    if (exact_activation) EXPECT_LE(formula_err, tol) << "the host build is not act(scale A.B + bias) [+ R]";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RowScaleMatmulDualRealization,
+                         ::testing::Values(RowScaleCase{50, 70, 40, "float16", "none"},      // nothing a multiple of anything
+                                           RowScaleCase{37, 200, 300, "float32", "relu", true},  // K chunks, residual
+                                           RowScaleCase{40, 128, 96, "float16", "swiglu"},   // the gate of scaled columns
+                                           RowScaleCase{1, 1000, 128, "float16", "none", false, true},  // decode, one row
+                                           RowScaleCase{64, 1024, 512, "float16", "none", false, true}),  // a prefill's qkv, small
+                         [](const auto &info) {
+                             const RowScaleCase &c = info.param;
+                             return std::string(c.dtype) + "_" + c.activation + "_m" + std::to_string(c.m) + "_n" +
+                                    std::to_string(c.n) + "_k" + std::to_string(c.k) + (c.residual ? "_residual" : "") +
+                                    (c.shared_weight_layout ? "_shared_weight_layout" : "");
+                         });
 
 }  // namespace
 }  // namespace spyre::testing

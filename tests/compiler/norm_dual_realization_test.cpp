@@ -96,5 +96,62 @@ INSTANTIATE_TEST_SUITE_P(Shapes, NormDualRealization,
                                     std::to_string(info.param.cols) + "x" + std::to_string(info.param.rows);
                          });
 
+// gen_rmsnorm output=inverse_rms: the rows' 1 / rms alone (float32, one value per
+// row, tiles of a stick of rows), Spyre against host for both eps values.
+struct InverseRmsCase {
+    int cols, rows;
+    const char *dtype;
+};
+
+class InverseRmsDualRealization : public ::testing::TestWithParam<InverseRmsCase> {};
+
+TEST_P(InverseRmsDualRealization, SpyreMatchesHostForEveryEps) {
+    const InverseRmsCase c = GetParam();
+    const Halide::Type t = std::string(c.dtype) == "float16" ? Halide::Float(16) : Halide::Float(32);
+    Halide::Buffer<> in = random_buffer("in", t, {c.cols, c.rows}, 21);
+    const std::map<std::string, std::string> params = {{"cols", std::to_string(c.cols)},
+                                                       {"rows", std::to_string(c.rows)},
+                                                       {"dtype", c.dtype},
+                                                       {"output", "inverse_rms"}};
+    set_compiling_for_spyre(true);
+    const NormSpyrePlan plan = plan_norm_spyre(c.cols, c.rows, t, false, {}, true);
+    set_compiling_for_spyre(false);
+    EXPECT_TRUE(plan.inverse_rms);
+    EXPECT_EQ(plan.tile_rows % 32, 0) << "a tile is whole sticks of float32 results";
+    Halide::Buffer<> in_p = padded_copy(in, {plan.cols_padded, plan.rows_padded});
+    const std::vector<float> eps = {kEpsSmall, kEpsLarge};
+    const std::vector<Halide::Buffer<>> spyre =
+        run_with_eps("rmsnorm", params, true, Halide::Float(32), {c.rows}, eps, in_p);
+    const std::vector<Halide::Buffer<>> host =
+        run_with_eps("rmsnorm", params, false, Halide::Float(32), {c.rows}, eps, in);
+    const double tol = 8.0 * 1.2e-7 * std::sqrt((double)c.cols) + 1e-6;
+    for (size_t i = 0; i < eps.size(); i++) {
+        double max_err = 0;
+        int distinct = 0;
+        for (int y = 0; y < c.rows; y++) {
+            const double h = value_at(host[i], y, 0, 0), s = value_at(spyre[i], y, 0, 0);
+            max_err = std::max(max_err, std::fabs(h - s) / std::fabs(h));
+            if (h != value_at(host[i], 0, 0, 0)) distinct++;
+            // The reference itself: 1 / sqrt(mean of squares + eps) in double.
+            double sq = 0;
+            for (int x = 0; x < c.cols; x++) sq += value_at(in, x, y, 0) * value_at(in, x, y, 0);
+            EXPECT_NEAR(h, 1.0 / std::sqrt(sq / c.cols + eps[i]), 1e-4 * h) << "row " << y;
+        }
+        EXPECT_TRUE(c.rows == 1 || distinct > 0) << "the host reference is constant: the test could pass by accident";
+        EXPECT_LE(max_err, tol) << "eps " << eps[i] << ": max relative error " << max_err;
+    }
+    EXPECT_GT(std::fabs(value_at(spyre[0], 0, 0, 0) - value_at(spyre[1], 0, 0, 0)), 0.01)
+        << "eps " << kEpsSmall << " and " << kEpsLarge << " give the same Spyre result";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, InverseRmsDualRealization,
+                         ::testing::Values(InverseRmsCase{4096, 512, "float16"},  // Granite-3-8B's prefill
+                                           InverseRmsCase{1000, 37, "float32"},   // ragged rows and row
+                                           InverseRmsCase{64, 1, "float16"}),     // one row: a tile of padding
+                         [](const auto &info) {
+                             return std::string(info.param.dtype) + "_" + std::to_string(info.param.cols) + "x" +
+                                    std::to_string(info.param.rows);
+                         });
+
 }  // namespace
 }  // namespace spyre::testing
