@@ -220,6 +220,7 @@ void Decoder::load_weights(const WeightSource *source) {
     for (int l = 0; l < layers_; l++) {
         LayerWeights piece;  // this layer's host copy, dropped at the end of the iteration on the device
         if (source) piece = source->layer(l);
+        if (source && folds_attention_norm()) fold_norm_into_projection(&piece.attn_norm, &piece.wqkv);
         const LayerWeights *hw = source ? &piece : nullptr;
         LayerState st;
         st.attn_norm = place(hw ? &hw->attn_norm : nullptr, {s.hidden}, "norm", "weight");
@@ -265,8 +266,8 @@ Tensor &Decoder::W(Weight &w, const std::string &k) { return k == "p_" ? w.prefi
 // would make the runtime give the output a new allocation, which views of
 // the old one would not see) and reads such an input without a relayout.
 Tensor Decoder::tensor_for(const std::string &kernel_role, const char *arg, const std::vector<int> &extents,
-                           bool host_memory) {
-    if (!r_.on_device()) return r_.make(extents);
+                           bool host_memory, halide_type_t type) {
+    if (!r_.on_device()) return r_.make(extents, false, type);
     const std::string key = kernel_role + "/" + arg;
     auto it = layouts_.find(key);
     if (it == layouts_.end()) {
@@ -274,8 +275,8 @@ Tensor Decoder::tensor_for(const std::string &kernel_role, const char *arg, cons
         const bool found = program_layout(kernel(kernel_role), arg, &layout);
         it = layouts_.emplace(key, std::make_pair(found, layout)).first;
     }
-    if (!it->second.first) return r_.make(extents, host_memory);
-    Tensor t = host_memory && !r_.timing_only() ? Tensor(kF16, extents) : Tensor(kF16, nullptr, extents);
+    if (!it->second.first) return r_.make(extents, host_memory, type);
+    Tensor t = host_memory && !r_.timing_only() ? Tensor(type, extents) : Tensor(type, nullptr, extents);
     r_.check(spyre_device_malloc_with_layout(nullptr, t.raw_buffer(), &it->second.second),
              "device_malloc in the layout of " + key);
     return t;
@@ -520,10 +521,21 @@ Tensor Decoder::mlp(const std::string &k, LayerState &L, Tensor &x) {
 Tensor Decoder::qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Tensor &cos, Tensor &sin, Tensor *qk) {
     const ModelShape &s = shape_;
     const int T = x.dim(1).extent();
-    Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
-    run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.attn_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
     Tensor qkv = tensor_for(k + "qkv", "C", {s.qkv_features(), T});
-    run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(), qkv.raw_buffer());
+    if (k == "p_" && folds_attention_norm()) {
+        // The norm folded into the projection: its weight is in wqkv's columns (load_weights),
+        // its 1/rms per token the projection's row scale, so the normalized x is never written.
+        Tensor scale = tensor_for("p_rms", "out", {T}, false, halide_type_t(halide_type_float, 32));
+        run("p_rms", "rmsnorm statistics", x.raw_buffer(), s.eps, scale.raw_buffer());
+        run(k + "qkv", "qkv proj", x.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
+            scale.raw_buffer(), qkv.raw_buffer());
+    } else {
+        // Decode: the norm itself (with a unit weight when prefill folds it into wqkv).
+        Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
+        run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.attn_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
+        run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
+            qkv.raw_buffer());
+    }
     Tensor qkv3 = view(qkv, {s.head_dim, s.qkv_heads(), T});
     *qk = tensor_for(k + "rope", "out", {s.head_dim, s.qheads + s.kvheads, T});
     run(k + "rope", "rope", qkv3.raw_buffer(), cos.raw_buffer(), sin.raw_buffer(), qk->raw_buffer());

@@ -24,13 +24,13 @@ void Realization::check(int rc, const std::string &what) const {
     throw std::runtime_error(message);
 }
 
-Tensor Realization::make(const std::vector<int> &extents, bool host_memory) const {
+Tensor Realization::make(const std::vector<int> &extents, bool host_memory, halide_type_t type) const {
     if (!on_device_) {
-        Tensor t(kF16, extents);
+        Tensor t(type, extents);
         std::memset(t.data(), 0, t.size_in_bytes());
         return t;
     }
-    Tensor t = host_memory && !timing_only_ ? Tensor(kF16, extents) : Tensor(kF16, nullptr, extents);
+    Tensor t = host_memory && !timing_only_ ? Tensor(type, extents) : Tensor(type, nullptr, extents);
     check(t.device_malloc(spyre_device_interface()), "device_malloc");
     return t;
 }

@@ -26,6 +26,8 @@ namespace llm {
 
 using Tensor = Halide::Runtime::Buffer<void>;
 
+extern const halide_type_t kF16;  // the chain's element type
+
 class Realization {
 public:
     Realization(bool on_device, bool timing_only);
@@ -36,7 +38,8 @@ public:
 
     // A new tensor (zeros on the host; on the device a fresh allocation, with
     // host memory only if asked for, for a tensor the host will read back).
-    Tensor make(const std::vector<int> &extents, bool host_memory = false) const;
+    // fp16 unless `type` says otherwise (a norm's float32 row scale).
+    Tensor make(const std::vector<int> &extents, bool host_memory = false, halide_type_t type = kF16) const;
     // A new tensor holding `host` (a host tensor of the same extents): on the
     // device uploaded (charged as host->device), on the host a copy.
     Tensor make_from_host(const Tensor &host) const;
@@ -58,7 +61,6 @@ private:
 };
 
 // fp16 helpers.
-extern const halide_type_t kF16;
 float f16_at(const Tensor &t, const std::vector<int> &coords);
 void fill_uniform_f16(Tensor &t, uint64_t seed, float center, float half_width);
 

@@ -35,7 +35,9 @@ std::vector<PlannedKernel> kernel_plan(const ModelShape &s, const std::vector<in
     const std::string residual = s.adds_residual() ? "true" : "false";
     std::vector<PlannedKernel> plan = {
         {"p_norm", "rmsnorm", params({{"cols", H}, {"rows", P}})},
-        {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}}, {{"shared_weight_layout", "true"}})},
+        // The attention norm folded into the QKV projection: the rows' 1/rms, the projection's row scale.
+        {"p_rms", "rmsnorm", params({{"cols", H}, {"rows", P}}, {{"output", "inverse_rms"}})},
+        {"p_qkv", "matmul", params({{"m", P}, {"n", NQKV}, {"k", H}}, {{"row_scale", "true"}, {"shared_weight_layout", "true"}})},
         {"p_rope", "rope", params({{"d", D}, {"heads", ROT}, {"in_heads", ALLH}, {"tokens", P}}, {{"heads_outermost", "true"}})},
         {"p_kt", "transpose", params({{"x", D}, {"y", P}, {"batch", KVH}})},
         {"p_attn", "attention", params({{"d", D}, {"s", P}, {"heads", QH}, {"kv_heads", KVH}}, {{"causal", "true"}, {"o_token_major", "true"}})},

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "decoder.h"
+#include "spyre/dtype.h"
 
 namespace llm {
 
@@ -27,6 +28,22 @@ Tensor norm(int hidden, uint64_t seed, uint64_t stream) {
 }
 
 }  // namespace
+
+void fold_norm_into_projection(Tensor *g, Tensor *w) {
+    const int N = w->dim(0).extent(), K = w->dim(1).extent();
+    if (g->dimensions() != 1 || g->dim(0).extent() != K) {
+        throw std::logic_error("fold_norm_into_projection: the norm's weight has " + std::to_string(g->dim(0).extent()) +
+                               " elements, the projection " + std::to_string(K) + " input features");
+    }
+    uint16_t *gw = static_cast<uint16_t *>(g->data());
+    uint16_t *ww = static_cast<uint16_t *>(w->data());
+    for (int k = 0; k < K; k++) {
+        const float gk = spyre::half_to_float(gw[k]);
+        uint16_t *col = ww + (size_t)k * N;
+        for (int n = 0; n < N; n++) col[n] = spyre::float_to_half(spyre::half_to_float(col[n]) * gk);
+        gw[k] = spyre::float_to_half(1.0f);
+    }
+}
 
 // Each tensor has its own random stream (layer l: 100 + 10 l + i), so a layer is made alone.
 LayerWeights RandomWeights::layer(int l) const {

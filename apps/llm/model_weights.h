@@ -40,6 +40,12 @@ struct ModelWeights {
     OuterWeights outer;
 };
 
+// An RMSNorm folded into the projection after it: rmsnorm(x) . w = (1/rms(x)) (x . (g w)).
+// Scales w's column k (its input feature k) by g(k), rounded to fp16, and sets g to ones
+// (the norm's weight then reads as none, where a chain still runs the norm itself).
+// w is (N, K), g (K).
+void fold_norm_into_projection(Tensor *g, Tensor *w);
+
 class WeightSource {
 public:
     virtual ~WeightSource() = default;
