@@ -37,6 +37,8 @@ row "rmsnorm, decode" rmsnorm cols=4096 rows=1
 row "rmsnorm, prefill" rmsnorm cols=4096 rows=512
 row "QKV projection, decode" matmul m=1 n=6144 k=4096
 row "QKV projection, prefill" matmul m=512 n=6144 k=4096
+row "attention norm's 1/rms, prefill (what llm runs)" rmsnorm cols=4096 rows=512 output=inverse_rms
+row "QKV projection scaled by it, prefill (what llm runs)" matmul m=512 n=6144 k=4096 row_scale=true shared_weight_layout=true
 for t in 1 4 8 512; do row "rope of the Q and K heads, $t tokens" rope d=128 heads=40 in_heads=48 tokens=$t; done
 row "key (d, 1, h) to (1, d, h), batch 1" transpose x=128 y=1 batch=8
 row "key (d, 1, h) to (1, d, h), batch 8" transpose x=128 y=1 batch=64

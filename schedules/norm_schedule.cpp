@@ -55,14 +55,17 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
                                ((centered ? 5 : 3) + (t.bits() == 16 ? 2 : 0)) *
                                    planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
     if (inverse_rms) {
-        // The statistics alone: no weight; per row the input and one float32 result; a tile is
-        // a stick of results. Per row on the SFU: the squares (after the cast of fp16), their sum.
+        // The statistics alone: no weight; a tile is a stick of float32 results. The input
+        // and its squares are staged kInverseRmsChunkRows rows at a time (the input in two
+        // copies), once per core whatever the tile; per row of the tile its sum of squares,
+        // its result and the result's second copy. Per row on the SFU: the squares (after
+        // the cast of fp16), their sum.
         p.inverse_rms = true;
         w.tile_rows_multiple = stick_lanes(Float(32));
         w.max_tile_rows = std::max(w.max_tile_rows, w.tile_rows_multiple);
-        w.fixed_bytes_per_core = (int64_t)kSfuTemps * p.row_vector * 4;
-        w.buffered_bytes_per_row = cp * t.bytes() + 4;
-        w.fixed_bytes_per_row = cp * 4 + 4 * 4;
+        w.fixed_bytes_per_core = (int64_t)kSfuTemps * p.row_vector * 4 + (int64_t)kInverseRmsChunkRows * cp * (2 * t.bytes() + 4);
+        w.buffered_bytes_per_row = 4;
+        w.fixed_bytes_per_row = 4 * 4;
         w.write_bytes_per_row = 4;
         w.read_bytes_per_core = 0;
         w.compute_cycles_per_row = planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +

@@ -146,6 +146,7 @@ TEST_P(InverseRmsDualRealization, SpyreMatchesHostForEveryEps) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, InverseRmsDualRealization,
                          ::testing::Values(InverseRmsCase{4096, 512, "float16"},  // Granite-3-8B's prefill
+                                           InverseRmsCase{8192, 40, "float16"},   // Llama-3-70B's rows
                                            InverseRmsCase{1000, 37, "float32"},   // ragged rows and row
                                            InverseRmsCase{64, 1, "float16"}),     // one row: a tile of padding
                          [](const auto &info) {
