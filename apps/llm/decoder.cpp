@@ -220,7 +220,13 @@ void Decoder::load_weights(const WeightSource *source) {
     for (int l = 0; l < layers_; l++) {
         LayerWeights piece;  // this layer's host copy, dropped at the end of the iteration on the device
         if (source) piece = source->layer(l);
-        if (source && folds_attention_norm()) fold_norm_into_projection(&piece.attn_norm, &piece.wqkv);
+        if (source && folds_attention_norm()) {
+            // Folded into copies: a source may hand out the tensors it holds (HeldWeights,
+            // which the host chain of --check reads unfolded).
+            piece.attn_norm = piece.attn_norm.copy();
+            piece.wqkv = piece.wqkv.copy();
+            fold_norm_into_projection(&piece.attn_norm, &piece.wqkv);
+        }
         const LayerWeights *hw = source ? &piece : nullptr;
         LayerState st;
         st.attn_norm = place(hw ? &hw->attn_norm : nullptr, {s.hidden}, "norm", "weight");
@@ -530,11 +536,19 @@ Tensor Decoder::qkv_and_rope(const std::string &k, LayerState &L, Tensor &x, Ten
         run(k + "qkv", "qkv proj", x.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
             scale.raw_buffer(), qkv.raw_buffer());
     } else {
-        // Decode: the norm itself (with a unit weight when prefill folds it into wqkv).
+        // The norm itself: decode (with a unit weight where the device folds it into wqkv), and
+        // the host chain's prefill, whose p_qkv (row_scale=true) then scales by ones.
         Tensor xn = tensor_for(k + "norm", "out", {s.hidden, T});
         run(k + "norm", "rmsnorm", x.raw_buffer(), W(L.attn_norm, k).raw_buffer(), s.eps, xn.raw_buffer());
-        run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
-            qkv.raw_buffer());
+        if (k == "p_" && has_role("p_rms")) {
+            Tensor ones = r_.make({T}, true, halide_type_t(halide_type_float, 32));
+            for (int t = 0; t < T; t++) static_cast<float *>(ones.data())[t] = 1.0f;
+            run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
+                ones.raw_buffer(), qkv.raw_buffer());
+        } else {
+            run(k + "qkv", "qkv proj", xn.raw_buffer(), W(L.wqkv, k).raw_buffer(), W(bias_qkv_, k).raw_buffer(),
+                qkv.raw_buffer());
+        }
     }
     Tensor qkv3 = view(qkv, {s.head_dim, s.qkv_heads(), T});
     *qk = tensor_for(k + "rope", "out", {s.head_dim, s.qheads + s.kvheads, T});

@@ -126,8 +126,9 @@ private:
                         const char *arg);
     Tensor tensor_for(const std::string &kernel_role, const char *arg, const std::vector<int> &extents,
                       bool host_memory = false, halide_type_t type = kF16);
-    // Prefill folds the attention norm into the QKV projection (p_rms; see qkv_and_rope).
-    bool folds_attention_norm() const { return has_role("p_rms"); }
+    // The device chain folds the prefill's attention norm into the QKV projection (p_rms; see
+    // qkv_and_rope); the host chain, the reference of --check, runs the norm itself.
+    bool folds_attention_norm() const { return has_role("p_rms") && r_.on_device(); }
     Tensor view(Tensor &t, const std::vector<int> &extents);
     Tensor kernel_input(Tensor region, const std::string &kernel_role, const char *arg, const std::string &copy_label);
     void probe(const char *what, const Tensor &t);
