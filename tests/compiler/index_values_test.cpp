@@ -410,7 +410,9 @@ TEST(RowMinDualRealization, AMinimumAlongTheStickMatchesTheHostAtTheTypesExtreme
             }
         }
         EXPECT_EQ(wrong, 0) << t;
-        if (t == Halide::Int(8)) EXPECT_GT(extremes, 80) << "the test does not reach the type's extremes";
+        if (t == Halide::Int(8)) {
+            EXPECT_GT(extremes, 80) << "the test does not reach the type's extremes";
+        }
     }
 }
 

@@ -75,12 +75,16 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
         ASSERT_TRUE(plan.b_shared && plan.b_gathered) << "the case should run a gathered B chain (cm=" << plan.cm << ")";
         EXPECT_EQ(plan.cm * plan.cn, scheduling_machine().cores) << "gathered chains fill the ring";
     }
-    if (std::string(c.b_forwarding) == "whole") EXPECT_FALSE(plan.b_gathered);
+    if (std::string(c.b_forwarding) == "whole") {
+        EXPECT_FALSE(plan.b_gathered);
+    }
     if (std::string(c.a_staging) == "resident") {
         ASSERT_TRUE(plan.a_resident && plan.k_chunked()) << "the case should keep a K-chunked A panel resident";
         EXPECT_GE(plan.np / plan.tn / plan.cn, 2) << "the panel should serve several N tiles a core";
     }
-    if (std::string(c.a_staging) == "chunks") EXPECT_FALSE(plan.a_resident);
+    if (std::string(c.a_staging) == "chunks") {
+        EXPECT_FALSE(plan.a_resident);
+    }
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
         EXPECT_GT(plan.bp, plan.np) << "the case should read B through a layout wider than its plan's N";
@@ -232,7 +236,9 @@ TEST_P(SwigluMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
     set_compiling_for_spyre(false);
     EXPECT_GE(plan.c_np, c.n);
     EXPECT_EQ(plan.tn % (2 * kSwigluBlock), 0) << "an accumulator tile of whole gate/up block pairs";
-    if (c.tile_n) EXPECT_EQ(plan.c_tn, (c.tile_n + kSwigluBlock - 1) / kSwigluBlock * kSwigluBlock);
+    if (c.tile_n) {
+        EXPECT_EQ(plan.c_tn, (c.tile_n + kSwigluBlock - 1) / kSwigluBlock * kSwigluBlock);
+    }
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, weight_np) << "B padded as the plain product of its 2 n columns";
         EXPECT_EQ(plan.mp, (c.m + 7) / 8 * 8) << "the shared layout keeps M padded to PT passes only";
@@ -528,7 +534,9 @@ TEST_P(RowScaleMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
     }
     EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
     EXPECT_LE(max_err, tol) << "Spyre against host: max relative error " << max_err;
-    if (exact_activation) EXPECT_LE(formula_err, tol) << "the host build is not act(scale A.B + bias) [+ R]";
+    if (exact_activation) {
+        EXPECT_LE(formula_err, tol) << "the host build is not act(scale A.B + bias) [+ R]";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, RowScaleMatmulDualRealization,

@@ -340,7 +340,9 @@ TEST(RandomizedSchedules, Matmul) {
                     << "plan: tiles " << plan.tm << "x" << plan.tn << "x" << plan.tk << ", cores " << plan.cm << "x"
                     << plan.cn << ", double buffer " << plan.double_buffer << ", A shared " << plan.a_shared
                     << ", B shared " << plan.b_shared;
-                if (int8) EXPECT_TRUE(identical(host, spyre)) << "int8 on the PT is exact";
+                if (int8) {
+                    EXPECT_TRUE(identical(host, spyre)) << "int8 on the PT is exact";
+                }
             } catch (const std::exception &e) {
                 ADD_FAILURE() << "a schedule the planner accepted failed: " << e.what();
             }

@@ -90,7 +90,9 @@ TEST_P(Collectives, AllReduceOfFp16SumsInFp32InRankOrderAndRoundsOnce) {
     EXPECT_NEAR(s.link_us,
                 spyre::collective_cost(spyre::default_machine(), spyre::Collective::AllReduce, ranks(), (double)s.bytes).us,
                 1e-9);
-    if (rank_() != 0) EXPECT_GE(s.wait_us, 7.0 - 1e-9);
+    if (rank_() != 0) {
+        EXPECT_GE(s.wait_us, 7.0 - 1e-9);
+    }
 }
 
 TEST_P(Collectives, AllReduceOfFp32) {
@@ -221,7 +223,9 @@ TEST(CollectivesErrors, ABadArgumentOnOneRankFailsEveryRankInsteadOfLeavingThemW
     Buffer<float> recv(8 * ranks() + (rank_() == 1 ? 1 : 0));
     ASSERT_EQ(recv.device_malloc(spyre_device_interface()), 0);
     EXPECT_NE(spyre_all_gather(g_comm, nullptr, send, recv, 0), 0);
-    if (rank_() != 1) EXPECT_CONTAINS_TEXT(spyre_last_error(), "rank 1 refused its own arguments");
+    if (rank_() != 1) {
+        EXPECT_CONTAINS_TEXT(spyre_last_error(), "rank 1 refused its own arguments");
+    }
     Buffer<float> empty(8);
     ASSERT_EQ(empty.device_malloc(spyre_device_interface()), 0);
     if (rank_() == 0) {  // written in timing-only mode: it holds no values
@@ -232,7 +236,9 @@ TEST(CollectivesErrors, ABadArgumentOnOneRankFailsEveryRankInsteadOfLeavingThemW
     }
     Buffer<float> &mine = rank_() == 0 ? empty : send;
     EXPECT_NE(spyre_all_reduce_sum(g_comm, nullptr, mine), 0);
-    if (rank_() != 0) EXPECT_CONTAINS_TEXT(spyre_last_error(), "another rank could not read its tensor");
+    if (rank_() != 0) {
+        EXPECT_CONTAINS_TEXT(spyre_last_error(), "another rank could not read its tensor");
+    }
     // Every rank is still in step.
     Buffer<float> ok = on_device(float_buffer({8}, rank_()));
     EXPECT_EQ(spyre_all_reduce_sum(g_comm, nullptr, ok), 0) << spyre_last_error();
