@@ -144,6 +144,29 @@ TEST_P(InverseRmsDualRealization, SpyreMatchesHostForEveryEps) {
         << "eps " << kEpsSmall << " and " << kEpsLarge << " give the same Spyre result";
 }
 
+// The plan of output=inverse_rms: tiles are whole sticks of float32 results (32 rows) even
+// where a core has fewer rows, a forced tile_rows must be such a multiple, and the input's
+// rows staged at a time fit at a Llama-3-70B row (8192 fp16).
+TEST(InverseRmsPlan, TilesAreWholeSticksOfResults) {
+    ScheduleContext::Use use(ScheduleContext::make(true));
+    const NormSpyrePlan prefill = plan_norm_spyre(4096, 512, Halide::Float(16), false, {}, true);
+    EXPECT_EQ(prefill.tile_rows, 32);
+    EXPECT_EQ(prefill.cores, 16) << "512 rows in tiles of 32";
+    EXPECT_EQ(prefill.rows_padded, 512);
+    const NormSpyrePlan one = plan_norm_spyre(4096, 1, Halide::Float(16), false, {}, true);
+    EXPECT_EQ(one.tile_rows, 32) << "one row still stores a whole stick of results";
+    EXPECT_EQ(one.rows_padded, 32);
+    EXPECT_EQ(one.cores, 1);
+    EXPECT_EQ(plan_norm_spyre(8192, 512, Halide::Float(16), false, {}, true).tile_rows, 32);
+    NormSpyreOptions forced;
+    forced.tile_rows = 16;
+    EXPECT_THROW(plan_norm_spyre(4096, 512, Halide::Float(16), false, forced, true), Halide::CompileError);
+    forced.tile_rows = 64;
+    EXPECT_EQ(plan_norm_spyre(4096, 512, Halide::Float(16), false, forced, true).tile_rows, 64);
+    // The normalized output keeps its own tiles (not whole sticks of rows).
+    EXPECT_LT(plan_norm_spyre(4096, 512, Halide::Float(16), false).tile_rows, 32);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, InverseRmsDualRealization,
                          ::testing::Values(InverseRmsCase{4096, 512, "float16"},  // Granite-3-8B's prefill
                                            InverseRmsCase{8192, 40, "float16"},   // Llama-3-70B's rows
