@@ -3,7 +3,11 @@
 //   op = gelu, silu, relu: out(x, y, z) = op(a(x, y, z))
 //   op = swiglu:     out(x, y, z) = silu(a(x, y, z)) * a(x + d0, y, z)
 // `broadcast_b` lists the dims along which b has extent 1 ("", "d1", "d0,d2",
-// ...); b is read at index 0 along them. gelu is the tanh approximation
+// ...); b is read at index 0 along them. On Spyre a b broadcast along d0 alone
+// (one value per row) is laid out with its sticks along the rows (packed) where
+// the plan gives every core whole sticks of rows (ElementwiseSpyrePlan::b_packed),
+// and staged once per core: it moves the rows' values, not a padded stick per row
+// (add of a [rows, 1] column to 2048 x 512 fp16 on 32 cores: 39.6 -> 38.0 us). gelu is the tanh approximation
 //   gelu(v) = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
 // (the SFU has tanh and no erf); silu(v) = v / (1 + exp(-v)); relu(v) = max(v, 0).
 // swiglu is the gate of a SwiGLU MLP after a fused gate/up projection: a is
@@ -163,7 +167,11 @@ public:
             spyre::constrain_tensor(*a, {shape_.a_d0(), shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
         }
         spyre::constrain_tensor(*out, {shape_.d0, shape_.d1, shape_.d2}, {1, plan_.tile_rows, 1});
-        if (b) {
+        if (b && plan_.b_packed) {
+            // One value per row, its sticks along the rows (d1), packed: z, then x (extent 1), then y innermost.
+            spyre::constrain_tensor(*b, {1, shape_.d1, shape_.broadcast_b[2] ? 1 : shape_.d2}, {1, plan_.d1p, 1}, 1);
+            if (spyre::is_spyre()) spyre::set_device_layout(*b, spyre::StickLayout{1, {2, 0, 1}});
+        } else if (b) {
             const bool *bc = shape_.broadcast_b;
             spyre::constrain_tensor(*b, {bc[0] ? 1 : shape_.d0, bc[1] ? 1 : shape_.d1, bc[2] ? 1 : shape_.d2},
                                     {1, bc[1] ? 1 : plan_.tile_rows, 1});

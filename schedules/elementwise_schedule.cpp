@@ -86,6 +86,8 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                                  per_row_bytes(base.d0p),
                              s.d1));
     const bool column_splits = !s.gated() && sticks > 1;
+    // b with one value per row (broadcast along d0 alone) can be packed along the rows.
+    const bool b_packable = s.binary() && s.broadcast_b[0] && !s.broadcast_b[1];
     planning::PlanSearch<ElementwiseSpyrePlan> search("elementwise");
     for (int ty = std::max(max_rows, column_splits ? 1 : 0); ty >= 1; ty--) {  // larger tiles first (ties go to them)
         if (options.tile_rows > 0 && ty != options.tile_rows) continue;
@@ -118,6 +120,8 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
             p.cores_d1 = split[0];
             p.cores_d2 = split[1];
             p.cores_d0 = split[2];
+            p.b_packed = b_packable && p.cores_d0 == 1 && (d1p / p.cores_d1) % base.lanes == 0 &&
+                         options.device_order == "zyx";
             const int columns = p.columns();
             // One SFU instruction covers a core's row when it has at most sfu_max_vector_lanes()
             // lanes; longer rows are cut into the largest stick multiple that divides them.
@@ -126,14 +130,17 @@ ElementwiseSpyrePlan plan_elementwise_spyre(const ElementwiseShape &s, const Ele
                 passes.simple * planning::sfu_row_cycles(columns, p.row_vector, 4, MD::SfuCost::Simple) +
                 passes.transcendental * planning::sfu_row_cycles(columns, p.row_vector, 4, MD::SfuCost::Transcendental);
             planning::TiledPlan t;
-            t.buffered_bytes = per_row_bytes(columns) * ty;
-            t.fixed_bytes = fixed_bytes(columns, p.row_vector);
+            // Packed, b is a core's rows of values once per z (no stick per row with the tile).
+            const int64_t packed_b = p.b_packed ? (int64_t)(d1p / p.cores_d1) * eb : 0;
+            t.buffered_bytes = (per_row_bytes(columns) - (p.b_packed ? b_row_bytes(columns) : 0)) * ty;
+            t.fixed_bytes = fixed_bytes(columns, p.row_vector) + packed_b;
             t.staging_trip = tiles / p.cores_d1;  // the stages sit in the tile loop of y
             const double out_bytes = (double)s.d2 * d1p * p.d0p * eb;
             // b's row slice with every row (a whole stick per row for a b broadcast along x,
             // on each core along x); a b that does not move with y is staged once per z on
             // each core (once per core if it does not move with z either).
-            const double b_bytes = b_rows            ? (double)s.d2 * d1p * b_row_bytes(columns) * p.cores_d0
+            const double b_bytes = p.b_packed        ? (double)s.d2 * d1p * eb
+                                   : b_rows            ? (double)s.d2 * d1p * b_row_bytes(columns) * p.cores_d0
                                    : s.broadcast_b[2] ? (double)p.cores() * b_row_bytes(columns)
                                                       : (double)p.cores_d1 * p.cores_d0 * s.d2 * b_row_bytes(columns);
             t.read_bytes = a_widths * out_bytes + b_bytes;
@@ -201,7 +208,13 @@ void schedule_elementwise_spyre(ElementwiseFuncs f, Func a_staged, Func b_staged
     stage(a_staged, yo);
     if (b_staged.defined()) {
         const Var at = !s.broadcast_b[1] ? yo : !s.broadcast_b[2] ? zr : cores.core;
-        if (s.broadcast_b[0]) {
+        if (p.b_packed) {
+            // Packed along the rows: the core's rows of b (whole sticks), once per z; the SFU
+            // reads each row's value as a scalar.
+            const std::vector<Var> args = b_staged.args();
+            b_staged.compute_at(f.out, zr).store_in(MemoryType::VTCM).reorder_storage(args[1], args[0], args[2]).vectorize(
+                args[1], p.lanes, TailStrategy::RoundUp);
+        } else if (s.broadcast_b[0]) {
             // One element per row, staged as one whole stick (b is padded to a stick
             // along d0); RoundUp, since the stick is wider than the element it holds.
             b_staged.compute_at(f.out, at).store_in(MemoryType::VTCM).vectorize(b_staged.args()[0], p.lanes,

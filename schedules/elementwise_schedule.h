@@ -63,6 +63,10 @@ struct ElementwiseSpyrePlan {
     int64_t footprint_bytes = 0;  // scratchpad bytes per core for one tile (a, b, result, temporaries)
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool double_buffer = false;   // a, b (when it moves with y) and result tiles in two copies
+    // b broadcast along d0 alone (one value per row) laid out with its sticks along the rows
+    // (d1), packed, and staged once per core and z: a core's rows are whole sticks of them.
+    // Else each row's value has a stick of its own (d0 padded), which moves a stick per row.
+    bool b_packed = false;
     std::string device_order = "zyx";  // the layout of a, b and out (the device_order knob)
 
     int cores() const { return cores_d0 * cores_d1 * cores_d2; }

@@ -61,7 +61,9 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
         const bool *bc = shape.broadcast_b;
         Halide::Buffer<> b = random_buffer("b", t, {bc[0] ? 1 : c.d0, bc[1] ? 1 : c.d1, bc[2] ? 1 : c.d2}, 12);
         Halide::Buffer<> a_padded = padded_copy(a, {plan.d0p, plan.d1p, c.d2});
-        Halide::Buffer<> b_padded = padded_copy(b, {bc[0] ? plan.lanes : plan.d0p, bc[1] ? 1 : plan.d1p, bc[2] ? 1 : c.d2});
+        // A per-row b packed along the rows (plan.b_packed) is (1, d1p, .): its host order is its device order.
+        Halide::Buffer<> b_padded =
+            padded_copy(b, {bc[0] ? (plan.b_packed ? 1 : plan.lanes) : plan.d0p, bc[1] ? 1 : plan.d1p, bc[2] ? 1 : c.d2});
         spyre = run_generator("elementwise", params, true, t, out_extents, a_padded, b_padded);
         host = run_generator("elementwise", params, false, t, out_extents, a, b);
     } else {
@@ -100,6 +102,24 @@ TEST_P(ElementwiseDualRealization, SpyreMatchesHost) {
                             << plan.cores() << " cores, vector " << plan.row_vector << ")";
 }
 
+// A b broadcast along d0 alone (one value per row) is packed along the rows where every core's
+// rows are whole sticks of values: it then moves a core's rows once, not a stick per row.
+TEST(ElementwisePlan, PerRowBIsPackedWhereACoresRowsAreWholeSticks) {
+    ScheduleContext::Use use(ScheduleContext::make(true));
+    auto plan_of = [](int d0, int d1, int d2, Halide::Type t, const char *bc) {
+        ElementwiseShape shape;
+        shape.d0 = d0, shape.d1 = d1, shape.d2 = d2, shape.dtype = t, shape.op = "add";
+        for (int d = 0; d < 3; d++) shape.broadcast_b[d] = std::string(bc).find("d" + std::to_string(d)) != std::string::npos;
+        return plan_elementwise_spyre(shape);
+    };
+    const ElementwiseSpyrePlan packed = plan_of(512, 2048, 1, Halide::Float(16), "d0");
+    EXPECT_TRUE(packed.b_packed);
+    EXPECT_EQ((packed.d1p / packed.cores_d1) % packed.lanes, 0);
+    EXPECT_TRUE(plan_of(100, 1024, 2, Halide::Float(32), "d0").b_packed);
+    EXPECT_FALSE(plan_of(33, 70, 3, Halide::Float(32), "d0").b_packed) << "a core's rows are not whole sticks";
+    EXPECT_FALSE(plan_of(512, 2048, 1, Halide::Float(16), "d1").b_packed) << "b is a row, not a value per row";
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ElementwiseDualRealization,
     ::testing::Values(ElementwiseCase{"add", 64, 32, 2, "float32", ""},          // whole sticks and tiles
@@ -112,6 +132,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ElementwiseCase{"add", 5000, 3, 7, "float16", "d0,d1,d2"}, // scalar b; rows over 4096 lanes
                       ElementwiseCase{"mul", 1, 1, 1, "float32", ""},            // the smallest
                       ElementwiseCase{"mul", 100, 37, 5, "float16", "d0"},       // fp16 per-row scalar b
+                      ElementwiseCase{"add", 512, 2048, 1, "float16", "d0"},     // per-row b packed along the rows
+                      ElementwiseCase{"mul", 100, 1024, 2, "float32", "d0"},     // and fp32, two planes
                       ElementwiseCase{"relu", 200, 45, 3, "float32", ""},
                       ElementwiseCase{"relu", 100, 37, 5, "float16", ""},
                       ElementwiseCase{"gelu", 200, 45, 3, "float32", ""},
