@@ -3,6 +3,7 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "spyre/machine.h"
 #include "planner.h"
@@ -64,6 +65,12 @@ NormSpyrePlan plan_norm_spyre(int cols, int rows, const Type &t, bool centered, 
         w.tile_rows_multiple = stick_lanes(Float(32));
         w.max_tile_rows = std::max(w.max_tile_rows, w.tile_rows_multiple);
         w.fixed_bytes_per_core = (int64_t)kSfuTemps * p.row_vector * 4 + (int64_t)kInverseRmsChunkRows * cp * (2 * t.bytes() + 4);
+        if (w.fixed_bytes_per_core >= planning::scratchpad_budget()) {
+            throw std::runtime_error("rmsnorm output=inverse_rms: " + std::to_string(kInverseRmsChunkRows) + " rows of " +
+                                     std::to_string(cols) + " elements staged at a time with their squares (" +
+                                     std::to_string(w.fixed_bytes_per_core) + " bytes) do not fit the scratchpad (" +
+                                     std::to_string(planning::scratchpad_budget()) + " bytes)");
+        }
         w.buffered_bytes_per_row = 4;
         w.fixed_bytes_per_row = 4 * 4;
         w.write_bytes_per_row = 4;

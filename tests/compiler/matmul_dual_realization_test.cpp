@@ -539,6 +539,22 @@ TEST_P(RowScaleMatmulDualRealization, SpyreMatchesHostAndTheFormula) {
     }
 }
 
+// int8 operands have int32 results, which a float row scale cannot scale: refused by name.
+TEST(RowScaleMatmul, Int8IsACompileErrorNamingIt) {
+    set_compiling_for_spyre(true);
+    std::string msg;
+    try {
+        auto gen = Halide::Internal::GeneratorRegistry::create("matmul", Halide::GeneratorContext(Halide::Target("x86-64-linux")));
+        Halide::Internal::GeneratorParamsMap pm = {{"dtype", "int8"}, {"row_scale", "true"}};
+        gen->set_generator_param_values(pm);
+        GeneratorSteps::configure(gen.get());
+    } catch (const Halide::CompileError &e) {
+        msg = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(msg.find("row_scale=true needs float operands"), std::string::npos) << msg;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, RowScaleMatmulDualRealization,
                          ::testing::Values(RowScaleCase{50, 70, 40, "float16", "none"},      // nothing a multiple of anything
                                            RowScaleCase{37, 200, 300, "float32", "relu", true},  // K chunks, residual

@@ -165,6 +165,13 @@ TEST(InverseRmsPlan, TilesAreWholeSticksOfResults) {
     EXPECT_EQ(plan_norm_spyre(4096, 512, Halide::Float(16), false, forced, true).tile_rows, 64);
     // The normalized output keeps its own tiles (not whole sticks of rows).
     EXPECT_LT(plan_norm_spyre(4096, 512, Halide::Float(16), false).tile_rows, 32);
+    // Rows too wide for the rows staged at a time: an error naming them.
+    try {
+        (void)plan_norm_spyre(2000000, 4, Halide::Float(16), false, {}, true);
+        ADD_FAILURE() << "a row of 2000000 elements was planned";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("2 rows of 2000000 elements staged at a time"), std::string::npos) << e.what();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, InverseRmsDualRealization,
