@@ -61,7 +61,6 @@ public:
     }
 
     void generate() {
-        const Type t = dtype;
         plan_ = plan_for(knob_options());
         if (batched()) {
             transposed_(y_, x_, b_) = (*in)(x_, y_, b_);

@@ -288,7 +288,7 @@ TEST(MachineErrors, SpyreMachineNamingADeviceOrFifoIsRefusedBeforeReading) {
     const fs::path fifo = fs::temp_directory_path() / ("spyre_machine_fifo_" + std::to_string(::getpid()));
     fs::remove(fifo);
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    for (const std::string path : {std::string("/dev/zero"), fifo.string()}) {
+    for (const std::string &path : {std::string("/dev/zero"), fifo.string()}) {
         ScopedEnv file("SPYRE_MACHINE", path.c_str());
         const std::string msg = error_of([] { load_machine_from_environment(); });
         EXPECT_NE(msg.find("SPYRE_MACHINE: '" + path + "' is not a regular file"), std::string::npos) << msg;
