@@ -44,7 +44,8 @@ int shared_weight_padded_n(const MatmulShape &shape) {
 MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOptions &options) {
     const MachineDescription &machine = scheduling_machine();
     const int bytes = shape.dtype.bytes(), out_bytes = matmul_output_type(shape).bytes();
-    // The row scale's stage is one more fp32 tile (of the accumulator's width: two of C's with swiglu),
+    // The row scale's stage is one more fp32 tile (of the accumulator's width: two of C's with
+    // swiglu); its scale rows (a core's rows x 4 bytes) are left to the budget's reserve.
     const bool gated = shape.activation == Activation::Swiglu;
     const int stages = epilogue_stages(shape.activation) + (shape.row_scale ? (gated ? 2 : 1) : 0);
     const int lanes = stick_lanes(shape.dtype);
@@ -298,7 +299,7 @@ void schedule_matmul_spyre(MatmulFuncs f, Func A_in, Func B_in, Func bias_in, co
     if (matmul_output_type(shape) != Float(32) && matmul_output_type(shape) != Int(32)) stage_in_scratchpad(bias_in, f.C, no, bias_double);
     stage_in_scratchpad(f.bias_f, f.C, no);
 
-    // fp32 accumulator tile, initialised with the bias, reduced on the PT.
+    // fp32 accumulator tile, initialised with the bias (with a row scale: zero), reduced on the PT.
     accumulate_in_scratchpad(f.acc, f.C, no);
     const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
     // Double buffered: the next chunk's (tile's) DMA overlaps this one's matmul.
