@@ -4,7 +4,9 @@
 // Prefill of sequence b (T = prompt tokens, positions 0..T-1):
 //   x(H, T)          <- embedding rows                         device copies
 //   per layer:
-//     xn = rmsnorm(x);  qkv = xn . wqkv  (NQKV, T) viewed as (D, QH+2KVH, T)
+//     qkv = rmsnorm(x) . wqkv  (NQKV, T) viewed as (D, QH+2KVH, T); on the device as
+//                       scale = 1/rms(x) (p_rms), qkv = scale * (x . g wqkv), the norm's
+//                       weight g folded into wqkv at load (the host chain runs the norm)
 //     qk = rope(qkv)    (D, QH+KVH, T): the query and key heads rotated, laid out on
 //                       the device heads outermost (heads_outermost), so
 //     q(D, T, QH)      <- qk heads [0, QH), tokens and heads swapped    a crop, read in place
