@@ -179,9 +179,11 @@ public:
     // Rows per tile: no more than the rows, and only tiles that fit.
     std::map<std::string, std::vector<int>> knob_candidates() const {
         std::vector<int> tiles = {0};
+        // output=inverse_rms: only whole sticks of float32 results, even above the rows.
+        const int multiple = inverse_rms() ? stick_lanes(Halide::Float(32)) : 1;
         for (int c : {1, 2, 4, 8, 16, 32, 64}) {
-            if (c > (int)rows && !(inverse_rms() && c == 32)) break;
-            if (inverse_rms() && c % 32 != 0) continue;
+            if (c % multiple != 0) continue;
+            if (c > (int)rows && c > multiple) break;
             NormSpyreOptions o;
             o.tile_rows = c;
             try {
