@@ -66,12 +66,74 @@ void plan_buffers(AttentionSpyrePlan *c, const Type &t, const AttentionSpyreOpti
     c->footprint_bytes = v.footprint_bytes;
 }
 
+// The cores that load one KV head's tiles at the same steps pass them along the ring
+// (schedule_attention_spyre: cores along the query tiles, or several per group): the cores
+// of one such chain.
+double chain_of(const AttentionSpyrePlan &c) {
+    const int heads_per_core = c.heads / c.ch;
+    if (heads_per_core < c.group) return (double)c.cq * c.group / heads_per_core;
+    return c.cq;
+}
+
+// One streamed V tile (the second copy double_buffer_v adds).
+int64_t v_tile_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64_t)c.dp * c.kv_tile * t.bytes(); }
+
 // The cost of a candidate whose buffers are planned (plan_buffers), as the framework's
 // estimate of its tile pipeline: the work unit is one KV step of one query tile.
 // Per step: the Kt and [V | 1] tiles (DMA; once per core and KV head when resident, and
 // once per chain of cores when shared over the ring), S = Q Kt and pv = P [V | 1] on the
 // PT, and on the SFU the scaling and the mask of S, its row max, exp and P's cast, and the
 // state update; per query tile the Q load, the division by the sum, the cast and the store.
+// The PT and SFU cycles of one KV step of a query tile, and with the V tiles in one copy the
+// cycles a step takes at least. A step's V tile in one copy is loaded while the step's row max,
+// exp and cast run (simulated, its load starts at the row max), and P.V waits out the rest of
+// its load; the next Kt tile's load follows it in the DMA queue. So such a step takes at least
+// the two loads (each chain's first core loading its tiles, all chains at once), what of the
+// softmax the V load does not cover, P.V and the state update.
+struct AttentionStep {
+    double pt = 0, sfu = 0;      // S and P.V; scaling, masking, row max, exp, cast, state update
+    double row_max = 0;          // of those SFU cycles, the row max
+    double paced_by_loads = 0;   // the V tiles in one copy: the step's cycles at least
+};
+
+AttentionStep attention_step(const AttentionSpyrePlan &c, const Type &t, const MachineDescription &m) {
+    using SfuCost = MachineDescription::SfuCost;
+    const double eb = t.bytes(), T = c.tile, K = c.kv_tile;
+    auto sfu = [&](double n, double rows, double bytes, SfuCost cost) { return m.sfu_instruction_cycles(n, rows, bytes, cost); };
+    const double f = planning::pt_type_factor(t, m);
+    AttentionStep st;
+    const double scores = m.pt_matmul_cycles(T, K, c.dp, f), pv = m.pt_matmul_cycles(T, c.nx, K, f);
+    st.pt = scores + pv;
+    // The row max: in two steps with KV tiles of several f32 sticks (the generator's lane_max).
+    const double fl = stick_lanes(Float(32));
+    const bool lane_steps = (int)K % (int)fl == 0 && K > fl;
+    st.row_max = lane_steps ? (K / fl + 1) * sfu(fl, T, 4, SfuCost::Simple) + sfu(fl, T, 4, SfuCost::RowReduce)
+                            : sfu(K, T, 4, SfuCost::RowReduce);
+    const double exp_cast = sfu(K, T, 4, SfuCost::Transcendental) + sfu(K, T, eb, SfuCost::Simple);
+    const double update = 3 * sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(1, T, 4, SfuCost::Transcendental);
+    st.sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + st.row_max + exp_cast + update;
+    const int loaders = std::max(1, (int)(c.ch * c.cq / chain_of(c)));
+    const double tile_load = m.dram_cycles((double)loaders * K * c.dp * eb, 0, loaders);
+    st.paced_by_loads = tile_load + std::max(tile_load, st.row_max + exp_cast) + pv + update;
+    return st;
+}
+
+// Whether a streamed plan's V tiles get two copies: when the loads pace its steps (a step in
+// one copy would take longer than its PT and SFU work, as in decode, where a step's work is a
+// few query rows'); else the V load hides behind the softmax and a second copy only queues the
+// first V tile ahead of the first step (the d=64 s=1024 heads=8 showcase: 102.1 us in one
+// copy, 103.4 in two).
+bool v_tiles_paced_by_loads(const AttentionSpyrePlan &c, const Type &t, const MachineDescription &m) {
+    const AttentionStep st = attention_step(c, t, m);
+    return st.paced_by_loads > st.pt + st.sfu;
+}
+
+// The cost of a candidate whose buffers are planned (plan_buffers), as the framework's
+// estimate of its tile pipeline: the work unit is one KV step of one query tile.
+// Per step: the Kt and [V | 1] tiles (DMA; once per core and KV head when resident, and
+// once per chain of cores when shared over the ring), S = Q Kt and pv = P [V | 1] on the
+// PT, and on the SFU the scaling and the mask of S, its row max, exp and P's cast, and the
+// state update (attention_step); per query tile the Q load, the division by the sum, the cast and the store.
 planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, const MachineDescription &m) {
     using SfuCost = MachineDescription::SfuCost;
     const double eb = t.bytes(), T = c.tile, K = c.kv_tile;
@@ -79,21 +141,14 @@ planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, 
     const double steps = (double)c.sp / c.kv_tile;
     const double qtiles_core = (double)heads_per_core * qtiles_per_core;
     auto sfu = [&](double n, double rows, double bytes, SfuCost cost) { return m.sfu_instruction_cycles(n, rows, bytes, cost); };
-    const double f = planning::pt_type_factor(t, m);
-    const double step_pt = m.pt_matmul_cycles(T, K, c.dp, f) + m.pt_matmul_cycles(T, c.nx, K, f);
-    // The row max: in two steps with KV tiles of several f32 sticks (the generator's lane_max).
-    const double fl = stick_lanes(Float(32));
-    const bool lane_steps = (int)K % (int)fl == 0 && K > fl;
-    const double row_max = lane_steps ? (K / fl + 1) * sfu(fl, T, 4, SfuCost::Simple) + sfu(fl, T, 4, SfuCost::RowReduce)
-                                      : sfu(K, T, 4, SfuCost::RowReduce);
-    const double step_sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + row_max +
-                            sfu(K, T, 4, SfuCost::Transcendental) + sfu(K, T, eb, SfuCost::Simple) +
-                            3 * sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(1, T, 4, SfuCost::Transcendental);
+    const AttentionStep st = attention_step(c, t, m);
     const double tile_sfu = sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(c.dp, T, 4, SfuCost::Simple);
+    const bool single_v = !c.resident_kv && c.double_buffer && !c.double_buffer_v;
+    const double step = single_v ? std::max(st.pt + st.sfu, st.paced_by_loads) : st.pt + st.sfu;
     // The cores that load one KV head's tiles at the same steps pass them along the ring
     // (schedule_attention_spyre: cores along the query tiles, or several per group).
     const bool shared = c.cq > 1 || heads_per_core < c.group;
-    const double chain = !shared ? 1.0 : heads_per_core < c.group ? (double)c.cq * c.group / heads_per_core : (double)c.cq;
+    const double chain = chain_of(c);
     const double kv_tile_bytes = K * (c.dp + c.nx) * eb;
     const double kv_core_bytes = c.resident_kv ? std::max(1.0, (double)heads_per_core / c.group) * c.sp * (c.dp + c.nx) * eb
                                                : qtiles_core * steps * kv_tile_bytes;
@@ -105,7 +160,7 @@ planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, 
     tp.read_bytes = (double)tp.cores * kv_core_bytes / (c.resident_kv ? 1.0 : chain) + (double)c.heads * c.qp * c.dp * eb;
     tp.write_bytes = (double)c.heads * c.qp * c.dp * eb;
     if (shared && !c.resident_kv) tp.ring_bytes_per_core = kv_core_bytes * (chain - 1) / chain;
-    tp.compute_cycles_per_tile = step_pt + step_sfu + tile_sfu / steps;
+    tp.compute_cycles_per_tile = step + tile_sfu / steps;
     tp.waited_transfers_per_tile = (c.resident_kv ? 0.0 : 2.0) + 2.0 / steps;
     tp.staging_trip = c.resident_kv ? planning::staging_trip({qtiles_per_core, heads_per_core}) : (int)steps;
     if (c.resident_kv) tp.fixed_cycles = m.dram_cycles(kv_core_bytes * tp.cores, 0, tp.cores);
@@ -238,10 +293,17 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
         for (const std::vector<int> &split : splits) {
             c.ch = split[0];
             c.cq = split[1];
-            const planning::Verdict v = attention_verdict(c, t, m);
-            search.offer(c, v, [&] {
-                return "query tiles of " + std::to_string(T) + ", cores " + std::to_string(c.ch) + " x " +
-                       std::to_string(c.cq) + " (heads x query tiles)" + (c.resident_kv ? ", K and V resident" : "");
+            AttentionSpyrePlan cv = c;
+            if (!c.resident_kv && c.double_buffer && c.footprint_bytes + v_tile_bytes(c, t) <= budget &&
+                v_tiles_paced_by_loads(c, t, m)) {
+                cv.double_buffer_v = true;
+                cv.footprint_bytes += v_tile_bytes(c, t);
+            }
+            const planning::Verdict v = attention_verdict(cv, t, m);
+            search.offer(cv, v, [&] {
+                return "query tiles of " + std::to_string(T) + ", cores " + std::to_string(cv.ch) + " x " +
+                       std::to_string(cv.cq) + " (heads x query tiles)" + (cv.resident_kv ? ", K and V resident" : "") +
+                       (cv.double_buffer_v ? ", V tiles in two copies" : "");
             });
         }
     }
@@ -357,7 +419,7 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     if (p.resident_kv) {
         stage_in_scratchpad(f.v_in, f.out, kv_loop);
     } else {
-        stage_in_scratchpad(f.v_in, f.state, f.rt.x);
+        stage_in_scratchpad(f.v_in, f.state, f.rt.x, p.double_buffer_v);
     }
     // The cores of one head load the same Kt and V tiles, and with grouped-query attention so do
     // the cores of one group's query heads: one DMA per chain, passed along the ring.

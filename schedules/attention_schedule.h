@@ -65,7 +65,10 @@ struct AttentionSpyrePlan {
     int group = 1;        // query heads per KV head (grouped-query attention: heads / kv_heads)
     int64_t footprint_bytes = 0;
     double estimated_us = 0;     // the planning framework's estimate of the kernel (schedules/planner.h)
-    bool double_buffer = false;  // the Kt tiles in two copies (the planner decides)
+    bool double_buffer = false;    // the Kt tiles in two copies (the planner decides)
+    // With double_buffer, the V tiles too (the planner decides: the next V tile's load overlaps
+    // this step, where one copy's load would wait out more than the step's scores and softmax).
+    bool double_buffer_v = false;
     // Grouped-query attention: a core keeps the whole Kt and V of its KV head in the
     // scratchpad for all the query heads and query tiles it computes with it (the planner
     // decides: when it fits), instead of streaming them per KV tile.
@@ -81,7 +84,7 @@ struct AttentionSpyrePlan {
 #define SPYRE_ATTENTION_KNOBS(X)                                                                                   \
     X(int, max_cores, 0, "use at most this many cores, ch * cq (0: all the machine's cores)",      \
       spyre::knob_core_counts)                                                                                     \
-    X(bool, double_buffer, true, "Kt tiles in two copies when they fit and the KV loop is even: DMA overlaps the PT", \
+    X(bool, double_buffer, true, "Kt tiles (and V tiles where that pays) in two copies when they fit and the KV loop is even: DMA overlaps the PT and SFU", \
       spyre::knob_bools)                                                                                           \
     X(int, tile, 0,                                                                                                \
       "queries per query tile (0: automatic; rounded up to whole sticks; must divide the padded queries qp)",      \

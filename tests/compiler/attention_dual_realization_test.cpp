@@ -223,5 +223,25 @@ TEST(AttentionParams, HeadsNotAMultipleOfKvHeadsIsRefused) {
     EXPECT_NE(msg.find("kv_heads=4"), std::string::npos) << msg;
 }
 
+// Streamed K and V: the V tiles get a second copy where their loads pace the KV steps (decode:
+// a step's work is a few query rows', and one V copy's load waited after the step's softmax),
+// not where the softmax hides the load (a prefill's 128-query tiles). The decode shape below
+// is a dual realization's, so the two-copy schedule is checked against the host there.
+TEST(AttentionPlan, VTilesGetTwoCopiesWhereTheirLoadsPaceTheSteps) {
+    set_compiling_for_spyre(true);
+    AttentionSpyreOptions options;
+    const AttentionSpyrePlan decode = plan_attention_spyre(128, 512, 8, 4, Halide::Float(16), options);
+    const AttentionSpyrePlan prefill = plan_attention_spyre(64, 1024, 8, 0, Halide::Float(16), options);
+    options.double_buffer = false;
+    const AttentionSpyrePlan single = plan_attention_spyre(128, 512, 8, 4, Halide::Float(16), options);
+    set_compiling_for_spyre(false);
+    EXPECT_TRUE(decode.double_buffer && decode.double_buffer_v);
+    EXPECT_TRUE(prefill.double_buffer);
+    EXPECT_FALSE(prefill.double_buffer_v);
+    EXPECT_FALSE(single.double_buffer || single.double_buffer_v) << "double_buffer=false keeps every tile in one copy";
+    EXPECT_GT(decode.footprint_bytes, single.footprint_bytes + 2 * (int64_t)decode.dp * decode.kv_tile * 2 - 1)
+        << "the footprint counts the second Kt and V tiles";
+}
+
 }  // namespace
 }  // namespace spyre::testing
