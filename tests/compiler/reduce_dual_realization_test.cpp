@@ -3,6 +3,8 @@
 // a stick, a tile or the core count, and reductions staged in several chunks.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "jit_helpers.h"
 #include "reduce_schedule.h"
 
@@ -15,12 +17,13 @@ struct ReduceCase {
     int d0, d1, d2;
     const char *dtype;
     bool split = false;  // the planner splits the reduced axis across the cores (small outputs)
+    const char *row_sums = "auto";  // axis 0 sum / mean: gen_reduce's row_sums (pt: a PT matmul with a ones column)
 };
 
 std::string case_name(const ::testing::TestParamInfo<ReduceCase> &info) {
     const ReduceCase &c = info.param;
     return std::string(c.op) + "_axis" + std::to_string(c.axis) + "_" + c.dtype + "_" + std::to_string(c.d0) + "x" +
-           std::to_string(c.d1) + "x" + std::to_string(c.d2);
+           std::to_string(c.d1) + "x" + std::to_string(c.d2) + (std::string(c.row_sums) == "auto" ? "" : "_" + std::string(c.row_sums));
 }
 
 class ReduceDualRealization : public ::testing::TestWithParam<ReduceCase> {};
@@ -34,11 +37,18 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
                                                        {"d0", std::to_string(c.d0)},
                                                        {"d1", std::to_string(c.d1)},
                                                        {"d2", std::to_string(c.d2)},
-                                                       {"dtype", c.dtype}};
+                                                       {"dtype", c.dtype},
+                                                       {"row_sums", c.row_sums}};
+    ReduceSpyreOptions options;
+    const std::string row_sums = c.row_sums;
+    options.row_sums = row_sums == "pt" ? RowSums::Pt : row_sums == "sfu" ? RowSums::Sfu : RowSums::Planned;
     set_compiling_for_spyre(true);
-    const ReduceSpyrePlan plan = plan_reduce_spyre(shape);
+    const ReduceSpyrePlan plan = plan_reduce_spyre(shape, options);
     set_compiling_for_spyre(false);
     EXPECT_EQ(plan.cores_r > 1, c.split) << "cores along the reduced axis: " << plan.cores_r;
+    if (row_sums == "pt") {
+        EXPECT_TRUE(plan.pt_row_sums);
+    }
 
     // max gets inputs in [-1, 0): zeros from the padding would win a max over padding.
     Halide::Buffer<> in = random_buffer("in", t, {c.d0, c.d1, c.d2}, 21);
@@ -60,13 +70,26 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
     // the reduction length n (relative to max(1, |ref|)). fp16 outputs round once.
     const int n = shape.reduced();
     const double tol = (t == Halide::Float(32) ? 2.4e-7 * n : 2e-3) + 1e-6;
-    double max_err = 0, max_ref = 0;
+    // The formula itself, in double, over the true extents: the host build must be it (the PT row
+    // sums' algorithm is not the SFU's, so agreeing with the Spyre build is not enough).
+    auto direct = [&](int u, int v) {
+        double r = shape.op == "max" ? -INFINITY : 0.0;
+        for (int k = 0; k < n; k++) {
+            int at[3];
+            at[shape.axis] = k, at[shape.kept(0)] = u, at[shape.kept(1)] = v;
+            const double x = value_at(in, at[0], at[1], at[2]);
+            r = shape.op == "max" ? std::max(r, x) : r + x;
+        }
+        return shape.op == "mean" ? r / n : r;
+    };
+    double max_err = 0, max_ref = 0, max_err_direct = 0;
     int distinct = 0;
     const double first = value_at(host, 0, 0, 0);
     for (int v = 0; v < out_extents[1]; v++)
         for (int u = 0; u < out_extents[0]; u++) {
             const double h = value_at(host, u, v, 0), s = value_at(spyre, u, v, 0);
             max_err = std::max(max_err, std::fabs(h - s) / std::max(1.0, std::fabs(h)));
+            max_err_direct = std::max(max_err_direct, std::fabs(h - direct(u, v)) / std::max(1.0, std::fabs(h)));
             max_ref = std::max(max_ref, std::fabs(h));
             if (h != first) distinct++;
         }
@@ -74,6 +97,7 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
         EXPECT_GT(distinct, 0) << "the host reference is constant: the test could pass by accident";
     }
     EXPECT_GT(max_ref, 1e-3) << "the host reference is (nearly) zero: the test could pass by accident";
+    EXPECT_LE(max_err_direct, tol) << "the host build is not the reduction: max relative error " << max_err_direct;
     EXPECT_LE(max_err, tol) << "max relative error " << max_err << " (plan: tile " << plan.tile << ", chunk " << plan.chunk
                             << ", " << plan.cores() << " cores)";
 }
@@ -96,7 +120,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceDualRealization,
                                            // Small outputs: the reduced axis split across cores, combined on core 0.
                                            ReduceCase{"sum", 1, 64, 4096, 1, "float32", true},
                                            ReduceCase{"max", 1, 100, 2048, 2, "float16", true},
-                                           ReduceCase{"mean", 2, 64, 3, 1024, "float16", true}),
+                                           ReduceCase{"mean", 2, 64, 3, 1024, "float16", true},
+                                           // Row sums on the PT (a matmul with a ones column): ragged rows, and
+                                           // rows too long for one staged chunk (8192 fp16: K in chunks).
+                                           ReduceCase{"sum", 0, 96, 33, 2, "float32", false, "pt"},
+                                           ReduceCase{"mean", 0, 8192, 70, 1, "float16", false, "pt"},
+                                           ReduceCase{"sum", 0, 128, 200, 2, "float16", false, "pt"}),
                          case_name);
 
 }  // namespace
