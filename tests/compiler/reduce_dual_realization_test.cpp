@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "jit_helpers.h"
 #include "reduce_schedule.h"
@@ -127,6 +130,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceDualRealization,
                                            ReduceCase{"mean", 0, 8192, 70, 1, "float16", false, "pt"},
                                            ReduceCase{"sum", 0, 128, 200, 2, "float16", false, "pt"}),
                          case_name);
+
+// row_sums=pt where the PT cannot sum the rows (a max, a d0 not in whole sticks) is a compile
+// error that says what it needs and what it got.
+TEST(ReduceParams, RowSumsOnThePtWhereTheyCannotBeIsRefusedNamingWhy) {
+    for (const auto &[op, d0] : std::vector<std::pair<std::string, std::string>>{{"max", "64"}, {"sum", "100"}}) {
+        std::string msg;
+        try {
+            const Halide::Buffer<> in = random_buffer("in", Halide::Float(16), {std::stoi(d0), 8, 1}, 3);
+            build_generator("reduce", {{"d0", d0}, {"d1", "8"}, {"d2", "1"}, {"op", op}, {"axis", "0"}, {"row_sums", "pt"}},
+                            true, in);
+        } catch (const Halide::CompileError &e) {
+            msg = e.what();
+        }
+        set_compiling_for_spyre(false);
+        EXPECT_NE(msg.find("row_sums=pt needs axis 0, op sum or mean, d0 a whole number of sticks"), std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("op " + op + ", d0 " + d0), std::string::npos) << msg;
+    }
+}
 
 }  // namespace
 }  // namespace spyre::testing
