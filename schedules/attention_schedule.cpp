@@ -78,12 +78,6 @@ double chain_of(const AttentionSpyrePlan &c) {
 // One streamed V tile (the second copy double_buffer_v adds).
 int64_t v_tile_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64_t)c.dp * c.kv_tile * t.bytes(); }
 
-// The cost of a candidate whose buffers are planned (plan_buffers), as the framework's
-// estimate of its tile pipeline: the work unit is one KV step of one query tile.
-// Per step: the Kt and [V | 1] tiles (DMA; once per core and KV head when resident, and
-// once per chain of cores when shared over the ring), S = Q Kt and pv = P [V | 1] on the
-// PT, and on the SFU the scaling and the mask of S, its row max, exp and P's cast, and the
-// state update; per query tile the Q load, the division by the sum, the cast and the store.
 // The PT and SFU cycles of one KV step of a query tile, and with the V tiles in one copy the
 // cycles a step takes at least. A step's V tile in one copy is loaded while the step's row max,
 // exp and cast run (simulated, its load starts at the row max), and P.V waits out the rest of

@@ -34,9 +34,6 @@ void stage_sticks(Func f, Func consumer, const VarOrRVar &at, int lanes, bool do
     if (double_buffered) double_buffer_result(f);
 }
 
-// The PT row sums' rank margin (offer_pt_rows).
-constexpr double kPtRowSumsRankMargin = 0.05;
-
 // What every candidate of one shape shares: the extents, the sizes and the SFU
 // work of one reduced row, costed by the timing model's own function
 // (MachineDescription::sfu_instruction_cycles) for the instructions
@@ -56,12 +53,11 @@ struct ReduceCandidates {
     // One candidate: the framework judges it and offers it to the search. True if two
     // copies of its buffered bytes fit the budget (smaller chunks of the same tile only
     // add transfers of a few sticks each, so axes 1, 2 stop there).
-    bool offer(ReduceSpyrePlan p, planning::TiledPlan tp, double rank_margin = 0) {
+    bool offer(ReduceSpyrePlan p, planning::TiledPlan tp) {
         tp.read_bytes = s.axis == 0 ? (double)d0p * p.u_padded * dv * eb : (double)n * p.u_padded * dv * eb;
         tp.write_bytes = (double)p.u_padded * dv * eb;
         tp.pipeline_end_exposed = true;  // a reduction's traffic is its loads
         last = planning::judge(tp, options.double_buffer);
-        last.rank_margin = rank_margin;
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
         search.offer(p, last, [&] {
@@ -127,11 +123,7 @@ struct ReduceCandidates {
         tp.compute_cycles_per_tile =
             m.pt_matmul_cycles(p.tile, lanes, kc, planning::pt_type_factor(s.dtype, m)) + per_tile_sfu / chunks;
         tp.fixed_cycles = m.sfu_instruction_cycles(lanes, kc, eb, SfuCost::Simple);  // the ones
-        // Ranked 5% above its estimate: its K chunks move each row in pieces of kc columns, which
-        // the streaming estimate does not charge; where the SFU path is not the bottleneck the two
-        // estimate within 0.3% and the PT simulates 3-5% slower (d0=8192 d1=2048 on 8 cores:
-        // 265.0 against 258.1 us), where it is (a few cores) the PT is 1.7-1.9x faster.
-        return offer(p, tp, kPtRowSumsRankMargin);
+        return offer(p, tp);
     }
 
     // Axes 1, 2: per output tile of `tile` lanes, the reduced axis staged `chunk`
@@ -249,8 +241,9 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         }
     }
     // Axis 0 row sums on the PT: every tile again, each with its K chunks of whole sticks dividing
-    // d0, largest first, ranked with kPtRowSumsRankMargin (the PT gains where the SFU is the
-    // bottleneck, on few cores: d0=2048 d1=4096 on one core 1115.2 -> 636.3 us).
+    // d0, largest first; offered after the SFU's, so a tie keeps the SFU. The PT gains where the
+    // SFU is the bottleneck (d0=2048 d1=4096 on one core 1115.2 -> 636.3 us, on 8 cores 140.0 ->
+    // 137.9 us); where the DMA bounds both, the SFU's plans are as fast or faster.
     if (pt_rows) {
         const std::vector<int> stick_counts = divisors(s.d0 / k.lanes);
         for (int tile = std::max(k.lanes, std::min(sfu_max_vector_lanes(), round_up(k.du, k.lanes) / k.lanes * k.lanes));
