@@ -33,6 +33,8 @@ SUITE = [
     ("matmul+bias+gelu fp16 (compute-bound)", "matmul", "m=8192 n=4096 k=4096 activation=gelu dtype=float16", [],
      ("pt", 0.85)),
     ("softmax fp16, 8 MiB in", "softmax", "cols=1024 rows=4096 dtype=float16", [], ("dram", 0.85)),
+    # torch's softmax(dim=0) of a [512, 8192] tensor: over the rows of each column (gen_softmax axis=1).
+    ("softmax over the rows fp16, 8 MiB in", "softmax", "cols=8192 rows=512 axis=1 dtype=float16", [], ("dram", 0.85)),
     ("layernorm fp16, 8 MiB in", "layernorm", "cols=1024 rows=4096 dtype=float16", ["eps=1e-5"], ("dram", 0.85)),
     ("rmsnorm fp16, 8 MiB in", "rmsnorm", "cols=1024 rows=4096 dtype=float16", ["eps=1e-5"], ("dram", 0.85)),
     ("elementwise add fp16, 8 MiB per operand", "elementwise", "d0=1024 d1=4096 d2=1 op=add dtype=float16", [], ("dram", 0.85)),

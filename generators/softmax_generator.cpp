@@ -1,7 +1,9 @@
-// Softmax over the last (innermost) dimension, numerically stable:
+// Softmax, numerically stable, over the last (innermost) dimension (axis=0, the default):
 //   out(x, y) = exp(in(x, y) - max_x in(x, y)) / sum_x exp(in(x, y) - max_x in(x, y))
+// or over the rows (axis=1; torch's softmax(dim=0) of an [R, C] tensor):
+//   out(x, y) = exp(in(x, y) - max_y in(x, y)) / sum_y exp(in(x, y) - max_y in(x, y))
 // Shapes are static (GeneratorParams `cols` = X, `rows` = Y); float16 inputs
-// compute in float32 and round once. The reductions run over the true X only
+// compute in float32 and round once. The reductions run over the true extent only
 // (Spyre tensors are padded to whole sticks; padding must not enter a max or a sum).
 // The schedules are in schedules/softmax_schedule.cpp.
 #include <algorithm>
@@ -27,6 +29,7 @@ public:
     GeneratorParam<int> cols{"cols", 1024};
     GeneratorParam<int> rows{"rows", 2048};
     GeneratorParam<Type> dtype{"dtype", Float(16)};
+    GeneratorParam<int> axis{"axis", 0};  // 0: over x, each row; 1: over y, each column
     // Knobs of the Spyre schedule (SPYRE_SOFTMAX_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_SOFTMAX_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_SOFTMAX_KNOBS, spyre::SoftmaxSpyreOptions)
@@ -39,6 +42,8 @@ public:
         _halide_user_assert(t == Float(16) || t == Float(32)) << "softmax: dtype must be float16 or float32, not " << t;
         _halide_user_assert(cols >= 1 && rows >= 1)
             << "softmax: cols and rows must be positive (got cols=" << (int)cols << " rows=" << (int)rows << ")";
+        _halide_user_assert(axis == 0 || axis == 1)
+            << "softmax: axis must be 0 (over x, each row) or 1 (over y, each column), not " << (int)axis;
         (void)knob_options();  // every integer knob in [0, 2^20] or an error quoting it as given (schedule_knobs.h)
         spyre::check_tensor_fits("softmax", "in", {{"cols", cols}, {"rows", rows}}, t);
         in = add_input<Buffer<>>("in", t, 2);
@@ -47,23 +52,44 @@ public:
 
     void generate() {
         const Type t = dtype;
-        plan_ = plan_for(knob_options());
-        RDom r(0, (int)cols, "r");
+        try {
+            plan_ = plan_for(knob_options());
+        } catch (const std::runtime_error &e) {
+            _halide_user_assert(false) << e.what();
+        }
         Expr v = cast<float>((*in)(x_, y_));
-        max_(y_) = Float(32).min();
-        max_(y_) = max(max_(y_), cast<float>((*in)(r, y_)));
-        exp_(x_, y_) = exp(v - max_(y_));
-        sum_(y_) = 0.0f;
-        sum_(y_) += exp_(r, y_);
-        result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
+        if (axis == 0) {
+            r_ = RDom(0, (int)cols, "r");
+            max_(y_) = Float(32).min();
+            max_(y_) = max(max_(y_), cast<float>((*in)(r_, y_)));
+            exp_(x_, y_) = exp(v - max_(y_));
+            sum_(y_) = 0.0f;
+            sum_(y_) += exp_(r_, y_);
+            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
+        } else {
+            // Each column's statistics over the rows, lane by lane.
+            r_ = RDom(0, (int)rows, "r");
+            max_(x_) = Float(32).min();
+            max_(x_) = max(max_(x_), cast<float>((*in)(x_, r_)));
+            exp_(x_, y_) = exp(v - max_(x_));
+            sum_(x_) = 0.0f;
+            sum_(x_) += exp_(x_, r_);
+            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(x_));
+        }
         (*out)(x_, y_) = result_(x_, y_);
         constrain_tensors();
     }
 
-    // Spyre: rows padded to the rows the plan iterates; cols to whole sticks.
+    // Spyre, axis 0: rows padded to the rows the plan iterates; cols to whole sticks. Axis 1:
+    // cols padded to whole tiles; the rows as they are (every tile holds them all).
     void constrain_tensors() {
         // Rows padded to what the schedule iterates: cores x tiles x tile_rows, which can
         // exceed whole tiles when the rows do not split evenly over the cores.
+        if (axis == 1) {
+            spyre::constrain_tensor(*in, {cols, rows}, {plan_.tile_cols, 1});
+            spyre::constrain_tensor(*out, {cols, rows}, {plan_.tile_cols, 1});
+            return;
+        }
         spyre::constrain_tensor(*in, {cols, rows}, {1, plan_.rows_padded});
         spyre::constrain_tensor(*out, {cols, rows}, {1, plan_.rows_padded});
     }
@@ -72,20 +98,26 @@ public:
     static constexpr const char *kOptionsType = "spyre::SoftmaxSpyreOptions";
     std::string family() const { return "softmax"; }
     spyre::SoftmaxSpyrePlan plan_for(const spyre::SoftmaxSpyreOptions &o) const {
-        return spyre::plan_softmax_spyre(cols, rows, dtype, o);
+        return spyre::plan_softmax_spyre(cols, rows, dtype, o, axis);
     }
     void schedule_spyre() { spyre::schedule_softmax_spyre(funcs(), in->in(), plan_); }
-    void schedule_host() { spyre::schedule_softmax_host(funcs(), get_target()); }
+    void schedule_host() { spyre::schedule_softmax_host(funcs(), get_target(), axis); }
     spyre::KnobValues shape_params() const {
-        return {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", spyre::dtype_param(dtype)}};
+        return {{"cols", std::to_string((int)cols)}, {"rows", std::to_string((int)rows)}, {"dtype", spyre::dtype_param(dtype)},
+                {"axis", std::to_string((int)axis)}};
     }
     std::string describe(const spyre::SoftmaxSpyrePlan &p) const {
+        if (p.axis == 1) {
+            return "over the rows: tiles of " + std::to_string(p.tile_cols) + " columns (cols padded to " +
+                   std::to_string(p.cols_padded) + "), " + std::to_string(p.cores) + " cores, " +
+                   spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
+        }
         return "tiles of " + std::to_string(p.tile_rows) + " rows (rows padded to " + std::to_string(p.rows_padded) + "), " +
                std::to_string(p.cores) + " cores, " + (p.row_vectors ? "whole-row" : "one-stick") + " SFU vectors, " +
                spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
     }
     std::string schedule_call() const {
-        return "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options));\n";
+        return "spyre::schedule_softmax_spyre(f, in->in(), spyre::plan_softmax_spyre(cols, rows, dtype, options, axis));\n";
     }
 
     // The legalization of a stock schedule: rows per tile from its tile of out
@@ -94,6 +126,9 @@ public:
     // one stick per SFU instruction unless the stock vectors are wider.
     spyre::KnobValues legalize_stock(const spyre::StockScheduleDecisions &d, std::vector<std::string> *kept,
                                      std::vector<std::string> *changed) {
+        if (axis == 1) {
+            throw std::runtime_error("the legalization of stock schedules covers softmax over x (axis=0) only");
+        }
         const Type t_in = dtype;
         const std::string o = Func(*out).name();
         const int lanes = spyre::stick_lanes(t_in);
@@ -117,9 +152,10 @@ public:
     }
 
 private:
-    spyre::SoftmaxFuncs funcs() { return {*out, result_, exp_, max_, sum_, x_, y_}; }
+    spyre::SoftmaxFuncs funcs() { return {*out, result_, exp_, max_, sum_, x_, y_, r_}; }
 
     Var x_{"x"}, y_{"y"};
+    RDom r_;
     Func max_{"row_max"}, exp_{"row_exp"}, sum_{"row_sum"}, result_{"result"};
 };
 

@@ -3,6 +3,8 @@
 #include "schedule_arithmetic.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "spyre/machine.h"
 #include "planner.h"
@@ -14,10 +16,60 @@ namespace spyre {
 
 using namespace Halide;
 
+namespace {
+
+// Axis 1: tiles of whole sticks of columns, every tile holding all the rows; the even core
+// split of the most cores for each tile width, costed by the framework. Per tile: the input and
+// the result (double-buffered), exp and one f32 temporary of the tile, the max and the sum.
+SoftmaxSpyrePlan plan_softmax_columns(SoftmaxSpyrePlan p, const Type &t, const SoftmaxSpyreOptions &options,
+                                      const MachineDescription &m) {
+    using MD = MachineDescription;
+    const int lanes = p.in_lanes, eb = t.bytes();
+    const int cols_up = (p.cols + lanes - 1) / lanes * lanes;
+    const double rows = p.rows;
+    auto sfu = [&](double n, MD::SfuCost cost) { return m.sfu_instruction_cycles(n, rows, 4, cost); };
+    planning::PlanSearch<SoftmaxSpyrePlan> search("softmax");
+    planning::Verdict last;
+    for (int tile = std::min(cols_up, sfu_max_vector_lanes() / lanes * lanes); tile >= lanes; tile -= lanes) {
+        SoftmaxSpyrePlan c = p;
+        c.tile_cols = tile;
+        c.cols_padded = (p.cols + tile - 1) / tile * tile;
+        const int tiles = c.cols_padded / tile;
+        c.cores = planning::even_core_split({tiles}, usable_cores(options.max_cores))[0];
+        planning::TiledPlan tp;
+        tp.buffered_bytes = (int64_t)p.rows * tile * eb * 2;  // the staged input and the result
+        tp.fixed_bytes = (int64_t)p.rows * tile * 4 * 2 + (int64_t)tile * 4 * 2;
+        tp.staging_trip = tiles / c.cores;
+        tp.per_core_trips = {tiles / c.cores};
+        tp.cores = c.cores;
+        tp.tiles_per_core = (double)tiles / c.cores;
+        tp.read_bytes = tp.write_bytes = (double)c.cols_padded * p.rows * eb;
+        // The max and the sum (one SFU op over the rows each), x - max and its exp, the division,
+        // and the casts of fp16 (in and out).
+        tp.compute_cycles_per_tile = sfu(tile, MD::SfuCost::Simple) * (3 + (t.bits() == 16 ? 2 : 0)) +
+                                     2 * sfu(tile, MD::SfuCost::Transcendental);
+        last = planning::judge(tp, options.double_buffer, m);
+        c.double_buffer = last.double_buffer;
+        c.footprint_bytes = last.footprint_bytes;
+        search.offer(c, last, [&] {
+            return "axis 1, tiles of " + std::to_string(tile) + " columns, " + std::to_string(c.cores) + " cores";
+        });
+    }
+    if (!search.found()) {
+        throw std::runtime_error("softmax axis=1: the " + std::to_string(p.rows) + " rows of one stick of columns (" +
+                                 std::to_string(lanes) + " lanes) do not fit the scratchpad (" + last.reason +
+                                 "); a tile holds every row of its columns, and softmax over more rows is not "
+                                 "supported (a schedule that streams the rows twice is not built)");
+    }
+    return planning::with_estimate(search, m);
+}
+
+}  // namespace
+
 // A row of softmax for the row-tile planner (row_tile_planner.h; tiles of at most
 // 32 rows). Per row: the input and the result (double-buffered), exp (f32) and two
 // scalars.
-SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const SoftmaxSpyreOptions &options) {
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const SoftmaxSpyreOptions &options, int axis) {
     using MD = MachineDescription;
     const MachineDescription &m = scheduling_machine();
     SoftmaxSpyrePlan p;
@@ -27,6 +79,11 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     p.f32_lanes = (int)(m.stick_bytes / 4);
     p.cols_padded = (cols + p.in_lanes - 1) / p.in_lanes * p.in_lanes;
     p.row_vectors = options.row_vectors;
+    if (axis == 1) {
+        p.axis = 1;
+        p.rows_padded = rows;
+        return plan_softmax_columns(p, t, options, m);
+    }
     const int64_t cp = p.cols_padded;
     RowTileWork w;
     w.family = "softmax";
@@ -46,8 +103,18 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     return p;
 }
 
-void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {
+void schedule_softmax_host(SoftmaxFuncs f, const Target &target, int axis) {
     const int vec = target.natural_vector_size<float>();
+    if (axis == 1) {
+        // The column statistics at the root, along x; then exp and the result row by row.
+        for (Func g : {f.max, f.sum}) {
+            g.compute_root().vectorize(f.x, vec, TailStrategy::GuardWithIf);
+            g.update().reorder(f.x, f.r.x).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+        }
+        f.exp.compute_root().vectorize(f.x, vec, TailStrategy::GuardWithIf);
+        f.out.parallel(f.y).vectorize(f.x, vec, TailStrategy::GuardWithIf);
+        return;
+    }
     Var yo("yo"), yi("yi");
     f.out.split(f.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo).vectorize(f.x, vec, TailStrategy::GuardWithIf);
     f.max.compute_at(f.out, yi);
@@ -56,6 +123,23 @@ void schedule_softmax_host(SoftmaxFuncs f, const Target &target) {
 }
 
 void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePlan &p) {
+    if (p.axis == 1) {
+        // Tiles of columns across the cores; per tile, every row staged at once.
+        const CoreSplit cores = split_across_cores(f.out, {{f.x, p.cols_padded, p.tile_cols, p.cores}});
+        Var xo("xo"), xi("xi");
+        f.out.split(cores.serial_of(f.x), xo, xi, p.tile_cols, TailStrategy::RoundUp).reorder(xi, f.y, xo);
+        stick_vectorize(f.out, xi);
+        stage_in_scratchpad(in_staged, f.out, xo, p.double_buffer);
+        // The column max and sum: one SFU op over the rows each, lane by lane.
+        for (Func g : {f.max, f.sum}) {
+            g.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(f.x, p.tile_cols, TailStrategy::RoundUp);
+            g.update().reorder(f.x, f.r.x).vectorize(f.x, p.tile_cols, TailStrategy::RoundUp);
+        }
+        f.exp.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(f.x, p.tile_cols, TailStrategy::RoundUp);
+        f.result.compute_at(f.out, xo).store_in(MemoryType::VTCM).vectorize(f.x, p.tile_cols, TailStrategy::RoundUp);
+        if (p.double_buffer) double_buffer_result(f.result);
+        return;
+    }
     const RowTileLoops loops = split_row_tiles_across_cores(f.out, f.x, f.y, p.rows_padded, p.cores, p.tile_rows, p.in_lanes);
     const Var &yo = loops.yo;
     stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);  // double buffered: the next tile's DMA overlaps this tile's SFU work

@@ -1,11 +1,18 @@
-// Schedules of softmax over the innermost dimension (generators/softmax_generator.cpp).
+// Schedules of softmax (generators/softmax_generator.cpp), over the innermost
+// dimension x (axis 0) or over the rows y (axis 1).
 //
-// Spyre: rows are split evenly across the cores (padded to whole tiles on
+// Spyre, axis 0: rows are split evenly across the cores (padded to whole tiles on
 // every core, with the tile that pads least);
 // per core, for each tile of `tile_rows` rows: stage the input tile in
 // scratchpad (DMA), row max (sfu.rowmax), exp(x - max) (SFU), row sum
 // (sfu.rowsum), divide and cast (SFU), store the tile (DMA).
-// Host: rows in parallel, vectorized along the row.
+// Spyre, axis 1: columns in tiles of `tile_cols` lanes (whole sticks) split
+// evenly across the cores; per core, for each tile: stage all the rows of its
+// columns (DMA), the column max and sum as one SFU max / add over the rows
+// (lane by lane, no row reduction), exp(x - max), divide and cast (SFU), store
+// (DMA). A tile holds every row, so the rows are limited by the scratchpad.
+// Host: rows in parallel, vectorized along the row (axis 1: the statistics at
+// the root, vectorized along x).
 #pragma once
 
 #include "Halide.h"
@@ -16,11 +23,14 @@ namespace spyre {
 struct SoftmaxFuncs {
     Halide::Func out, result, exp, max, sum;
     Halide::Var x, y;
+    Halide::RDom r;  // the reduced dimension's true extent (axis 0: x, axis 1: y)
 };
 
 struct SoftmaxSpyrePlan {
     int cols = 0, rows = 0;
-    int cols_padded = 0;   // whole sticks of the input type
+    int axis = 0;          // 0: over x (each row), 1: over y (each column)
+    int tile_cols = 0;     // axis 1: lanes of x per tile (whole sticks)
+    int cols_padded = 0;   // whole sticks of the input type (axis 1: whole tiles)
     int tile_rows = 1;     // rows per scratchpad tile
     int rows_padded = 0;   // cores x (tiles per core) x tile_rows
     int cores = 1;         // cores used, each with the same number of row tiles
@@ -44,9 +54,13 @@ struct SoftmaxSpyreOptions {
 };
 
 // Tiles and core split for `cols` x `rows` of `t`, through the planning framework (schedules/planner.h).
-SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t, const SoftmaxSpyreOptions &options = {});
+// Axis 1 plans tiles of columns (max_cores and double_buffer apply; tile_rows and row_vectors
+// are axis 0's) and throws std::runtime_error, saying so, when the rows of one stick of
+// columns do not fit the scratchpad.
+SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Halide::Type &t, const SoftmaxSpyreOptions &options = {},
+                                    int axis = 0);
 
-void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target);
+void schedule_softmax_host(SoftmaxFuncs f, const Halide::Target &target, int axis = 0);
 void schedule_softmax_spyre(SoftmaxFuncs f, Halide::Func in_staged, const SoftmaxSpyrePlan &plan);
 
 }  // namespace spyre
