@@ -18,7 +18,8 @@ What maps (docs/pytorch.md has the table):
 - nn.Linear -> matmul with its bias, plus the epilogue the suite fuses: a
   following relu, tanh-GELU or SiLU, then a residual add (C = act(xW^T + b) + r);
 - matmul / bmm / @ of 2-D or batched operands -> matmul or bmm;
-- softmax over the last dim; nn.LayerNorm / layer_norm over the last dim;
+- softmax over the last dim, or over a dim with nothing before it (dim=0 of a
+  2-D tensor); nn.LayerNorm / layer_norm over the last dim;
   the RMSNorm pattern x * rsqrt(mean(x^2, -1, keepdim) + eps) * w;
 - GELU(approximate='tanh'), SiLU, ReLU; add / mul of two tensors with broadcasting
   (or of a tensor and a number);
@@ -28,7 +29,7 @@ What maps (docs/pytorch.md has the table):
 - transpose, permute, view, reshape, flatten, unsqueeze, squeeze, contiguous of
   a tensor on the card are views (or a device copy when the bytes must move).
 Not mapped, with the reason printed: the erf GELU (the suite's GELU is the tanh
-form, a different function), softmax over another dim, dtypes other than
+form, a different function), softmax over a middle dim, dtypes other than
 float16/float32, and any other op.
 
 Assumes: static shapes (those of the example inputs; another shape is refused

@@ -315,10 +315,20 @@ class _Planner:
         shape = _meta(node)[0]
         if dtype is not None:
             raise Fallback("softmax with a dtype argument")
-        if dim is None or dim % len(shape) != len(shape) - 1:
-            raise Fallback(f"softmax over dim {dim} (the kernel normalizes the last dim)")
-        cols, rows = shape[-1], _numel(shape[:-1])
-        k = self.build("softmax", cols=cols, rows=rows, dtype=name)
+        if dim is None:
+            raise Fallback("softmax without a dim")
+        d = dim % len(shape)
+        if d == len(shape) - 1:
+            cols, rows = shape[-1], _numel(shape[:-1])
+            k = self.build("softmax", cols=cols, rows=rows, dtype=name)
+        elif _numel(shape[:d]) == 1:
+            # Over a dim with nothing (or only ones) before it: its entries are the rows of the
+            # (rows, cols) view, each column normalized over them (gen_softmax axis=1).
+            rows, cols = shape[d], _numel(shape[d + 1:])
+            k = self.build("softmax", cols=cols, rows=rows, dtype=name, axis=1)
+        else:
+            raise Fallback(f"softmax over dim {dim} with {_numel(shape[:d])} slices before it (the kernels "
+                           "normalize the last dim, or a dim with nothing before it)")
         return self.kernel_step(node, k, lambda get: [as_shape(get(x), (rows, cols))], lambda y: as_shape(y, shape))
 
     def norm(self, node, family, x, weight, bias, eps):

@@ -114,6 +114,32 @@ def test_broadcasting_elementwise_ops_and_views():
         assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
 
 
+class ColumnSoftmax(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x * 0.5, dim=0) + torch.softmax(x, dim=-1)
+
+
+def test_softmax_over_the_first_dim_runs_on_the_card():
+    # dim=0 of a 2-D tensor: gen_softmax axis=1 (each column over the rows); ragged columns.
+    torch.manual_seed(6)
+    model = ColumnSoftmax().eval()
+    x = torch.randn(37, 70)
+    compiled = sh.compile(model, (x,), verbose=False)
+    assert compiled.fallbacks == []
+    with torch.no_grad():
+        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+    assert sum("softmax" in row["op"] for row in compiled.last_report) == 2
+
+
+def test_softmax_over_a_middle_dim_falls_back_saying_why():
+    class Middle(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, dim=1)
+
+    compiled = sh.compile(Middle().eval(), (torch.randn(3, 5, 70),), verbose=False)
+    assert any("softmax over dim 1 with 3 slices before it" in reason for _, reason in compiled.fallbacks)
+
+
 def test_other_input_shapes_are_refused():
     model = MLP(dim=70, hidden=40, classes=5).eval()
     compiled = sh.compile(model, (torch.randn(33, 70),), verbose=False)
