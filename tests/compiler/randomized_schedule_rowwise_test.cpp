@@ -24,15 +24,20 @@ namespace {
 using namespace randomized;
 
 // ---- softmax: rows per tile, whole-row SFU vectors, cores, double buffering ----
+// (a quarter of the shapes over the rows, axis=1: tiles of columns; its own draw, so the
+// axis-0 shapes and schedules of a seed stay those they were)
 
 TEST(RandomizedSchedules, Softmax) {
     DrawCounts counts;
     for (int index : shape_indices(shapes_per_family(20))) {
         std::mt19937_64 rng = rng_for("softmax", index);
+        std::mt19937_64 axis_rng = rng_for("softmax_axis", index);
+        const int axis = uniform(axis_rng, 0, 3) == 0 ? 1 : 0;
         const std::string dtype = coin(rng) ? "float16" : "float32";
         const Halide::Type t = dtype_of(dtype);
         const int cols = uniform(rng, 1, 700), rows = uniform(rng, 1, 90);
-        const Params shape_params = {{"cols", std::to_string(cols)}, {"rows", std::to_string(rows)}, {"dtype", dtype}};
+        const Params shape_params = {{"cols", std::to_string(cols)}, {"rows", std::to_string(rows)}, {"dtype", dtype},
+                                     {"axis", std::to_string(axis)}};
         auto draw = [&](std::mt19937_64 &r) {
             return Params{{"max_cores", std::to_string(draw_max_cores(r))},
                           {"tile_rows", std::to_string(coin(r) ? 0 : uniform(r, 1, std::min(rows, 16)))},
@@ -48,7 +53,7 @@ TEST(RandomizedSchedules, Softmax) {
             return o;
         };
         const std::vector<Params> schedules = draw_schedules(
-            rng, draw, [&](const Params &p) { return plan_softmax_spyre(cols, rows, t, options_of(p)).tile_rows > 0; },
+            rng, draw, [&](const Params &p) { return plan_softmax_spyre(cols, rows, t, options_of(p), axis).tile_rows > 0; },
             counts);
 
         Halide::Buffer<> in = random_buffer("in", t, {cols, rows}, 900 + index);
@@ -63,7 +68,7 @@ TEST(RandomizedSchedules, Softmax) {
             const Params params = merged(shape_params, knobs);
             SCOPED_TRACE(replay_hint("softmax", "Softmax", index, params));
             set_compiling_for_spyre(true);
-            const SoftmaxSpyrePlan plan = plan_softmax_spyre(cols, rows, t, options_of(knobs));
+            const SoftmaxSpyrePlan plan = plan_softmax_spyre(cols, rows, t, options_of(knobs), axis);
             set_compiling_for_spyre(false);
             try {
                 Halide::Pipeline p = build_generator("softmax", params, true, padded_copy(in, {plan.cols_padded, plan.rows_padded}));
@@ -72,7 +77,8 @@ TEST(RandomizedSchedules, Softmax) {
                 for (int y = 0; y < rows; y++)
                     for (int x = 0; x < cols; x++)
                         max_err = std::max(max_err, std::fabs(value_at(host, x, y, 0) - value_at(spyre, x, y, 0)));
-                EXPECT_LE(max_err, tol) << "plan: " << plan.tile_rows << " rows per tile on " << plan.cores
+                EXPECT_LE(max_err, tol) << "plan: axis " << axis << ", " << plan.tile_rows << " rows per tile ("
+                                        << plan.tile_cols << " columns over the rows) on " << plan.cores
                                         << " cores, row vectors " << plan.row_vectors << ", double buffer "
                                         << plan.double_buffer;
             } catch (const std::exception &e) {
