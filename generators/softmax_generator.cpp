@@ -58,7 +58,28 @@ public:
             _halide_user_assert(false) << e.what();
         }
         Expr v = cast<float>((*in)(x_, y_));
-        if (axis == 0) {
+        if (axis == 0 && spyre::softmax_lane_steps(cols, t)) {
+            // The row max and sum in two steps (the same values: the max is exact, the sum
+            // adds the same terms in another order): lane by lane over the row's sticks, the
+            // max over the input's sticks and the sum over exp's f32 sticks, then over one
+            // such vector's lanes (softmax_schedule.h).
+            r_ = RDom(0, (int)cols, "r");
+            const int il = spyre::stick_lanes(t), fl = spyre::stick_lanes(Float(32));
+            rs_max_ = RDom(0, (int)cols / il, "rs_max");
+            rl_max_ = RDom(0, il, "rl_max");
+            rs_sum_ = RDom(0, (int)cols / fl, "rs_sum");
+            rl_sum_ = RDom(0, fl, "rl_sum");
+            lane_max_(l_, y_) = Float(32).min();
+            lane_max_(l_, y_) = max(lane_max_(l_, y_), cast<float>((*in)(rs_max_ * il + l_, y_)));
+            max_(y_) = Float(32).min();
+            max_(y_) = max(max_(y_), lane_max_(rl_max_, y_));
+            exp_(x_, y_) = exp(v - max_(y_));
+            lane_sum_(l_, y_) = 0.0f;
+            lane_sum_(l_, y_) += exp_(rs_sum_ * fl + l_, y_);
+            sum_(y_) = 0.0f;
+            sum_(y_) += lane_sum_(rl_sum_, y_);
+            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
+        } else if (axis == 0) {
             r_ = RDom(0, (int)cols, "r");
             max_(y_) = Float(32).min();
             max_(y_) = max(max_(y_), cast<float>((*in)(r_, y_)));
@@ -152,10 +173,18 @@ public:
     }
 
 private:
-    spyre::SoftmaxFuncs funcs() { return {*out, result_, exp_, max_, sum_, x_, y_, r_}; }
+    spyre::SoftmaxFuncs funcs() {
+        spyre::SoftmaxFuncs f{*out, result_, exp_, max_, sum_, x_, y_, r_};
+        if (lane_max_.defined()) {
+            f.lane_max = lane_max_, f.lane_sum = lane_sum_, f.l = l_;
+            f.rs_max = rs_max_, f.rs_sum = rs_sum_, f.rl_max = rl_max_, f.rl_sum = rl_sum_;
+        }
+        return f;
+    }
 
-    Var x_{"x"}, y_{"y"};
-    RDom r_;
+    Var x_{"x"}, y_{"y"}, l_{"l"};
+    RDom r_, rs_max_, rs_sum_, rl_max_, rl_sum_;
+    Func lane_max_{"lane_max"}, lane_sum_{"lane_sum"};
     Func max_{"row_max"}, exp_{"row_exp"}, sum_{"row_sum"}, result_{"result"};
 };
 

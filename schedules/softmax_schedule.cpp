@@ -66,6 +66,11 @@ SoftmaxSpyrePlan plan_softmax_columns(SoftmaxSpyrePlan p, const Type &t, const S
 
 }  // namespace
 
+bool softmax_lane_steps(int cols, const Type &t) {
+    const int lanes = stick_lanes(t);
+    return cols % lanes == 0 && cols > lanes;
+}
+
 // A row of softmax for the row-tile planner (row_tile_planner.h; tiles of at most
 // 32 rows). Per row: the input and the result (double-buffered), exp (f32) and two
 // scalars.
@@ -96,9 +101,20 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     // Per row on the SFU: the max and the sum across the row, exp(x - max) and the
     // product by 1/sum, and the casts of fp16; one instruction per row vector.
     const int vec = options.row_vectors ? planning::row_vector_lanes(p.cols_padded, p.in_lanes) : p.f32_lanes;
-    w.compute_cycles_per_row = 2 * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce) +
+    p.lane_steps = softmax_lane_steps(cols, t);
+    // The row max and sum: one row reduction each, or (lane_steps) an elementwise op per stick
+    // of the row (one instruction over the tile's rows each, so per row its share) and a row
+    // reduction of one vector (the input's stick for the max, an f32 stick for the sum).
+    const double reductions =
+        p.lane_steps
+            ? planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple) * 2 +
+                  m.sfu_instruction_cycles(p.in_lanes, 1, 4, MD::SfuCost::RowReduce) +
+                  m.sfu_instruction_cycles(p.f32_lanes, 1, 4, MD::SfuCost::RowReduce)
+            : 2 * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::RowReduce);
+    w.compute_cycles_per_row = reductions +
                                planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Transcendental) +
                                (2 + (t.bits() == 16 ? 2 : 0)) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
+    if (p.lane_steps) w.fixed_bytes_per_row += (int64_t)(p.in_lanes + p.f32_lanes) * 4;  // the lane vectors
     take_row_tiles(plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer}), &p);
     return p;
 }
@@ -119,6 +135,10 @@ void schedule_softmax_host(SoftmaxFuncs f, const Target &target, int axis) {
     f.out.split(f.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo).vectorize(f.x, vec, TailStrategy::GuardWithIf);
     f.max.compute_at(f.out, yi);
     f.sum.compute_at(f.out, yi);
+    if (f.lane_max.defined()) {
+        f.lane_max.compute_at(f.out, yi);
+        f.lane_sum.compute_at(f.out, yi);
+    }
     f.exp.compute_at(f.out, yi).vectorize(f.x, vec, TailStrategy::GuardWithIf);
 }
 
@@ -144,6 +164,22 @@ void schedule_softmax_spyre(SoftmaxFuncs f, Func in_staged, const SoftmaxSpyrePl
     const Var &yo = loops.yo;
     stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);  // double buffered: the next tile's DMA overlaps this tile's SFU work
     for (Func g : {f.max, f.sum}) g.compute_at(f.out, yo).store_in(MemoryType::VTCM);
+    if (f.lane_max.defined()) {
+        // Per stick of the row, the lanes' running max (sum): one SFU op per stick over the
+        // tile's rows; then one row reduction of the lane vector per row.
+        const int lanes[2] = {p.in_lanes, p.f32_lanes};
+        const Func lane[2] = {f.lane_max, f.lane_sum};
+        const RDom rs[2] = {f.rs_max, f.rs_sum};
+        const RDom rl[2] = {f.rl_max, f.rl_sum};
+        const Func stat[2] = {f.max, f.sum};
+        for (int i = 0; i < 2; i++) {
+            Func g = lane[i];
+            g.bound(f.l, 0, lanes[i]);
+            g.compute_at(f.out, yo).store_in(MemoryType::VTCM).vectorize(f.l, lanes[i]);
+            g.update().reorder(f.l, f.y, rs[i].x).vectorize(f.l, lanes[i]);
+            Func(stat[i]).update().reorder(rl[i].x, f.y);
+        }
+    }
     // The SFU takes vectors of any number of whole sticks: one instruction per row
     // instead of one per stick (up to sfu_max_vector_lanes() lanes; longer rows loop).
     const int row_vector =

@@ -5,7 +5,8 @@
 // every core, with the tile that pads least);
 // per core, for each tile of `tile_rows` rows: stage the input tile in
 // scratchpad (DMA), row max (sfu.rowmax), exp(x - max) (SFU), row sum
-// (sfu.rowsum), divide and cast (SFU), store the tile (DMA).
+// (sfu.rowsum), divide and cast (SFU), store the tile (DMA). Rows of whole
+// sticks take the max and the sum in two steps (SoftmaxFuncs::lane_max).
 // Spyre, axis 1: columns in tiles of `tile_cols` lanes (whole sticks) split
 // evenly across the cores; per core, for each tile: stage all the rows of its
 // columns (DMA), the column max and sum as one SFU max / add over the rows
@@ -24,6 +25,14 @@ struct SoftmaxFuncs {
     Halide::Func out, result, exp, max, sum;
     Halide::Var x, y;
     Halide::RDom r;  // the reduced dimension's true extent (axis 0: x, axis 1: y)
+    // Axis 0 with rows of whole sticks (more than one): the row max and sum in two steps,
+    // lane by lane over the row's sticks (lane_max(l, y) over the input's sticks, lane_sum(l, y)
+    // over exp's f32 sticks; rs_max, rs_sum), then over one such vector's lanes (rl_max,
+    // rl_sum), because a row reduction costs the SFU 17x an elementwise op per stick
+    // (docs/scheduling.md, "Reductions"). Undefined otherwise (max and sum reduce the row).
+    Halide::Func lane_max, lane_sum;
+    Halide::RDom rs_max, rs_sum, rl_max, rl_sum;
+    Halide::Var l;
 };
 
 struct SoftmaxSpyrePlan {
@@ -39,7 +48,12 @@ struct SoftmaxSpyrePlan {
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool row_vectors = true;
     bool double_buffer = true;
+    bool lane_steps = false;  // axis 0: the row max and sum in two steps (SoftmaxFuncs::lane_max)
 };
+
+// Whether softmax over rows of `cols` elements of `t` reduces them in two steps: rows of
+// whole sticks, more than one (the generator and the planner agree through this).
+bool softmax_lane_steps(int cols, const Halide::Type &t);
 
 // Knobs of the Spyre schedule (GeneratorParams of gen_softmax); defaults are the hand schedule.
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
