@@ -92,6 +92,18 @@ public:
             rl_ = RDom(0, lanes, "rl");
             acc_(u_, v_) = 0.0f;
             acc_(u_, v_) = acc_(u_, v_) + rowsum_(rl_, u_, v_);
+        } else if (plan_.lane_steps) {
+            // Axis 0 on the SFU, rows of whole sticks: lane by lane over the row's sticks, then
+            // over one stick's lanes (the same max; the sum's terms in another order).
+            const int lanes = spyre::stick_lanes(t);
+            rs_ = RDom(0, shape_.d0 / lanes, "rs");
+            rl_lane_ = RDom(0, lanes, "rl_lane");
+            const Expr from_row = wide_(rs_ * lanes + l_, u_, v_);
+            const bool is_max = shape_.op == "max";
+            lane_(l_, u_, v_) = is_max ? Expr(Float(32).min()) : Expr(0.0f);
+            lane_(l_, u_, v_) = is_max ? max(lane_(l_, u_, v_), from_row) : lane_(l_, u_, v_) + from_row;
+            acc_(u_, v_) = is_max ? Expr(Float(32).min()) : Expr(0.0f);
+            acc_(u_, v_) = is_max ? max(acc_(u_, v_), lane_(rl_lane_, u_, v_)) : acc_(u_, v_) + lane_(rl_lane_, u_, v_);
         } else if (shape_.op == "max") {
             acc_(u_, v_) = Float(32).min();
             acc_(u_, v_) = max(acc_(u_, v_), w);
@@ -253,11 +265,13 @@ public:
     }
 
 private:
-    spyre::ReduceFuncs funcs() { return {*out, result_, acc_, wide_, r_, u_, v_, x_, ones_, rowsum_, rk_, rl_, n_}; }
+    spyre::ReduceFuncs funcs() {
+        return {*out, result_, acc_, wide_, r_, u_, v_, x_, ones_, rowsum_, rk_, rl_, n_, lane_, rs_, rl_lane_};
+    }
 
-    Var x_{"x"}, y_{"y"}, z_{"z"}, u_{"u"}, v_{"v"}, n_{"n"};
-    Func wide_{"wide"}, acc_{"acc"}, result_{"result"}, ones_{"ones"}, rowsum_{"rowsum"};
-    RDom r_, rk_, rl_;
+    Var x_{"x"}, y_{"y"}, z_{"z"}, u_{"u"}, v_{"v"}, n_{"n"}, l_{"l"};
+    Func wide_{"wide"}, acc_{"acc"}, result_{"result"}, ones_{"ones"}, rowsum_{"rowsum"}, lane_{"lane"};
+    RDom r_, rk_, rl_, rs_, rl_lane_;
     spyre::ReduceShape shape_;
 };
 

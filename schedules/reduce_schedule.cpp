@@ -22,6 +22,11 @@ namespace spyre {
 
 using namespace Halide;
 
+bool reduce_lane_steps(const ReduceShape &shape) {
+    const int lanes = stick_lanes(shape.dtype);
+    return shape.axis == 0 && shape.d0 % lanes == 0 && shape.d0 > lanes;
+}
+
 namespace {
 
 // A staged copy of a DRAM tensor: whole sticks, RoundUp (the region it covers
@@ -85,15 +90,22 @@ struct ReduceCandidates {
         planning::TiledPlan tp;
         // The staged rows (and the result when it moves with the same loop); one fp32 row
         // temporary (fp16), the accumulators.
+        p.lane_steps = reduce_lane_steps(s);
         tp.buffered_bytes = (int64_t)chunk * d0p * eb + (chunks == 1 ? (int64_t)p.tile * eb : 0);
-        tp.fixed_bytes = (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)p.tile * 4 + (chunks == 1 ? 0 : (int64_t)p.tile * eb);
+        tp.fixed_bytes = (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)p.tile * 4 + (chunks == 1 ? 0 : (int64_t)p.tile * eb) +
+                         (p.lane_steps ? (int64_t)chunk * lanes * 4 : 0);  // the chunk's lane vectors
         tp.staging_trip = planning::staging_trip({chunks, u_trip, v_trip});
         tp.per_core_trips = {chunks, u_trip, v_trip};
         tp.inner_loops = chunk > 1 ? 1 : 0;  // the rows of a chunk
         tp.cores = p.cores();
         tp.tiles_per_core = (double)chunks * u_trip * v_trip;
         tp.waited_transfers_per_tile = 1 + 1.0 / chunks;  // the chunk's load, the tile's store
-        tp.compute_cycles_per_tile = chunk * reduce_cycles(s.d0, 1, SfuCost::RowReduce);
+        // One row reduction per row; or (lane_steps) per stick of the rows one elementwise op
+        // over the chunk's rows, then one row reduction of a stick per row.
+        tp.compute_cycles_per_tile =
+            p.lane_steps ? (d0p / lanes) * reduce_cycles(lanes, chunk, SfuCost::Simple) +
+                               m.sfu_instruction_cycles(lanes, chunk, 4, SfuCost::RowReduce)
+                         : chunk * reduce_cycles(s.d0, 1, SfuCost::RowReduce);
         offer(p, tp);
     }
 
@@ -310,6 +322,7 @@ void schedule_reduce_host(ReduceFuncs f, const ReduceShape &s, const Target &tar
         f.ones.compute_root();
         f.rowsum.compute_at(f.out, f.v);
     }
+    if (f.lane.defined()) f.lane.compute_at(f.out, f.v);
     if (s.dtype.bits() == 16 && !f.rowsum.defined()) {
         // Widen fp16 with whole vectors (no masked fp16 loads) before the guarded update.
         int wvec = 1;
@@ -400,12 +413,22 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
         // sfu.rowsum / rowmax per row over the staged row, widened first for fp16).
         // The tile's rows are staged p.chunk at a time (the update's loop over them split).
         f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM);
+        Var yo("yo"), yi("yi");
         if (row_chunks) {
-            Var yo("yo"), yi("yi");
             f.acc.update().split(f.u, yo, yi, p.chunk);
             stage_sticks(in_staged, f.acc, yo, p.in_lanes, p.double_buffer);
         } else {
             stage_sticks(in_staged, f.out, uo, p.in_lanes, p.double_buffer);
+        }
+        if (f.lane.defined()) {
+            // Per stick of the rows, the lanes' running reduction (one SFU op over the chunk's
+            // rows); then acc reduces each row's stick (one row reduction per row).
+            const Var l = f.lane.args()[0];
+            f.lane.bound(l, 0, p.in_lanes);
+            if (row_chunks) f.lane.compute_at(f.acc, yo);
+            else f.lane.compute_at(f.out, uo);
+            f.lane.store_in(MemoryType::VTCM).vectorize(l, p.in_lanes);
+            f.lane.update().reorder(l, f.u, f.rs.x).vectorize(l, p.in_lanes);
         }
         return;
     }

@@ -44,6 +44,11 @@ struct ReduceFuncs {
     Halide::Func ones, rowsum;
     Halide::RDom rk, rl;
     Halide::Var n;
+    // Axis 0 on the SFU with rows of whole sticks (ReduceSpyrePlan::lane_steps; else undefined):
+    // lane(l, u, v) reduces the row's sticks lane by lane (rs), then acc reduces lane's one stick
+    // per row (rl_lane): a row reduction costs the SFU 17x an elementwise op per stick.
+    Halide::Func lane;
+    Halide::RDom rs, rl_lane;
 };
 
 struct ReduceShape {
@@ -74,6 +79,9 @@ struct ReduceSpyrePlan {
     // shapes (a row sum costs the SFU 17x an elementwise op per stick, docs/timing-model.md).
     bool pt_row_sums = false;
     int k_chunk = 0;
+    // Axis 0 on the SFU, rows of whole sticks (more than one; reduce_lane_steps): the rows
+    // reduced in two steps, lane by lane over their sticks, then one stick per row.
+    bool lane_steps = false;
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the staged input (and the result tile, unless axis 0 stages chunks of it) in two copies
     double estimated_us = 0;     // the planning framework's estimate of the kernel (schedules/planner.h)
@@ -99,6 +107,10 @@ struct ReduceSpyreOptions {
     // it is legal (axis 0 sum or mean, d0 whole sticks, no forced row chunk) and cheaper.
     RowSums row_sums = RowSums::Planned;
 };
+
+// Whether axis 0 on the SFU reduces rows in two steps (rows of whole sticks, more than one):
+// the generator and the planner agree through this.
+bool reduce_lane_steps(const ReduceShape &shape);
 
 // Throws std::runtime_error if one tile (or the forced tile and chunk) does not
 // fit the scratchpad, or a forced tile or chunk does not divide. Candidates

@@ -52,6 +52,9 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
     if (row_sums == "pt") {
         EXPECT_TRUE(plan.pt_row_sums);
     }
+    if (shape.axis == 0 && !plan.pt_row_sums) {
+        EXPECT_EQ(plan.lane_steps, c.d0 % plan.in_lanes == 0 && c.d0 > plan.in_lanes) << "rows reduced in two steps";
+    }
 
     // max gets inputs in [-1, 0): zeros from the padding would win a max over padding.
     Halide::Buffer<> in = random_buffer("in", t, {c.d0, c.d1, c.d2}, 21);
@@ -128,7 +131,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceDualRealization,
                                            // rows too long for one staged chunk (8192 fp16: K in chunks).
                                            ReduceCase{"sum", 0, 96, 33, 2, "float32", false, "pt"},
                                            ReduceCase{"mean", 0, 8192, 70, 1, "float16", false, "pt"},
-                                           ReduceCase{"sum", 0, 128, 200, 2, "float16", false, "pt"}),
+                                           ReduceCase{"sum", 0, 128, 200, 2, "float16", false, "pt"},
+                                           // On the SFU, rows of whole sticks in two steps (lane by lane over
+                                           // the sticks, then one stick per row): a max, a sum kept off the PT.
+                                           ReduceCase{"max", 0, 256, 40, 2, "float16"},
+                                           ReduceCase{"sum", 0, 128, 33, 1, "float32", false, "sfu"}),
                          case_name);
 
 // row_sums=pt where the PT cannot sum the rows (a max, a d0 not in whole sticks) is a compile
