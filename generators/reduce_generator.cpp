@@ -32,10 +32,6 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     GeneratorParam<std::string> op{"op", "sum"};
     GeneratorParam<int> axis{"axis", 0};
-    // Axis 0 sums and means: the row sums on the PT (a matmul with a ones column) or the SFU
-    // (one sfu.rowsum per row); auto: the planner's choice (reduce_schedule.h). Part of the
-    // algorithm, so the schedule knobs never change it.
-    GeneratorParam<std::string> row_sums{"row_sums", "auto"};
     // Knobs of the Spyre schedule (SPYRE_REDUCE_KNOBS); the defaults are the hand schedule.
     SPYRE_KNOB_GENERATOR_PARAMS(SPYRE_REDUCE_KNOBS)
     SPYRE_KNOB_OPTIONS_FROM_PARAMS(SPYRE_REDUCE_KNOBS, spyre::ReduceSpyreOptions)
@@ -49,9 +45,6 @@ public:
         _halide_user_assert(std::string(op) == "sum" || std::string(op) == "mean" || std::string(op) == "max")
             << "reduce: op must be sum, mean or max, not '" << std::string(op) << "'";
         _halide_user_assert(axis >= 0 && axis <= 2) << "reduce: axis must be 0, 1 or 2, not " << (int)axis;
-        _halide_user_assert(std::string(row_sums) == "auto" || std::string(row_sums) == "sfu" ||
-                            std::string(row_sums) == "pt")
-            << "reduce: row_sums must be auto, sfu or pt, not '" << std::string(row_sums) << "'";
         _halide_user_assert(d0 > 0 && d1 > 0 && d2 > 0)
             << "reduce: d0, d1 and d2 must be positive (got d0=" << (int)d0 << " d1=" << (int)d1 << " d2=" << (int)d2 << ")";
         (void)knob_options();  // every knob in its range or among its values (schedule_knobs.h)
@@ -62,13 +55,7 @@ public:
 
     void generate() {
         shape_ = spyre::ReduceShape{d0, d1, d2, dtype, op, axis};
-        spyre::ReduceSpyreOptions options = knob_options();
-        options.row_sums = row_sums_option();
-        try {
-            plan_ = plan_for(options);
-        } catch (const std::logic_error &e) {
-            _halide_user_assert(false) << e.what();
-        }
+        plan_ = plan_for(knob_options());
         const Type t = dtype;
         const int n = shape_.reduced();
         r_ = RDom(0, n, "r");
@@ -79,20 +66,7 @@ public:
         idx[shape_.kept(0)] = u_;
         idx[shape_.kept(1)] = v_;
         const Expr w = wide_(idx[0], idx[1], idx[2]);
-        if (plan_.pt_row_sums) {
-            // The row sums as a matmul with a ones column: rowsum(n, u, v) = sum_k ones(n, k) in(k, u, v),
-            // K in chunks of k_chunk (rk: k within the chunk, then the chunk), ones 1 at lane 0 and 0 at
-            // the others, so a row's lane 0 is its sum and acc adds its lanes: the same fp32 sum of the
-            // fp16 values (products by 1 and 0 are exact), in the PT's order.
-            const int lanes = spyre::stick_lanes(t), kc = plan_.k_chunk;
-            ones_(n_, x_) = cast(t, select(n_ == 0, 1.0f, 0.0f));
-            rk_ = RDom(0, kc, 0, shape_.d0 / kc, "rk");
-            rowsum_(n_, u_, v_) = 0.0f;
-            rowsum_(n_, u_, v_) += cast<float>(ones_(n_, rk_.x)) * cast<float>((*in)(rk_.y * kc + rk_.x, u_, v_));
-            rl_ = RDom(0, lanes, "rl");
-            acc_(u_, v_) = 0.0f;
-            acc_(u_, v_) = acc_(u_, v_) + rowsum_(rl_, u_, v_);
-        } else if (plan_.lane_steps) {
+        if (plan_.lane_steps) {
             // Axis 0 on the SFU, rows of whole sticks: lane by lane over the row's sticks, then
             // over one stick's lanes (the same max; the sum's terms in another order).
             const int lanes = spyre::stick_lanes(t);
@@ -138,35 +112,12 @@ public:
     static constexpr const char *kOptionsType = "spyre::ReduceSpyreOptions";
     std::string family() const { return "reduce"; }
     spyre::ReduceSpyrePlan plan_for(const spyre::ReduceSpyreOptions &o) const { return spyre::plan_reduce_spyre(shape_, o); }
-    spyre::RowSums row_sums_option() const {
-        const std::string r = row_sums;
-        return r == "pt" ? spyre::RowSums::Pt : r == "sfu" ? spyre::RowSums::Sfu : spyre::RowSums::Planned;
-    }
-    // The row sums are the algorithm's (built with plan_): knob values keep them.
-    spyre::ReduceSpyreOptions options_from(const spyre::KnobValues &v) const {
-        spyre::ReduceSpyreOptions o = spyre::options_of<spyre::ReduceSpyreOptions>(v);
-        o.row_sums = plan_.pt_row_sums ? spyre::RowSums::Pt : spyre::RowSums::Sfu;
-        return o;
-    }
-    void check_plan(const spyre::ReduceSpyrePlan &p) const {
-        _halide_user_assert(p.pt_row_sums == plan_.pt_row_sums && p.k_chunk == plan_.k_chunk)
-            << "reduce: the schedule knobs changed the algorithm (row sums on the "
-            << (p.pt_row_sums ? "PT in K chunks of " + std::to_string(p.k_chunk) : std::string("SFU"))
-            << "; the algorithm has them on the "
-            << (plan_.pt_row_sums ? "PT in K chunks of " + std::to_string(plan_.k_chunk) : std::string("SFU")) << ")";
-    }
     void schedule_spyre() { spyre::schedule_reduce_spyre(funcs(), staged_input(), shape_, plan_); }
     void schedule_host() { spyre::schedule_reduce_host(funcs(), shape_, get_target()); }
     spyre::KnobValues shape_params() const {
         return {{"d0", std::to_string(shape_.d0)}, {"d1", std::to_string(shape_.d1)},
                 {"d2", std::to_string(shape_.d2)}, {"dtype", spyre::dtype_param(shape_.dtype)},
-                {"op", shape_.op},                 {"axis", std::to_string(shape_.axis)},
-                {"row_sums", plan_.pt_row_sums ? "pt" : "sfu"}};
-    }
-    std::string knob_lines(const spyre::ReduceSpyreOptions &o) const {
-        return spyre::knob_assignments(o) + "options.row_sums = " +
-               (o.row_sums == spyre::RowSums::Pt ? "spyre::RowSums::Pt" : "spyre::RowSums::Sfu") +
-               ";  // the generator's row_sums\n";
+                {"op", shape_.op},                 {"axis", std::to_string(shape_.axis)}};
     }
     // Tiles: 1 to 16 sticks, not above the padded output dim 0; chunks: whole, halves, ... of the reduced axis.
     std::map<std::string, std::vector<int>> knob_candidates() const {
@@ -188,7 +139,7 @@ public:
     std::string describe(const spyre::ReduceSpyrePlan &p) const {
         std::string s = "tiles of " + std::to_string(p.tile) + " lanes (out dim 0 padded to " + std::to_string(p.u_padded) + ")";
         if (shape_.axis != 0) s += ", chunks of " + std::to_string(p.chunk) + " reduced rows";
-        if (p.pt_row_sums) s += ", row sums on the PT in K chunks of " + std::to_string(p.k_chunk);
+        if (p.lane_steps) s += ", rows reduced lane by lane over their sticks, then one stick per row";
         return s + ", cores " + std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " +
                std::to_string(p.cores_r) + " (u x v x reduced axis), " +
                spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);
@@ -266,12 +217,12 @@ public:
 
 private:
     spyre::ReduceFuncs funcs() {
-        return {*out, result_, acc_, wide_, r_, u_, v_, x_, ones_, rowsum_, rk_, rl_, n_, lane_, rs_, rl_lane_};
+        return {*out, result_, acc_, wide_, r_, u_, v_, x_, lane_, rs_, rl_lane_};
     }
 
-    Var x_{"x"}, y_{"y"}, z_{"z"}, u_{"u"}, v_{"v"}, n_{"n"}, l_{"l"};
-    Func wide_{"wide"}, acc_{"acc"}, result_{"result"}, ones_{"ones"}, rowsum_{"rowsum"}, lane_{"lane"};
-    RDom r_, rk_, rl_, rs_, rl_lane_;
+    Var x_{"x"}, y_{"y"}, z_{"z"}, u_{"u"}, v_{"v"}, l_{"l"};
+    Func wide_{"wide"}, acc_{"acc"}, result_{"result"}, lane_{"lane"};
+    RDom r_, rs_, rl_lane_;
     spyre::ReduceShape shape_;
 };
 

@@ -66,11 +66,9 @@ struct ReduceCandidates {
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
         search.offer(p, last, [&] {
-            return "tile " + std::to_string(p.tile) + " lanes, " +
-                   (p.pt_row_sums ? "row sums on the PT in K chunks of " + std::to_string(p.k_chunk)
-                                  : "chunk " + std::to_string(p.chunk)) +
-                   ", cores " + std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " +
-                   std::to_string(p.cores_r) + " (u x v x reduced axis)";
+            return "tile " + std::to_string(p.tile) + " lanes, chunk " + std::to_string(p.chunk) + ", cores " +
+                   std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " + std::to_string(p.cores_r) +
+                   " (u x v x reduced axis)";
         });
         return last.legal && 2 * tp.buffered_bytes + tp.fixed_bytes <= planning::scratchpad_budget();
     }
@@ -107,35 +105,6 @@ struct ReduceCandidates {
                                m.sfu_instruction_cycles(lanes, chunk, 4, SfuCost::RowReduce)
                          : chunk * reduce_cycles(s.d0, 1, SfuCost::RowReduce);
         offer(p, tp);
-    }
-
-    // Axis 0 sum / mean on the PT (pt_row_sums): per output tile of `tile` rows, the rows'
-    // columns staged `kc` at a time (the staging loop: K chunks, tiles of u, v), each chunk one
-    // pt.matmul with the ones column into the tile's f32 accumulator of one stick per row; per
-    // tile one sfu.rowsum per row of that stick (one instruction, row-blocked), the cast (and
-    // the mean's scale). The ones are filled once per core.
-    bool offer_pt_rows(ReduceSpyrePlan p, int kc, int u_trip, int v_trip) {
-        p.pt_row_sums = true;
-        p.k_chunk = kc;
-        p.chunk = p.tile;
-        const int chunks = d0p / kc;
-        planning::TiledPlan tp;
-        // The staged chunk of the rows (and the result when it moves with the same loop); the
-        // ones, the f32 accumulator (an input stick of lanes a row), the row sums, the result.
-        tp.buffered_bytes = (int64_t)p.tile * kc * eb + (chunks == 1 ? (int64_t)p.tile * eb : 0);
-        tp.fixed_bytes = (int64_t)kc * lanes * eb + (int64_t)p.tile * lanes * 4 + (int64_t)p.tile * 4 +
-                         (chunks == 1 ? 0 : (int64_t)p.tile * eb);
-        tp.staging_trip = planning::staging_trip({chunks, u_trip, v_trip});
-        tp.per_core_trips = {chunks, u_trip, v_trip};
-        tp.cores = p.cores();
-        tp.tiles_per_core = (double)chunks * u_trip * v_trip;
-        tp.waited_transfers_per_tile = 1 + 1.0 / chunks;  // the chunk's load, the tile's store
-        const double per_tile_sfu = m.sfu_instruction_cycles(lanes, p.tile, 4, SfuCost::RowReduce) +
-                                    (s.op == "mean" ? 2 : 1) * m.sfu_instruction_cycles(1, p.tile, 4, SfuCost::Simple);
-        tp.compute_cycles_per_tile =
-            m.pt_matmul_cycles(p.tile, lanes, kc, planning::pt_type_factor(s.dtype, m)) + per_tile_sfu / chunks;
-        tp.fixed_cycles = m.sfu_instruction_cycles(lanes, kc, eb, SfuCost::Simple);  // the ones
-        return offer(p, tp);
     }
 
     // Axes 1, 2: per output tile of `tile` lanes, the reduced axis staged `chunk`
@@ -214,18 +183,6 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         throw std::runtime_error("reduce: chunk=" + std::to_string(options.chunk) + " must divide the reduced extent (" +
                                  std::to_string(n) + ")");
     }
-    // Axis 0 sums and means: row sums on the PT, on the SFU, or both offered (planned). The PT
-    // needs d0 in whole sticks (its K chunks are whole sticks: no padding enters the sum); a
-    // forced row chunk is the SFU's.
-    const bool pt_legal = s.axis == 0 && s.op != "max" && s.d0 % k.lanes == 0 && options.chunk == 0;
-    if (options.row_sums == RowSums::Pt && !pt_legal) {
-        throw std::logic_error("reduce: row_sums=pt needs axis 0, op sum or mean, d0 a whole number of sticks (" +
-                               std::to_string(k.lanes) + " lanes) and no chunk knob (axis " + std::to_string(s.axis) +
-                               ", op " + s.op + ", d0 " + std::to_string(s.d0) + ", chunk " +
-                               std::to_string(options.chunk) + ")");
-    }
-    const bool pt_rows = pt_legal && options.row_sums != RowSums::Sfu;
-    const bool sfu_rows = options.row_sums != RowSums::Pt;
     ReduceSpyrePlan base;
     base.in_lanes = k.lanes;
     // Tiles are whole sticks of the output's dim 0, at most one SFU vector (sfu_max_vector_lanes()),
@@ -241,7 +198,6 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
         p.cores_v = split[1];
         const int u_trip = p.u_padded / tile / p.cores_u, v_trip = dv / p.cores_v;
         const std::vector<int> chunks = divisors(s.axis == 0 ? tile : n);
-        if (!sfu_rows && s.axis == 0) continue;
         for (auto c = chunks.rbegin(); c != chunks.rend(); ++c) {
             if (options.chunk > 0 && *c != options.chunk) continue;
             if (s.axis == 0) {
@@ -249,31 +205,6 @@ ReduceSpyrePlan plan_reduce_spyre(const ReduceShape &s, const ReduceSpyreOptions
             } else if (*c <= k.m.max_loop_trip_count) {
                 // Axes 1, 2: chunks down to the largest whose two copies fit.
                 if (k.offer_chunks(p, *c, u_trip, v_trip)) break;
-            }
-        }
-    }
-    // Axis 0 row sums on the PT: every tile again, each with its K chunks of whole sticks dividing
-    // d0, largest first; offered after the SFU's, so a tie keeps the SFU. The PT gains where the
-    // SFU is the bottleneck (d0=2048 d1=4096 on one core 1115.2 -> 636.3 us, on 8 cores 140.0 ->
-    // 137.9 us); where the DMA bounds both, the SFU's plans are as fast or faster.
-    if (pt_rows) {
-        const std::vector<int> stick_counts = divisors(s.d0 / k.lanes);
-        for (int tile = std::max(k.lanes, std::min(sfu_max_vector_lanes(), round_up(k.du, k.lanes) / k.lanes * k.lanes));
-             tile >= k.lanes; tile -= k.lanes) {
-            if (options.tile > 0 && tile != options.tile) continue;
-            ReduceSpyrePlan p = base;
-            p.tile = tile;
-            p.u_padded = round_up(k.du, tile);
-            const std::vector<int> split = planning::even_core_split({p.u_padded / tile, dv}, k.max_cores);
-            p.cores_u = split[0];
-            p.cores_v = split[1];
-            const int u_trip = p.u_padded / tile / p.cores_u, v_trip = dv / p.cores_v;
-            // K chunks down to the largest whose two copies fit (smaller ones only add transfers,
-            // which the estimate undercharges: d0=2048 d1=8192 on 8 cores in chunks of 64 columns
-            // estimated 263.0 us and simulated 293.3).
-            for (auto c = stick_counts.rbegin(); c != stick_counts.rend(); ++c) {
-                if (s.d0 / (*c * k.lanes) > k.m.max_loop_trip_count) continue;
-                if (k.offer_pt_rows(p, *c * k.lanes, u_trip, v_trip)) break;
             }
         }
     }
@@ -317,13 +248,8 @@ void schedule_reduce_host(ReduceFuncs f, const ReduceShape &s, const Target &tar
     while (vec * 2 <= std::min(du, target.natural_vector_size<float>())) vec *= 2;
     f.out.parallel(f.v);
     f.acc.compute_at(f.out, f.v);
-    if (f.rowsum.defined()) {
-        // The PT's row sums: the ones once, each row's stick of sums with the rows of its v.
-        f.ones.compute_root();
-        f.rowsum.compute_at(f.out, f.v);
-    }
     if (f.lane.defined()) f.lane.compute_at(f.out, f.v);
-    if (s.dtype.bits() == 16 && !f.rowsum.defined()) {
+    if (s.dtype.bits() == 16) {
         // Widen fp16 with whole vectors (no masked fp16 loads) before the guarded update.
         int wvec = 1;
         while (wvec * 2 <= std::min(s.d0, target.natural_vector_size<float>())) wvec *= 2;
@@ -387,27 +313,9 @@ void schedule_reduce_spyre(ReduceFuncs f, Func in_staged, const ReduceShape &s, 
     f.result.compute_at(f.out, uo).store_in(MemoryType::VTCM).vectorize(f.u, p.tile, TailStrategy::RoundUp);
     // Double buffered: this tile's store overlaps the next tile's SFU work, and the
     // next staged input's DMA this one's (axis 0 in chunks of the tile: only the input).
-    const bool row_chunks = s.axis == 0 && (p.pt_row_sums ? p.k_chunk < s.d0 : p.chunk < p.tile);
+    const bool row_chunks = s.axis == 0 && p.chunk < p.tile;
     if (p.double_buffer && !row_chunks) double_buffer_result(f.result);
 
-    if (p.pt_row_sums) {
-        // The ones column once per core; per tile, K chunks of the rows staged (DMA) and
-        // multiplied into the accumulator (PT); then each row's stick summed into its scalar
-        // (one sfu.rowsum per row).
-        f.ones.bound(f.n, 0, p.in_lanes);
-        stage_in_scratchpad(f.ones, f.out, cores.core);
-        f.rowsum.bound(f.n, 0, p.in_lanes);
-        accumulate_in_scratchpad(f.rowsum, f.out, uo);
-        f.rowsum.update().reorder(f.n, f.u, f.rk.x, f.rk.y, f.v);
-        matmul_on_pt(f.rowsum, f.rk.x, f.n, f.u);
-        f.acc.compute_at(f.out, uo).store_in(MemoryType::VTCM);
-        if (row_chunks) {
-            stage_in_scratchpad(in_staged, f.rowsum, f.rk.y, p.double_buffer);
-        } else {
-            stage_in_scratchpad(in_staged, f.out, uo, p.double_buffer);
-        }
-        return;
-    }
     if (s.axis == 0) {
         // One scalar accumulator per row; the update's r loop is innermost (one
         // sfu.rowsum / rowmax per row over the staged row, widened first for fp16).

@@ -7,11 +7,10 @@
 // schedule_reduce_spyre: the output split across the cores (v, then tiles of u).
 //   axis 0 (along the sticks): per tile of `tile` rows of y, `chunk` rows at a
 //     time: stage them (DMA), one sfu.rowsum / sfu.rowmax per row into a
-//     scalar per row; then cast (SFU) and store the tile (DMA). Or, for sum and
-//     mean (pt_row_sums), per tile of `tile` rows: k_chunk columns of the rows at
-//     a time (DMA), one pt.matmul of them with a ones column into an f32
-//     accumulator of one stick per row (lane 0 the row's sum); then one
-//     sfu.rowsum per row of that stick, the cast and the store.
+//     scalar per row; then cast (SFU) and store the tile (DMA). Rows of whole
+//     sticks (lane_steps) are reduced in two steps instead: per stick of the
+//     rows one SFU op over the chunk's rows, lane by lane, then one sfu.rowsum /
+//     rowmax of a stick per row.
 //   axes 1, 2 (across sticks): per tile of `tile` lanes of x, for each chunk of
 //     `chunk` rows of the reduced axis: stage it (DMA; fp16 widened by one SFU
 //     cast), acc[x] = acc[x] + wide[x, r] as one SFU add over the chunk's rows;
@@ -37,13 +36,6 @@ struct ReduceFuncs {
     Halide::RDom r;       // the reduced axis, true extent
     Halide::Var u, v;     // the output dims
     Halide::Var x;        // wide's dim 0 (the stick dimension)
-    // Axis 0 sum and mean with the row sums on the PT (ReduceSpyrePlan::pt_row_sums; else
-    // undefined): rowsum(n, u, v) += ones(n, k) * in(k, u, v) over K chunks (rk: k within a
-    // chunk, then the chunk), ones(n, k) = 1 at n = 0 and 0 elsewhere, so lane 0 of each row
-    // holds the row's sum and the others 0; acc(u, v) then sums the row's lanes (rl).
-    Halide::Func ones, rowsum;
-    Halide::RDom rk, rl;
-    Halide::Var n;
     // Axis 0 on the SFU with rows of whole sticks (ReduceSpyrePlan::lane_steps; else undefined):
     // lane(l, u, v) reduces the row's sticks lane by lane (rs), then acc reduces lane's one stick
     // per row (rl_lane): a row reduction costs the SFU 17x an elementwise op per stick.
@@ -72,13 +64,6 @@ struct ReduceSpyrePlan {
     // Axes 1, 2: cores along the reduced axis (> 1: each reduces n / cores_r rows into its part of a
     // distributed buffer, core 0 combines the parts after gathering them over the ring).
     int cores_r = 1;
-    // Axis 0 sum / mean: the row sums as a PT matmul of the rows with a ones column, K chunks of
-    // k_chunk columns staged at a time (whole sticks dividing d0), instead of one sfu.rowsum per
-    // row; the SFU then only sums each row's one stick of results. Part of the algorithm (the
-    // generator's row_sums): the planner's choice where it is cheaper, the SFU-bound few-core
-    // shapes (a row sum costs the SFU 17x an elementwise op per stick, docs/timing-model.md).
-    bool pt_row_sums = false;
-    int k_chunk = 0;
     // Axis 0 on the SFU, rows of whole sticks (more than one; reduce_lane_steps): the rows
     // reduced in two steps, lane by lane over their sticks, then one stick per row.
     bool lane_steps = false;
@@ -98,14 +83,8 @@ struct ReduceSpyrePlan {
     X(int, chunk, 0, "rows per staged chunk (0: chosen): axis 0 rows of y, dividing the tile; axes 1, 2 rows of the reduced axis, dividing it", spyre::knob_from_shape) \
     X(int, reduce_cores, 0, "axes 1, 2: cores along the reduced axis (0: chosen, 1: none; must divide it)", {0, 1})
 
-// How axis 0 sums and means reduce their rows (gen_reduce's row_sums): part of the algorithm.
-enum class RowSums { Planned, Sfu, Pt };
-
 struct ReduceSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_REDUCE_KNOBS)
-    // Not a knob: the algorithm's (gen_reduce's row_sums GeneratorParam). Planned: the PT where
-    // it is legal (axis 0 sum or mean, d0 whole sticks, no forced row chunk) and cheaper.
-    RowSums row_sums = RowSums::Planned;
 };
 
 // Whether axis 0 on the SFU reduces rows in two steps (rows of whole sticks, more than one):

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "jit_helpers.h"
@@ -20,13 +19,12 @@ struct ReduceCase {
     int d0, d1, d2;
     const char *dtype;
     bool split = false;  // the planner splits the reduced axis across the cores (small outputs)
-    const char *row_sums = "auto";  // axis 0 sum / mean: gen_reduce's row_sums (pt: a PT matmul with a ones column)
 };
 
 std::string case_name(const ::testing::TestParamInfo<ReduceCase> &info) {
     const ReduceCase &c = info.param;
     return std::string(c.op) + "_axis" + std::to_string(c.axis) + "_" + c.dtype + "_" + std::to_string(c.d0) + "x" +
-           std::to_string(c.d1) + "x" + std::to_string(c.d2) + (std::string(c.row_sums) == "auto" ? "" : "_" + std::string(c.row_sums));
+           std::to_string(c.d1) + "x" + std::to_string(c.d2);
 }
 
 class ReduceDualRealization : public ::testing::TestWithParam<ReduceCase> {};
@@ -40,19 +38,12 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
                                                        {"d0", std::to_string(c.d0)},
                                                        {"d1", std::to_string(c.d1)},
                                                        {"d2", std::to_string(c.d2)},
-                                                       {"dtype", c.dtype},
-                                                       {"row_sums", c.row_sums}};
-    ReduceSpyreOptions options;
-    const std::string row_sums = c.row_sums;
-    options.row_sums = row_sums == "pt" ? RowSums::Pt : row_sums == "sfu" ? RowSums::Sfu : RowSums::Planned;
+                                                       {"dtype", c.dtype}};
     set_compiling_for_spyre(true);
-    const ReduceSpyrePlan plan = plan_reduce_spyre(shape, options);
+    const ReduceSpyrePlan plan = plan_reduce_spyre(shape);
     set_compiling_for_spyre(false);
     EXPECT_EQ(plan.cores_r > 1, c.split) << "cores along the reduced axis: " << plan.cores_r;
-    if (row_sums == "pt") {
-        EXPECT_TRUE(plan.pt_row_sums);
-    }
-    if (shape.axis == 0 && !plan.pt_row_sums) {
+    if (shape.axis == 0) {
         EXPECT_EQ(plan.lane_steps, c.d0 % plan.in_lanes == 0 && c.d0 > plan.in_lanes) << "rows reduced in two steps";
     }
 
@@ -76,8 +67,8 @@ TEST_P(ReduceDualRealization, SpyreMatchesHost) {
     // the reduction length n (relative to max(1, |ref|)). fp16 outputs round once.
     const int n = shape.reduced();
     const double tol = (t == Halide::Float(32) ? 2.4e-7 * n : 2e-3) + 1e-6;
-    // The formula itself, in double, over the true extents: the host build must be it (the PT row
-    // sums' algorithm is not the SFU's, so agreeing with the Spyre build is not enough).
+    // The formula itself, in double, over the true extents: the host build must be it (agreeing
+    // with the Spyre build is not enough: both run the generator's algorithm).
     auto direct = [&](int u, int v) {
         double r = shape.op == "max" ? -INFINITY : 0.0;
         for (int k = 0; k < n; k++) {
@@ -127,35 +118,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceDualRealization,
                                            ReduceCase{"sum", 1, 64, 4096, 1, "float32", true},
                                            ReduceCase{"max", 1, 100, 2048, 2, "float16", true},
                                            ReduceCase{"mean", 2, 64, 3, 1024, "float16", true},
-                                           // Row sums on the PT (a matmul with a ones column): ragged rows, and
-                                           // rows too long for one staged chunk (8192 fp16: K in chunks).
-                                           ReduceCase{"sum", 0, 96, 33, 2, "float32", false, "pt"},
-                                           ReduceCase{"mean", 0, 8192, 70, 1, "float16", false, "pt"},
-                                           ReduceCase{"sum", 0, 128, 200, 2, "float16", false, "pt"},
-                                           // On the SFU, rows of whole sticks in two steps (lane by lane over
-                                           // the sticks, then one stick per row): a max, a sum kept off the PT.
+                                           // Rows of whole sticks, reduced in two steps (lane by lane over the
+                                           // sticks, then one stick per row): a max, fp32 sums, and rows of 8192
+                                           // fp16 staged a chunk of rows at a time.
                                            ReduceCase{"max", 0, 256, 40, 2, "float16"},
-                                           ReduceCase{"sum", 0, 128, 33, 1, "float32", false, "sfu"}),
+                                           ReduceCase{"sum", 0, 96, 33, 2, "float32"},
+                                           ReduceCase{"mean", 0, 8192, 70, 1, "float16"}),
                          case_name);
-
-// row_sums=pt where the PT cannot sum the rows (a max, a d0 not in whole sticks) is a compile
-// error that says what it needs and what it got.
-TEST(ReduceParams, RowSumsOnThePtWhereTheyCannotBeIsRefusedNamingWhy) {
-    for (const auto &[op, d0] : std::vector<std::pair<std::string, std::string>>{{"max", "64"}, {"sum", "100"}}) {
-        std::string msg;
-        try {
-            const Halide::Buffer<> in = random_buffer("in", Halide::Float(16), {std::stoi(d0), 8, 1}, 3);
-            build_generator("reduce", {{"d0", d0}, {"d1", "8"}, {"d2", "1"}, {"op", op}, {"axis", "0"}, {"row_sums", "pt"}},
-                            true, in);
-        } catch (const Halide::CompileError &e) {
-            msg = e.what();
-        }
-        set_compiling_for_spyre(false);
-        EXPECT_NE(msg.find("row_sums=pt needs axis 0, op sum or mean, d0 a whole number of sticks"), std::string::npos)
-            << msg;
-        EXPECT_NE(msg.find("op " + op + ", d0 " + d0), std::string::npos) << msg;
-    }
-}
 
 }  // namespace
 }  // namespace spyre::testing
