@@ -174,12 +174,8 @@ public:
 
 private:
     spyre::SoftmaxFuncs funcs() {
-        spyre::SoftmaxFuncs f{*out, result_, exp_, max_, sum_, x_, y_, r_};
-        if (lane_max_.defined()) {
-            f.lane_max = lane_max_, f.lane_sum = lane_sum_, f.l = l_;
-            f.rs_max = rs_max_, f.rs_sum = rs_sum_, f.rl_max = rl_max_, f.rl_sum = rl_sum_;
-        }
-        return f;
+        // lane_max_ and lane_sum_ stay undefined unless the algorithm reduces rows in two steps.
+        return {*out, result_, exp_, max_, sum_, x_, y_, r_, lane_max_, lane_sum_, rs_max_, rs_sum_, rl_max_, rl_sum_, l_};
     }
 
     Var x_{"x"}, y_{"y"}, l_{"l"};
