@@ -66,7 +66,7 @@ public:
         idx[shape_.kept(0)] = u_;
         idx[shape_.kept(1)] = v_;
         const Expr w = wide_(idx[0], idx[1], idx[2]);
-        if (plan_.lane_steps) {
+        if (spyre::reduce_lane_steps(shape_)) {
             // Axis 0 on the SFU, rows of whole sticks: lane by lane over the row's sticks, then
             // over one stick's lanes (the same max; the sum's terms in another order).
             const int lanes = spyre::stick_lanes(t);
@@ -139,7 +139,7 @@ public:
     std::string describe(const spyre::ReduceSpyrePlan &p) const {
         std::string s = "tiles of " + std::to_string(p.tile) + " lanes (out dim 0 padded to " + std::to_string(p.u_padded) + ")";
         if (shape_.axis != 0) s += ", chunks of " + std::to_string(p.chunk) + " reduced rows";
-        if (p.lane_steps) s += ", rows reduced lane by lane over their sticks, then one stick per row";
+        if (spyre::reduce_lane_steps(shape_)) s += ", rows reduced lane by lane over their sticks, then one stick per row";
         return s + ", cores " + std::to_string(p.cores_u) + " x " + std::to_string(p.cores_v) + " x " +
                std::to_string(p.cores_r) + " (u x v x reduced axis), " +
                spyre::buffering_and_footprint(p.double_buffer, p.footprint_bytes);

@@ -58,45 +58,39 @@ public:
             _halide_user_assert(false) << e.what();
         }
         Expr v = cast<float>((*in)(x_, y_));
-        if (axis == 0 && spyre::softmax_lane_steps(cols, t)) {
-            // The row max and sum in two steps (the same values: the max is exact, the sum
-            // adds the same terms in another order): lane by lane over the row's sticks, the
-            // max over the input's sticks and the sum over exp's f32 sticks, then over one
-            // such vector's lanes (softmax_schedule.h).
-            r_ = RDom(0, (int)cols, "r");
-            const int il = spyre::stick_lanes(t), fl = spyre::stick_lanes(Float(32));
+        // The statistics keep y (axis 0: one per row) or x (axis 1: one per column, over the
+        // rows, lane by lane); r runs over the true extent of the other.
+        const bool over_rows = axis == 1;
+        const Var kept = over_rows ? x_ : y_;
+        r_ = RDom(0, over_rows ? (int)rows : (int)cols, "r");
+        // Axis 0, rows of whole sticks: the row max and sum in two steps (the same values: the
+        // max is exact, the sum adds the same terms in another order), lane by lane over the
+        // row's sticks, the max over the input's sticks and the sum over exp's f32 sticks, then
+        // over one such vector's lanes (softmax_schedule.h).
+        const bool lane_steps = !over_rows && spyre::softmax_lane_steps(cols, t);
+        const int il = spyre::stick_lanes(t), fl = spyre::stick_lanes(Float(32));
+        max_(kept) = Float(32).min();
+        if (lane_steps) {
             rs_max_ = RDom(0, (int)cols / il, "rs_max");
             rl_max_ = RDom(0, il, "rl_max");
-            rs_sum_ = RDom(0, (int)cols / fl, "rs_sum");
-            rl_sum_ = RDom(0, fl, "rl_sum");
             lane_max_(l_, y_) = Float(32).min();
             lane_max_(l_, y_) = max(lane_max_(l_, y_), cast<float>((*in)(rs_max_ * il + l_, y_)));
-            max_(y_) = Float(32).min();
-            max_(y_) = max(max_(y_), lane_max_(rl_max_, y_));
-            exp_(x_, y_) = exp(v - max_(y_));
+            max_(kept) = max(max_(kept), lane_max_(rl_max_, y_));
+        } else {
+            max_(kept) = max(max_(kept), cast<float>(over_rows ? (*in)(x_, r_) : (*in)(r_, y_)));
+        }
+        exp_(x_, y_) = exp(v - max_(kept));
+        sum_(kept) = 0.0f;
+        if (lane_steps) {
+            rs_sum_ = RDom(0, (int)cols / fl, "rs_sum");
+            rl_sum_ = RDom(0, fl, "rl_sum");
             lane_sum_(l_, y_) = 0.0f;
             lane_sum_(l_, y_) += exp_(rs_sum_ * fl + l_, y_);
-            sum_(y_) = 0.0f;
-            sum_(y_) += lane_sum_(rl_sum_, y_);
-            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
-        } else if (axis == 0) {
-            r_ = RDom(0, (int)cols, "r");
-            max_(y_) = Float(32).min();
-            max_(y_) = max(max_(y_), cast<float>((*in)(r_, y_)));
-            exp_(x_, y_) = exp(v - max_(y_));
-            sum_(y_) = 0.0f;
-            sum_(y_) += exp_(r_, y_);
-            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(y_));
+            sum_(kept) += lane_sum_(rl_sum_, y_);
         } else {
-            // Each column's statistics over the rows, lane by lane.
-            r_ = RDom(0, (int)rows, "r");
-            max_(x_) = Float(32).min();
-            max_(x_) = max(max_(x_), cast<float>((*in)(x_, r_)));
-            exp_(x_, y_) = exp(v - max_(x_));
-            sum_(x_) = 0.0f;
-            sum_(x_) += exp_(x_, r_);
-            result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(x_));
+            sum_(kept) += over_rows ? exp_(x_, r_) : exp_(r_, y_);
         }
+        result_(x_, y_) = cast(t, exp_(x_, y_) / sum_(kept));
         (*out)(x_, y_) = result_(x_, y_);
         constrain_tensors();
     }

@@ -88,10 +88,10 @@ struct ReduceCandidates {
         planning::TiledPlan tp;
         // The staged rows (and the result when it moves with the same loop); one fp32 row
         // temporary (fp16), the accumulators.
-        p.lane_steps = reduce_lane_steps(s);
+        const bool lane_steps = reduce_lane_steps(s);
         tp.buffered_bytes = (int64_t)chunk * d0p * eb + (chunks == 1 ? (int64_t)p.tile * eb : 0);
         tp.fixed_bytes = (f16 ? (int64_t)d0p * 4 : 0) + (int64_t)p.tile * 4 + (chunks == 1 ? 0 : (int64_t)p.tile * eb) +
-                         (p.lane_steps ? (int64_t)chunk * lanes * 4 : 0);  // the chunk's lane vectors
+                         (lane_steps ? (int64_t)chunk * lanes * 4 : 0);  // the chunk's lane vectors
         tp.staging_trip = planning::staging_trip({chunks, u_trip, v_trip});
         tp.per_core_trips = {chunks, u_trip, v_trip};
         tp.inner_loops = chunk > 1 ? 1 : 0;  // the rows of a chunk
@@ -101,7 +101,7 @@ struct ReduceCandidates {
         // One row reduction per row; or (lane_steps) per stick of the rows one elementwise op
         // over the chunk's rows, then one row reduction of a stick per row.
         tp.compute_cycles_per_tile =
-            p.lane_steps ? (d0p / lanes) * reduce_cycles(lanes, chunk, SfuCost::Simple) +
+            lane_steps ? (d0p / lanes) * reduce_cycles(lanes, chunk, SfuCost::Simple) +
                                m.sfu_instruction_cycles(lanes, chunk, 4, SfuCost::RowReduce)
                          : chunk * reduce_cycles(s.d0, 1, SfuCost::RowReduce);
         offer(p, tp);

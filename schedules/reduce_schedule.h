@@ -8,7 +8,7 @@
 //   axis 0 (along the sticks): per tile of `tile` rows of y, `chunk` rows at a
 //     time: stage them (DMA), one sfu.rowsum / sfu.rowmax per row into a
 //     scalar per row; then cast (SFU) and store the tile (DMA). Rows of whole
-//     sticks (lane_steps) are reduced in two steps instead: per stick of the
+//     sticks (reduce_lane_steps) are reduced in two steps instead: per stick of the
 //     rows one SFU op over the chunk's rows, lane by lane, then one sfu.rowsum /
 //     rowmax of a stick per row.
 //   axes 1, 2 (across sticks): per tile of `tile` lanes of x, for each chunk of
@@ -36,7 +36,7 @@ struct ReduceFuncs {
     Halide::RDom r;       // the reduced axis, true extent
     Halide::Var u, v;     // the output dims
     Halide::Var x;        // wide's dim 0 (the stick dimension)
-    // Axis 0 on the SFU with rows of whole sticks (ReduceSpyrePlan::lane_steps; else undefined):
+    // Axis 0 with rows of whole sticks (reduce_lane_steps; else undefined):
     // lane(l, u, v) reduces the row's sticks lane by lane (rs), then acc reduces lane's one stick
     // per row (rl_lane): a row reduction costs the SFU 17x an elementwise op per stick.
     Halide::Func lane;
@@ -64,9 +64,6 @@ struct ReduceSpyrePlan {
     // Axes 1, 2: cores along the reduced axis (> 1: each reduces n / cores_r rows into its part of a
     // distributed buffer, core 0 combines the parts after gathering them over the ring).
     int cores_r = 1;
-    // Axis 0 on the SFU, rows of whole sticks (more than one; reduce_lane_steps): the rows
-    // reduced in two steps, lane by lane over their sticks, then one stick per row.
-    bool lane_steps = false;
     int64_t footprint_bytes = 0;
     bool double_buffer = false;  // the staged input (and the result tile, unless axis 0 stages chunks of it) in two copies
     double estimated_us = 0;     // the planning framework's estimate of the kernel (schedules/planner.h)
@@ -87,7 +84,7 @@ struct ReduceSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_REDUCE_KNOBS)
 };
 
-// Whether axis 0 on the SFU reduces rows in two steps (rows of whole sticks, more than one):
+// Whether axis 0 reduces rows in two steps (rows of whole sticks, more than one):
 // the generator and the planner agree through this.
 bool reduce_lane_steps(const ReduceShape &shape);
 

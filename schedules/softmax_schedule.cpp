@@ -101,12 +101,12 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     // Per row on the SFU: the max and the sum across the row, exp(x - max) and the
     // product by 1/sum, and the casts of fp16; one instruction per row vector.
     const int vec = options.row_vectors ? planning::row_vector_lanes(p.cols_padded, p.in_lanes) : p.f32_lanes;
-    p.lane_steps = softmax_lane_steps(cols, t);
+    const bool lane_steps = softmax_lane_steps(cols, t);
     // The row max and sum: one row reduction each, or (lane_steps) an elementwise op per stick
     // of the row (one instruction over the tile's rows each, so per row its share) and a row
     // reduction of one vector (the input's stick for the max, an f32 stick for the sum).
     const double reductions =
-        p.lane_steps
+        lane_steps
             ? planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple) * 2 +
                   m.sfu_instruction_cycles(p.in_lanes, 1, 4, MD::SfuCost::RowReduce) +
                   m.sfu_instruction_cycles(p.f32_lanes, 1, 4, MD::SfuCost::RowReduce)
@@ -114,7 +114,7 @@ SoftmaxSpyrePlan plan_softmax_spyre(int cols, int rows, const Type &t, const Sof
     w.compute_cycles_per_row = reductions +
                                planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Transcendental) +
                                (2 + (t.bits() == 16 ? 2 : 0)) * planning::sfu_row_cycles(p.cols_padded, vec, 4, MD::SfuCost::Simple);
-    if (p.lane_steps) w.fixed_bytes_per_row += (int64_t)(p.in_lanes + p.f32_lanes) * 4;  // the lane vectors
+    if (lane_steps) w.fixed_bytes_per_row += (int64_t)(p.in_lanes + p.f32_lanes) * 4;  // the lane vectors
     take_row_tiles(plan_row_tiles(w, {options.max_cores, options.tile_rows, options.double_buffer}), &p);
     return p;
 }

@@ -48,7 +48,6 @@ struct SoftmaxSpyrePlan {
     double estimated_us = 0;      // the planning framework's estimate of the kernel (schedules/planner.h)
     bool row_vectors = true;
     bool double_buffer = true;
-    bool lane_steps = false;  // axis 0: the row max and sum in two steps (SoftmaxFuncs::lane_max)
 };
 
 // Whether softmax over rows of `cols` elements of `t` reduces them in two steps: rows of
