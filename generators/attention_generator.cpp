@@ -363,7 +363,8 @@ public:
                std::to_string(p.sp) + ", the query rows to " + std::to_string(p.qp) + ", d to " + std::to_string(p.dp) +
                "), cores " + std::to_string(p.ch) + " x " + std::to_string(p.cq) + " (heads x query tiles), " +
                (p.double_buffer || p.double_buffer_q ? "double" : "single") + "-buffered, " +
-               (p.resident_kv ? "K and V resident per KV head, " : "") + std::to_string(p.footprint_bytes) +
+               (p.resident_kv ? "K and V resident per KV head, " : "") +
+               (p.softmax_ahead ? "softmax a step ahead, " : "") + std::to_string(p.footprint_bytes) +
                " scratchpad bytes per core";
     }
     std::string knob_lines(const spyre::AttentionSpyreOptions &o) const {

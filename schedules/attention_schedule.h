@@ -75,6 +75,11 @@ struct AttentionSpyrePlan {
     bool resident_kv = false;
     bool double_buffer_q = false;       // with resident_kv: the Q tiles in two copies (when they fit)
     bool double_buffer_result = false;  // with resident_kv: the result tiles in two copies (when they fit)
+    // The next step's scores and softmax (S on the PT; s, the row max and P on the SFU) computed
+    // while this step's P.V and state update run, in two copies (compute_one_iteration_ahead;
+    // the planner decides: with double_buffer, at least two steps a loop, where the steps are
+    // not paced by their loads and the copies fit).
+    bool softmax_ahead = false;
 
     int cores() const { return ch * cq; }
 };

@@ -758,6 +758,14 @@ void double_buffer_result(Func f) {
     ScheduleContext::active().request_double_buffering(f.name());
 }
 
+void compute_one_iteration_ahead(Func f, bool second_copy) {
+    const std::string what = describe("compute_one_iteration_ahead", f);
+    if (f.function().schedule().memory_type() != MemoryType::VTCM) {
+        fail(what, "it is not in the scratchpad; schedule it with store_in(MemoryType::VTCM) and compute_at first");
+    }
+    ScheduleContext::active().request_computing_ahead(f.name(), second_copy);
+}
+
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered) {
     if (double_buffered) {
         double_buffer(f, consumer, at);

@@ -172,6 +172,23 @@ void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::Va
 // refuses, naming f, a Func that is not in the scratchpad.
 void double_buffer_result(Halide::Func f);
 
+// f, a Func computed in the scratchpad at a loop (as for double_buffer_result),
+// gets two copies of its buffer and is computed one iteration of that loop
+// ahead of the rest of the iteration: the instructions that write f (and the
+// loads before them) of iteration i+1 are issued before the rest of iteration
+// i, so a unit computes f's next tile while the other units consume this one
+// (a software pipeline over computed tiles, as double_buffer is over loaded
+// ones: attention's scores on the PT while the SFU takes this tile's
+// softmax). Where the loop's body does not allow it (f written inside a loop
+// nested in it, or by an instruction that also writes something else, or a
+// conflict with what the writes would move across) the backend keeps the two
+// copies and the program order. With second_copy false f keeps one buffer,
+// for a tile that the iteration's rest never reads (read only by other Funcs
+// computed ahead: attention's scores, read only by the softmax): its writes
+// still move with them. Call it after scheduling f; the backend refuses,
+// naming f, a Func that is not in the scratchpad.
+void compute_one_iteration_ahead(Halide::Func f, bool second_copy = true);
+
 // ---- ring ---------------------------------------------------------------
 
 // f, a staged copy of an input (stage_in_scratchpad or double_buffer first),

@@ -96,6 +96,12 @@ void ScheduleContext::request_double_buffering(const std::string &func_name) {
     double_buffered_.insert(func_name);
 }
 
+void ScheduleContext::request_computing_ahead(const std::string &func_name, bool second_copy) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (second_copy) double_buffered_.insert(func_name);
+    computed_ahead_.insert(func_name);
+}
+
 void ScheduleContext::request_ring_sharing(const std::string &func_name, bool in_pieces, bool gathered) {
     std::lock_guard<std::mutex> lock(mutex_);
     ring_shared_.insert(func_name);
@@ -106,6 +112,11 @@ void ScheduleContext::request_ring_sharing(const std::string &func_name, bool in
 std::set<std::string> ScheduleContext::double_buffered() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return double_buffered_;
+}
+
+std::set<std::string> ScheduleContext::computed_ahead() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return computed_ahead_;
 }
 
 std::set<std::string> ScheduleContext::ring_shared() const {

@@ -2,7 +2,7 @@
 // machine it is compiled for, the driver's options (output directory, kernel name), the
 // tensors' static shapes, padding and device layouts (constrain_tensor, set_device_layout), the
 // treatments the schedule asked for by Func name (double_buffer, double_buffer_result,
-// share_over_ring), and a deadline for its compile.
+// compute_one_iteration_ahead, share_over_ring), and a deadline for its compile.
 //
 // The scheduling vocabulary writes into the context that is *active* on the calling thread;
 // the lowering pass receives its context explicitly when it is attached (attach_spyre_lowering)
@@ -94,8 +94,12 @@ public:
 
     // ---- what the schedule asks of the lowering, by Func name ----
     void request_double_buffering(const std::string &func_name);
+    // The Func computed one iteration of its loop ahead (compute_one_iteration_ahead), in two
+    // copies (as request_double_buffering) or, with second_copy false, in one.
+    void request_computing_ahead(const std::string &func_name, bool second_copy);
     void request_ring_sharing(const std::string &func_name, bool in_pieces, bool gathered = false);
     std::set<std::string> double_buffered() const;
+    std::set<std::string> computed_ahead() const;  // computed one iteration ahead (double_buffered: in two copies)
     std::set<std::string> ring_shared() const;
     std::set<std::string> ring_pieces() const;    // of ring_shared, forwarded in pieces
     std::set<std::string> ring_gathered() const;  // of ring_shared, loaded in shares by every core of a chain
@@ -122,7 +126,7 @@ private:
     DriverOptions driver_options_;
     std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
     std::map<std::string, SpyreTensorInfo> tensors_;
-    std::set<std::string> double_buffered_, ring_shared_, ring_pieces_, ring_gathered_;
+    std::set<std::string> double_buffered_, computed_ahead_, ring_shared_, ring_pieces_, ring_gathered_;
 };
 
 // The machine of the active context: what the planners in schedules/ plan for.

@@ -97,6 +97,7 @@ struct LoweringInputs {
     MachineDescription machine;
     std::map<std::string, SpyreTensorInfo> tensors;  // spyre::constrain_tensor and set_device_layout
     std::set<std::string> double_buffered;           // spyre::double_buffer
+    std::set<std::string> computed_ahead;            // spyre::compute_one_iteration_ahead
     std::set<std::string> ring_shared;               // spyre::share_over_ring
     std::set<std::string> ring_pieces;               // of those, forwarded in pieces
     std::set<std::string> ring_gathered;             // of those, loaded in shares (RingForwarding::Gathered)
@@ -164,6 +165,7 @@ public:
         in_.machine = context_->machine();
         in_.tensors = context_->tensors();
         in_.double_buffered = context_->double_buffered();
+        in_.computed_ahead = context_->computed_ahead();
         in_.ring_shared = context_->ring_shared();
         in_.ring_pieces = context_->ring_pieces();
         in_.ring_gathered = context_->ring_gathered();
@@ -392,6 +394,7 @@ private:
         }
         kt.buffer_exprs = uses.buffer_exprs;
         kt.interface.double_buffered = in_.double_buffered;
+        kt.interface.computed_ahead = in_.computed_ahead;
         for (const std::string &n : kt.names) {
             auto found = in_.tensors.find(n);
             const SpyreTensorInfo *info = found == in_.tensors.end() ? nullptr : &found->second;

@@ -59,7 +59,52 @@ bool references(const ProgramNode &n, const PingPongBuffer &b) {
     return false;
 }
 
-// A DMA load into either copy of one of the loop's ping-pong buffers.
+// Whether [lo, hi) lies in either copy of b.
+bool in_either_copy(int64_t lo, int64_t hi, const PingPongBuffer &b) {
+    return (lo >= b.lo && hi <= b.hi) || (lo >= b.lo + b.offset && hi <= b.hi + b.offset);
+}
+
+bool computes_ahead(const std::vector<const PingPongBuffer *> &mine) {
+    for (const PingPongBuffer *b : mine) {
+        if (b->computed_ahead) return true;
+    }
+    return false;
+}
+
+// What an item writes, for compute_one_iteration_ahead: something besides buffers computed ahead
+// and temporaries; only temporaries of its SFU expression (written and read within one
+// statement); or buffers computed ahead (and perhaps temporaries).
+enum class AheadWrites { Other, TemporariesOnly, Ahead };
+
+AheadWrites ahead_writes(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine, std::vector<int64_t> &trips) {
+    if (n.kind == ProgramNode::Kind::Loop) {
+        trips.push_back(n.trip);
+        AheadWrites w = n.body.empty() ? AheadWrites::Other : AheadWrites::TemporariesOnly;
+        for (const ProgramNode &c : n.body) {
+            const AheadWrites cw = ahead_writes(c, mine, trips);
+            if (cw == AheadWrites::Other) w = AheadWrites::Other;
+            if (cw == AheadWrites::Ahead && w != AheadWrites::Other) w = AheadWrites::Ahead;
+        }
+        trips.pop_back();
+        return w;
+    }
+    if (n.inst.op == isa::Opcode::DmaLoad || n.inst.op == isa::Opcode::DmaStore) return AheadWrites::Other;
+    AheadWrites w = AheadWrites::Other;
+    for (const ScratchpadAccess &a : node_accesses(n, trips)) {
+        if (!a.write) continue;
+        bool ahead = false, temporary = false;
+        for (const PingPongBuffer *b : mine) ahead = ahead || (b->computed_ahead && in_either_copy(a.lo, a.hi, *b));
+        for (int f = 0; f < isa::opcode_spec(n.inst.op).num_fields; f++) {
+            const SymOperand &o = n.inst.f[f];
+            temporary = temporary || (o.temporary && is_scratchpad_address(n.inst.op, f) && o.base >= a.lo && o.base < a.hi);
+        }
+        if (!ahead && !temporary) return AheadWrites::Other;
+        if (ahead) w = AheadWrites::Ahead;
+        if (temporary && w == AheadWrites::Other) w = AheadWrites::TemporariesOnly;
+    }
+    return w;
+}
+
 bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
     if (n.kind != ProgramNode::Kind::Instruction || n.inst.op != isa::Opcode::DmaLoad) return false;
     const int64_t sp = n.inst.f[isa::field::DmaLoad::sp].base;
@@ -69,12 +114,53 @@ bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffe
     return false;
 }
 
-bool has_nested_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
-    if (n.kind != ProgramNode::Kind::Loop) return false;
-    for (const ProgramNode &c : n.body) {
-        if (is_staging_load(c, mine) || has_nested_staging_load(c, mine)) return true;
+// The tile producers among a copy of the loop body: the DMA loads into either copy of the loop's
+// ping-pong buffers, and the items (instructions, or loops of them) that compute a buffer
+// computed ahead (compute_one_iteration_ahead): those writing only such buffers and their own
+// temporaries, and those writing only temporaries that the next reader of is one of them (the
+// first instructions of a producer's SFU expression). `trips`: the loops around the body.
+std::vector<bool> tile_producers(const std::vector<ProgramNode> &body, const std::vector<const PingPongBuffer *> &mine,
+                                 std::vector<int64_t> &trips) {
+    std::vector<bool> producer(body.size(), false);
+    std::vector<AheadWrites> writes(body.size(), AheadWrites::Other);
+    for (size_t i = 0; i < body.size(); i++) {
+        producer[i] = is_staging_load(body[i], mine);
+        if (computes_ahead(mine)) writes[i] = ahead_writes(body[i], mine, trips);
     }
-    return false;
+    for (size_t i = body.size(); i-- > 0;) {
+        if (writes[i] == AheadWrites::Ahead) producer[i] = true;
+        if (writes[i] != AheadWrites::TemporariesOnly) continue;
+        std::vector<ScratchpadAccess> written;
+        for (const ScratchpadAccess &a : node_accesses(body[i], trips)) {
+            if (a.write) written.push_back(a);
+        }
+        for (size_t j = i + 1; j < body.size(); j++) {
+            if (accesses_conflict(written, node_accesses(body[j], trips))) {
+                producer[i] = producer[j];
+                break;
+            }
+        }
+    }
+    return producer;
+}
+
+// A loop of the body that is not a tile producer but holds a staging load or writes a buffer
+// computed ahead: the pair cannot be pipelined.
+bool has_nested_tile_producer(const ProgramNode &n, bool producer, const std::vector<const PingPongBuffer *> &mine,
+                              std::vector<int64_t> &trips) {
+    if (n.kind != ProgramNode::Kind::Loop || producer) return false;
+    for (const ScratchpadAccess &a : node_accesses(n, trips)) {
+        if (!a.write) continue;
+        for (const PingPongBuffer *b : mine) {
+            const bool overlaps = (a.lo < b->hi && b->lo < a.hi) || (a.lo < b->hi + b->offset && b->lo + b->offset < a.hi);
+            if (b->computed_ahead && overlaps) return true;
+        }
+    }
+    trips.push_back(n.trip);
+    bool found = false;
+    for (const ProgramNode &c : n.body) found = found || is_staging_load(c, mine) || has_nested_tile_producer(c, false, mine, trips);
+    trips.pop_back();
+    return found;
 }
 
 // Consecutive tiles that overlap in DRAM (a stencil's input rows) take the
@@ -91,6 +177,11 @@ void reuse_tile_overlaps(const std::vector<ProgramNode> &loads0, std::vector<Pro
     if (loads0.size() != loads1.size() || loads0.size() != next0.size()) return;
     std::vector<ProgramNode> new1, new0;
     for (size_t k = 0; k < loads0.size(); k++) {
+        if (loads0[k].inst.op != isa::Opcode::DmaLoad) {  // a computed tile's producer
+            new1.push_back(loads1[k]);
+            new0.push_back(next0[k]);
+            continue;
+        }
         const ProgramNode original1 = loads1[k];
         ProgramNode l1 = loads1[k], l0 = next0[k];
         const SymInstruction &in = loads0[k].inst;
@@ -167,9 +258,11 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     for (const auto *copy : {&first, &second}) {
         auto &loads = copy == &first ? loads0 : loads1;
         auto &rest = copy == &first ? rest0 : rest1;
-        for (const ProgramNode &c : *copy) {
-            if (has_nested_staging_load(c, mine)) return trips.pop_back(), false;
-            if (!is_staging_load(c, mine)) {
+        const std::vector<bool> producer = tile_producers(*copy, mine, trips);
+        for (size_t i = 0; i < copy->size(); i++) {
+            const ProgramNode &c = (*copy)[i];
+            if (has_nested_tile_producer(c, producer[i], mine, trips)) return trips.pop_back(), false;
+            if (!producer[i]) {
                 rest.push_back(c);
                 continue;
             }
@@ -194,6 +287,46 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         }
     }
     reuse_tile_overlaps(loads0, loads1, next0, rest0, rest1, mine, trips, ctx);
+    // Copy 0's compute and its next tile. With a buffer computed ahead, the next tile's loads
+    // move up through the compute where independent (keeping their order among the loads):
+    // its producers follow this copy's matmuls on their unit and need their operands first,
+    // not after this copy's trailing store in the DMA queue.
+    std::vector<ProgramNode> middle = rest0;
+    middle.insert(middle.end(), next0.begin(), next0.end());
+    if (computes_ahead(mine)) {
+        for (size_t i = rest0.size(); i < middle.size(); i++) {
+            if (middle[i].kind != ProgramNode::Kind::Instruction || middle[i].inst.op != isa::Opcode::DmaLoad) continue;
+            size_t to = i;
+            while (to > 0 && !(middle[to - 1].kind == ProgramNode::Kind::Instruction &&
+                               middle[to - 1].inst.op == isa::Opcode::DmaLoad) &&
+                   independent(middle[i], middle[to - 1])) {
+                to--;
+            }
+            std::rotate(middle.begin() + (std::ptrdiff_t)to, middle.begin() + (std::ptrdiff_t)i,
+                        middle.begin() + (std::ptrdiff_t)i + 1);
+        }
+    }
+    // With a buffer computed ahead, copy 1's trailing stores also wait for the next pair's first
+    // loads (the pipelined pairs after the first take them after their copy 1 loads): in the DMA
+    // queue they would hold up the tile the next pair's producers compute first.
+    const int64_t pipelined_pairs = odd ? half : half - 1;
+    std::vector<ProgramNode> rest1_kept = rest1, deferred;
+    if (computes_ahead(mine) && pipelined_pairs >= 1) {
+        while (!rest1_kept.empty() && rest1_kept.back().kind == ProgramNode::Kind::Instruction &&
+               rest1_kept.back().inst.op == isa::Opcode::DmaStore) {
+            deferred.insert(deferred.begin(), rest1_kept.back());
+            rest1_kept.pop_back();
+        }
+        for (ProgramNode l : loads1) {
+            shift_iteration(l, (size_t)depth);
+            for (const ProgramNode &t : deferred) {
+                if (!independent(l, t)) {
+                    deferred.clear();
+                    rest1_kept = rest1;
+                }
+            }
+        }
+    }
     trips.pop_back();
 
     std::vector<ProgramNode> replacement;
@@ -211,26 +344,67 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
             }
         }
     };
-    const int64_t pipelined_pairs = odd ? half : half - 1;
-    if (pipelined_pairs == 1) {
-        // One pair: inline, so synchronization sees each item (a loop of one trip would hand
-        // its last tokens to the epilogue only after the whole loop).
-        append_at({&loads1, &rest0, &next0, &rest1}, 0);
-    } else if (pipelined_pairs > 1) {
-        ProgramNode body = loop;
-        body.trip = pipelined_pairs;
-        body.pipelined = true;
-        body.body.clear();
-        for (auto *part : {&loads1, &rest0, &next0, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
-        replacement.push_back(std::move(body));
+    if (deferred.empty()) {
+        if (pipelined_pairs == 1) {
+            // One pair: inline, so synchronization sees each item (a loop of one trip would hand
+            // its last tokens to the epilogue only after the whole loop).
+            append_at({&loads1, &middle, &rest1}, 0);
+        } else if (pipelined_pairs > 1) {
+            ProgramNode body = loop;
+            body.trip = pipelined_pairs;
+            body.pipelined = true;
+            body.body.clear();
+            for (auto *part : {&loads1, &middle, &rest1}) body.body.insert(body.body.end(), part->begin(), part->end());
+            replacement.push_back(std::move(body));
+        }
+    } else {
+        // Pair 0 without its trailing stores; then each pair p >= 1 takes pair p - 1's after its loads.
+        append_at({&loads1, &middle, &rest1_kept}, 0);
+        if (pipelined_pairs == 2) {
+            append_at({&loads1}, 1);
+            append_at({&deferred}, 0);
+            append_at({&middle, &rest1_kept}, 1);
+        } else if (pipelined_pairs > 2) {
+            ProgramNode body = loop;
+            body.trip = pipelined_pairs - 1;
+            body.pipelined = true;
+            body.body.clear();
+            for (auto *part : {&loads1, &deferred, &middle, &rest1_kept}) {
+                for (ProgramNode c : *part) {
+                    if (part != &deferred) shift_iteration(c, (size_t)depth);  // pair p = the loop's index + 1
+                    body.body.push_back(std::move(c));
+                }
+            }
+            replacement.push_back(std::move(body));
+        }
     }
+    // The epilogue; the last pipelined pair's deferred stores after its first loads.
     if (odd) {
+        append_at({&deferred}, pipelined_pairs - 1);
         append_at({&rest0}, half);
     } else {
-        append_at({&loads1, &rest0, &rest1}, half - 1);
+        append_at({&loads1}, half - 1);
+        append_at({&deferred}, pipelined_pairs - 1);
+        append_at({&rest0, &rest1}, half - 1);
     }
     nodes.erase(nodes.begin() + (std::ptrdiff_t)index);
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
+    if (computes_ahead(mine)) {
+        // The first tile (its loads and the producers computed ahead) moves up through what
+        // comes before the loop where independent (in order): the loop's first compute then
+        // waits only for what it reads, not for every load before it in the DMA queue
+        // (attention's Q tile and scores ahead of the V that only P.V reads).
+        size_t floor = 0;
+        for (size_t k = 0; k < loads0.size(); k++) {
+            size_t at = index + k;
+            while (at > floor && !accesses_conflict(node_accesses(nodes[at], trips), node_accesses(nodes[at - 1], trips)) &&
+                   !dram_conflict(nodes[at], nodes[at - 1], trips)) {
+                std::swap(nodes[at], nodes[at - 1]);
+                at--;
+            }
+            floor = at + 1;
+        }
+    }
     return true;
 }
 

@@ -17,12 +17,22 @@
 // where the pipeline does not apply, it is left single-buffered (its iterations
 // keep using the first copy).
 //
+// A buffer computed ahead (spyre::compute_one_iteration_ahead) is pipelined
+// the same way: the instructions of the body that write nothing but it (a PT
+// matmul producing attention's scores) count as the tile's staging, so
+// iteration i+1's are issued before the rest of iteration i and their unit
+// computes the next tile while the others consume this one. They keep their
+// program order among the staging loads (a tile's operands are loaded before
+// it is computed). A body that writes such a buffer inside a nested loop, or
+// with an instruction that also writes something else, is not pipelined.
+//
 // Two passes finish the pipeline on the loops around a pipelined loop:
 // store_spreading.h (the loop's trailing store in pieces during the next
 // iteration) and prologue_rotation.h (the next iteration's first tile loaded
 // during this one).
 //
-// Expects a folded program tree; guarantees the same results (the pass only
+// Expects a folded program tree (zero fills already elided, so a computed tile's
+// producer is its matmul alone); guarantees the same results (the pass only
 // reorders independent work and renames private buffers).
 #pragma once
 
@@ -41,12 +51,16 @@ struct PingPongBuffer {
     std::string name;
     int level = 0;
     int loop_id = -1;  // the staging loop (ProgramNode::loop_id)
-    int64_t lo = 0, hi = 0, offset = 0;
+    int64_t lo = 0, hi = 0, offset = 0;  // offset 0: one copy (computed ahead in one copy)
+    // compute_one_iteration_ahead: the instructions that write only this buffer move with the
+    // staging loads (below), so the next iteration's tile is computed during this one's rest.
+    bool computed_ahead = false;
 };
 
 // Also lets consecutive tiles that overlap share the overlap (tile_overlap_reuse.h; its SFU copies
 // have at most `max_sfu_lanes` elements per row). Marks what the passes after it rewrite: the
-// pipelined loops and their prologue loads (store_spreading.h, prologue_rotation.h).
+// pipelined loops and their prologue loads, with computed-ahead buffers the first tile's
+// producers too (store_spreading.h, prologue_rotation.h).
 void apply_double_buffering(std::vector<ProgramNode> &tree, const std::vector<PingPongBuffer> &buffers,
                             int64_t stick_bytes, int64_t max_sfu_lanes);
 

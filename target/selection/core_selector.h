@@ -170,14 +170,20 @@ private:
     void visit_allocate(const Allocate *op, std::vector<ProgramNode> &out);
 
     // Requested by Func name; lowering may add a "$N" suffix (input wrappers get "$0").
-    bool double_buffer_requested(const std::string &allocation) const {
-        if (iface_.double_buffered.count(allocation)) return true;
+    static bool requested(const std::set<std::string> &funcs, const std::string &allocation) {
+        if (funcs.count(allocation)) return true;
         const size_t dollar = allocation.rfind('$');
         if (dollar == std::string::npos || dollar + 1 == allocation.size()) return false;
         for (size_t i = dollar + 1; i < allocation.size(); i++) {
             if (!std::isdigit((unsigned char)allocation[i])) return false;
         }
-        return iface_.double_buffered.count(allocation.substr(0, dollar)) != 0;
+        return funcs.count(allocation.substr(0, dollar)) != 0;
+    }
+    bool double_buffer_requested(const std::string &allocation) const {
+        return requested(iface_.double_buffered, allocation);
+    }
+    bool computing_ahead_requested(const std::string &allocation) const {
+        return requested(iface_.computed_ahead, allocation);
     }
 
     static std::string type_text(const Type &t) {

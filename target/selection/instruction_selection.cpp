@@ -325,22 +325,25 @@ void CoreSelector::visit_allocate(const Allocate *op, std::vector<ProgramNode> &
     BufferInfo b;
     b.type = op->type;
     const int64_t bytes = elems * op->type.bytes();
-    if (double_buffer_requested(op->name) && env_.loop_depth() > 0) {
-        // Two copies; apply_double_buffering alternates between them.
-        // Fresh memory, held until the loop around the staging loop ends: the copies
-        // are renamed by address, so no other buffer of the loop body may share these
-        // bytes, and the enclosing loop's next iteration loads its first tile into them
-        // while this iteration finishes (program_tree/prologue_rotation.h).
+    const bool two_copies = double_buffer_requested(op->name), ahead = computing_ahead_requested(op->name);
+    if ((two_copies || ahead) && env_.loop_depth() > 0) {
+        // Two copies (or, computed ahead in one copy, one); apply_double_buffering alternates
+        // between them. Fresh memory, held until the loop around the staging loop ends: the copies
+        // are renamed by address, so no other buffer of the loop body may share these bytes, and
+        // the enclosing loop's next iteration loads its first tile into them while this
+        // iteration finishes (program_tree/prologue_rotation.h).
         const int64_t copy = (bytes + m_.stick_bytes - 1) / m_.stick_bytes * m_.stick_bytes;
-        b.address = plan_.allocate_above_peak(op->name, 2 * copy);
-        b.bytes = 2 * copy;
+        const int copies = two_copies ? 2 : 1;
+        b.address = plan_.allocate_above_peak(op->name, copies * copy);
+        b.bytes = copies * copy;
         PingPongBuffer pp;
         pp.name = op->name;
         pp.level = env_.loop_depth() - 1;
         pp.loop_id = loop_ids_.back();
         pp.lo = b.address;
         pp.hi = b.address + copy;
-        pp.offset = copy;
+        pp.offset = two_copies ? copy : 0;
+        pp.computed_ahead = ahead;
         pingpong_.push_back(pp);
         held_until_loop_end_[std::max(env_.loop_depth() - 2, 0)].push_back(op->name);
     } else {

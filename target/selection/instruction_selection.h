@@ -43,6 +43,7 @@ struct KernelInterface {
     std::map<std::string, Halide::Type> param_types;
     std::map<std::string, Halide::Internal::Parameter> param_objects;
     std::set<std::string> double_buffered;  // Funcs to stage in two copies (double_buffering.h)
+    std::set<std::string> computed_ahead;   // Funcs computed one iteration ahead, in two copies if double_buffered
     std::set<std::string> warned;           // Funcs already warned about (once per Func and kernel)
 };
 
