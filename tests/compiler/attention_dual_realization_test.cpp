@@ -243,5 +243,27 @@ TEST(AttentionPlan, VTilesGetTwoCopiesWhereTheirLoadsPaceTheSteps) {
         << "the footprint counts the second Kt and V tiles";
 }
 
+// Each step's scores and softmax computed a step ahead (softmax_ahead) where the steps are not
+// paced by their loads: prefill, streamed or with K and V resident (the Granite prefill's GQA),
+// not decode, and never with double_buffer=false. The Granite prefill and a streamed prefill are
+// dual realizations above, so both pipelines are checked against the host there.
+TEST(AttentionPlan, TheSoftmaxIsComputedAStepAheadInPrefillNotInDecode) {
+    set_compiling_for_spyre(true);
+    AttentionSpyreOptions options;
+    const AttentionSpyrePlan streamed = plan_attention_spyre(64, 1024, 8, 0, Halide::Float(16), options);
+    const AttentionSpyrePlan decode = plan_attention_spyre(128, 512, 8, 4, Halide::Float(16), options);
+    options.kv_heads = 8;
+    const AttentionSpyrePlan gqa = plan_attention_spyre(128, 512, 32, 0, Halide::Float(16), options);
+    options.double_buffer = false;
+    const AttentionSpyrePlan single = plan_attention_spyre(128, 512, 32, 0, Halide::Float(16), options);
+    set_compiling_for_spyre(false);
+    EXPECT_TRUE(streamed.softmax_ahead);
+    EXPECT_TRUE(gqa.resident_kv && gqa.softmax_ahead);
+    EXPECT_FALSE(decode.softmax_ahead);
+    EXPECT_FALSE(single.softmax_ahead);
+    EXPECT_GE(gqa.footprint_bytes - single.footprint_bytes, (int64_t)gqa.tile * gqa.kv_tile * 2)
+        << "the footprint counts P's second copy";
+}
+
 }  // namespace
 }  // namespace spyre::testing
