@@ -364,7 +364,8 @@ public:
                "), cores " + std::to_string(p.ch) + " x " + std::to_string(p.cq) + " (heads x query tiles), " +
                (p.double_buffer || p.double_buffer_q ? "double" : "single") + "-buffered, " +
                (p.resident_kv ? "K and V resident per KV head, " : "") +
-               (p.softmax_ahead ? "softmax a step ahead, " : "") + std::to_string(p.footprint_bytes) +
+               (p.softmax_ahead ? "softmax a step ahead, " : "") + (p.values_ahead ? "[V | 1] a step ahead, " : "") +
+               std::to_string(p.footprint_bytes) +
                " scratchpad bytes per core";
     }
     std::string knob_lines(const spyre::AttentionSpyreOptions &o) const {

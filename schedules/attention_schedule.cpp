@@ -87,6 +87,7 @@ int64_t v_tile_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64
 struct AttentionStep {
     double pt = 0, sfu = 0;      // S and P.V; scaling, masking, row max, exp, cast, state update
     double row_max = 0;          // of those SFU cycles, the row max
+    double update = 0;           // of those SFU cycles, the state update
     double paced_by_loads = 0;   // the V tiles in one copy: the step's cycles at least
 };
 
@@ -106,6 +107,7 @@ AttentionStep attention_step(const AttentionSpyrePlan &c, const Type &t, const M
     const double exp_cast = sfu(K, T, 4, SfuCost::Transcendental) + sfu(K, T, eb, SfuCost::Simple);
     const double update = 3 * sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(1, T, 4, SfuCost::Transcendental);
     st.sfu = 2 * sfu(K, T, 4, SfuCost::Simple) + st.row_max + exp_cast + update;
+    st.update = update;
     const int loaders = std::max(1, (int)(c.ch * c.cq / chain_of(c)));
     const double tile_load = m.dram_cycles((double)loaders * K * c.dp * eb, 0, loaders);
     st.paced_by_loads = tile_load + std::max(tile_load, st.row_max + exp_cast) + pv + update;
@@ -122,11 +124,12 @@ bool v_tiles_paced_by_loads(const AttentionSpyrePlan &c, const Type &t, const Ma
     return st.paced_by_loads > st.pt + st.sfu;
 }
 
-// The second copies compute_one_iteration_ahead gives the softmax's buffers of a step that its
-// P.V and update read: P and the row max.
+// The second copies compute_one_iteration_ahead gives the buffers of a step that its P.V and
+// update read: P and the row max (softmax_ahead), and [V | 1] (values_ahead).
 int64_t softmax_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) {
     return (int64_t)c.tile * c.kv_tile * t.bytes() + (int64_t)c.tile * 4;
 }
+int64_t values_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64_t)c.nx * c.kv_tile * t.bytes(); }
 
 // Whether a candidate computes each step's softmax a step ahead (softmax_ahead): with
 // double_buffer, where its pipelined loop has two steps or more (the query tiles of a head with
@@ -159,9 +162,16 @@ planning::Verdict attention_verdict(const AttentionSpyrePlan &c, const Type &t, 
     const AttentionStep st = attention_step(c, t, m);
     const double tile_sfu = sfu(c.nx_acc, T, 4, SfuCost::Simple) + 2 * sfu(c.dp, T, 4, SfuCost::Simple);
     const bool single_v = !c.resident_kv && c.double_buffer && !c.double_buffer_v;
-    // With the softmax computed a step ahead the PT's S and P.V overlap the SFU's work; else a
-    // step's units wait on each other (S, then the softmax, then P.V, then the update).
-    const double work = c.softmax_ahead ? std::max(st.pt, st.sfu) : st.pt + st.sfu;
+    // A step's units wait on each other (S, then the softmax, then P.V, then the update), unless
+    // the softmax is computed a step ahead: then the PT's S and P.V overlap the SFU's work, but
+    // with K and V streamed and [V | 1] built in program order, P.V waits for it behind the next
+    // step's softmax (only the update overlaps).
+    double work = st.pt + st.sfu;
+    if (c.softmax_ahead && (c.resident_kv || c.values_ahead)) {
+        work = std::max(st.pt, st.sfu);
+    } else if (c.softmax_ahead) {
+        work = std::max(st.pt + st.sfu - st.update, st.sfu);
+    }
     const double step = single_v ? std::max(work, st.paced_by_loads) : work;
     // The cores that load one KV head's tiles at the same steps pass them along the ring
     // (schedule_attention_spyre: cores along the query tiles, or several per group).
@@ -322,13 +332,17 @@ AttentionSpyrePlan plan_attention_spyre(int d, int s, int heads, int q, const Ty
             if (softmax_ahead_pays(cv, t, options, budget, m)) {
                 cv.softmax_ahead = true;
                 cv.footprint_bytes += softmax_ahead_bytes(cv, t);
+                if (!cv.resident_kv && cv.footprint_bytes + values_ahead_bytes(cv, t) <= budget) {
+                    cv.values_ahead = true;
+                    cv.footprint_bytes += values_ahead_bytes(cv, t);
+                }
             }
             const planning::Verdict v = attention_verdict(cv, t, m);
             search.offer(cv, v, [&] {
                 return "query tiles of " + std::to_string(T) + ", cores " + std::to_string(cv.ch) + " x " +
                        std::to_string(cv.cq) + " (heads x query tiles)" + (cv.resident_kv ? ", K and V resident" : "") +
                        (cv.double_buffer_v ? ", V tiles in two copies" : "") +
-                       (cv.softmax_ahead ? ", softmax a step ahead" : "");
+                       (cv.softmax_ahead ? ", softmax a step ahead" : "") + (cv.values_ahead ? ", [V | 1] too" : "");
             });
         }
     }
@@ -429,15 +443,6 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
         f.tile_max.update().reorder(f.rk, f.i);
     }
     stage_in_scratchpad(f.probs, f.state, f.rt.x);
-    // The next step's scores and softmax while this step's P.V and update run (softmax_ahead).
-    // P and the row max are read by P.V and the update: two copies; S, s and the lane maxes only
-    // by the softmax itself: one.
-    if (p.softmax_ahead) {
-        for (Func g : {f.probs, f.tile_max}) compute_one_iteration_ahead(g);
-        for (Func g : {f.scores, f.s, f.lane_max}) {
-            if (g.defined()) compute_one_iteration_ahead(g, /*second_copy=*/false);
-        }
-    }
     f.pv.bound(f.n, 0, p.nx_acc);
     accumulate_in_scratchpad(f.pv, f.state, f.rt.x);
     matmul_on_pt(f.pv, f.rk.x, f.n, f.i);
@@ -460,6 +465,20 @@ void schedule_attention_spyre(AttentionFuncs f, const AttentionSpyrePlan &p, boo
     if (p.cq > 1 || heads_per_core < p.group) {
         share_over_ring(f.kt_in);
         share_over_ring(f.v_in);
+    }
+    // P and the row max are read by P.V and the update: two copies; S, s and the lane maxes only
+    // by the softmax itself: one. With values_ahead [V | 1] is built a step ahead too (two copies:
+    // P.V reads it), so on the SFU it never waits behind the next step's softmax, and its V tile
+    // loads with the step's producers (in one copy, read only by [V | 1], unless it has two).
+    if (p.softmax_ahead) {
+        for (Func g : {f.probs, f.tile_max}) compute_one_iteration_ahead(g);
+        for (Func g : {f.scores, f.s, f.lane_max}) {
+            if (g.defined()) compute_one_iteration_ahead(g, /*second_copy=*/false);
+        }
+        if (p.values_ahead) {
+            compute_one_iteration_ahead(f.vx);
+            if (!p.double_buffer_v) compute_one_iteration_ahead(f.v_in, /*second_copy=*/false);
+        }
     }
 }
 

@@ -80,6 +80,9 @@ struct AttentionSpyrePlan {
     // the planner decides: with double_buffer, at least two steps a loop, where the steps are
     // not paced by their loads and the copies fit).
     bool softmax_ahead = false;
+    // With softmax_ahead and K and V streamed, [V | 1] built a step ahead too, in two copies (the
+    // planner decides: when they fit), so on the SFU it does not wait behind the next step's softmax.
+    bool values_ahead = false;
 
     int cores() const { return ch * cq; }
 };

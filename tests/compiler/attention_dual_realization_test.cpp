@@ -244,7 +244,8 @@ TEST(AttentionPlan, VTilesGetTwoCopiesWhereTheirLoadsPaceTheSteps) {
 }
 
 // Each step's scores and softmax computed a step ahead (softmax_ahead) where the steps are not
-// paced by their loads: prefill, streamed or with K and V resident (the Granite prefill's GQA),
+// paced by their loads: prefill, streamed (with [V | 1], values_ahead) or with K and V resident
+// (the Granite prefill's GQA),
 // not decode, and never with double_buffer=false. The Granite prefill and a streamed prefill are
 // dual realizations above, so both pipelines are checked against the host there.
 TEST(AttentionPlan, TheSoftmaxIsComputedAStepAheadInPrefillNotInDecode) {
@@ -257,8 +258,9 @@ TEST(AttentionPlan, TheSoftmaxIsComputedAStepAheadInPrefillNotInDecode) {
     options.double_buffer = false;
     const AttentionSpyrePlan single = plan_attention_spyre(128, 512, 32, 0, Halide::Float(16), options);
     set_compiling_for_spyre(false);
-    EXPECT_TRUE(streamed.softmax_ahead);
+    EXPECT_TRUE(streamed.softmax_ahead && streamed.values_ahead) << "streamed, [V | 1] is built a step ahead too";
     EXPECT_TRUE(gqa.resident_kv && gqa.softmax_ahead);
+    EXPECT_FALSE(gqa.values_ahead) << "resident, [V | 1] is built once per KV head";
     EXPECT_FALSE(decode.softmax_ahead);
     EXPECT_FALSE(single.softmax_ahead);
     EXPECT_GE(gqa.footprint_bytes - single.footprint_bytes, (int64_t)gqa.tile * gqa.kv_tile * 2)
