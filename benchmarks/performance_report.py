@@ -218,20 +218,20 @@ def explain_attention(out, results, build, tmp):
     active = [c for c in r["cores"] if c["sfu"]["busy_cycles"] > 0]
     sfu = sum(c["sfu"]["utilization"] for c in active) / max(1, len(active))
     pt = sum(c["pt"]["utilization"] for c in active) / max(1, len(active))
-    out("What limits it (%.1f us; the DRAM bound of the bytes it moves is %.1f us, the PT bound %.1f us): no "
-        "single unit. Each core's SFU is busy %.0f%% of the run and its PT %.0f%%, and per KV tile they wait "
-        "on each other: the SFU needs the tile's scores from the PT, the PT needs P from the SFU for P.V, and "
-        "the state update needs that P.V. The SFU does most of the work: it scales the scores, takes the row "
-        "max, computes P and updates the state, and since Halide's Tuple elements share one shape the running "
-        "max is kept per column of O, so the two rescale factors cost two exps per element of O per KV tile "
-        "rather than per row. Larger KV tiles halve the number of state updates and of the row maxes' "
-        "per-row combines (the row max is taken in two steps, the row's sticks lane by lane, then one "
-        "stick's lanes), which is why the planner takes 256 keys when that pads the sequence no more "
-        "than 128 would (512 with grouped query heads, whose K and V stay resident; here, with K and V "
-        "streamed a tile at a time, 512 keys gain too, but lose on other shapes: "
-        "schedules/attention_schedule.cpp). Computing the next tile's scores "
-        "while the SFU works on this one (a software pipeline over computed tiles, as double buffering does "
-        "for loads) is not done yet."
+    out("What limits it (%.1f us; the DRAM bound of the bytes it moves is %.1f us, the PT bound %.1f us): "
+        "the SFU and the PT, each core's SFU busy %.0f%% of the run and its PT %.0f%%. Per KV tile the SFU "
+        "scales the scores, takes the row max, computes P, builds [V | 1] and updates the state, and since "
+        "Halide's Tuple elements share one shape the running max is kept per column of O, so the two rescale "
+        "factors cost two exps per element of O per KV tile rather than per row. Larger KV tiles halve the "
+        "number of state updates and of the row maxes' per-row combines (the row max is taken in two steps, "
+        "the row's sticks lane by lane, then one stick's lanes), which is why the planner takes 256 keys when "
+        "that pads the sequence no more than 128 would (512 with grouped query heads, whose K and V stay "
+        "resident: schedules/attention_schedule.cpp). Each KV step's scores and softmax are computed a step "
+        "ahead (`softmax_ahead`, `values_ahead`: `spyre::compute_one_iteration_ahead`, docs/scheduling.md): "
+        "the PT computes S of tile t+1 and P.V of tile t while the SFU takes tile t+1's softmax and [V | 1] "
+        "and tile t's update; in program order the units waited on each other (S, then the softmax, then "
+        "P.V, then the update: 102.1 us). What remains is each query tile's first and last step, which no "
+        "step overlaps (a core has one or two query tiles here, of four KV steps each)."
         % (r["simulated_us"], r["dram_bound_us"], r["compute_bound_us"], 100 * sfu, 100 * pt))
     explain_decode(out, results)
 
