@@ -394,15 +394,15 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         // comes before the loop where independent (in order): the loop's first compute then
         // waits only for what it reads, not for every load before it in the DMA queue
         // (attention's Q tile and scores ahead of the V that only P.V reads).
-        size_t floor = 0;
+        size_t highest = 0;  // the first tile's items keep their order
         for (size_t k = 0; k < loads0.size(); k++) {
             size_t at = index + k;
-            while (at > floor && !accesses_conflict(node_accesses(nodes[at], trips), node_accesses(nodes[at - 1], trips)) &&
+            while (at > highest && !accesses_conflict(node_accesses(nodes[at], trips), node_accesses(nodes[at - 1], trips)) &&
                    !dram_conflict(nodes[at], nodes[at - 1], trips)) {
                 std::swap(nodes[at], nodes[at - 1]);
                 at--;
             }
-            floor = at + 1;
+            highest = at + 1;
         }
     }
     return true;

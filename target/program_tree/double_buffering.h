@@ -17,14 +17,23 @@
 // where the pipeline does not apply, it is left single-buffered (its iterations
 // keep using the first copy).
 //
-// A buffer computed ahead (spyre::compute_one_iteration_ahead) is pipelined
-// the same way: the instructions of the body that write nothing but it (a PT
-// matmul producing attention's scores) count as the tile's staging, so
-// iteration i+1's are issued before the rest of iteration i and their unit
-// computes the next tile while the others consume this one. They keep their
-// program order among the staging loads (a tile's operands are loaded before
-// it is computed). A body that writes such a buffer inside a nested loop, or
-// with an instruction that also writes something else, is not pipelined.
+// A buffer computed ahead (spyre::compute_one_iteration_ahead; in two copies,
+// or in one where the iteration's rest never reads it) is pipelined the same
+// way: the items of the body that write nothing but such buffers and their own
+// SFU temporaries (a PT matmul producing attention's scores, the SFU
+// instructions of its softmax, a loop of them), and the DMA loads into them,
+// count as the tile's staging, so iteration i+1's are issued before the rest
+// of iteration i and their units compute the next tile while the others
+// consume this one. They keep their program order among the staging loads (a
+// tile's operands are loaded before it is computed). A body that writes such
+// a buffer inside a loop that also writes something else is not pipelined.
+// Three more moves, only in a loop with a buffer computed ahead, each only
+// across independent items: copy 0's next loads move up through copy 0's
+// compute (not behind its trailing store in the DMA queue); copy 1's trailing
+// stores move after the next pair's copy 1 loads (the first pair keeps none,
+// the last pair's follow the epilogue's loads); and the first tile's items
+// move up through what precedes the loop (attention's Q tile and scores ahead
+// of the V that only P.V reads).
 //
 // Two passes finish the pipeline on the loops around a pipelined loop:
 // store_spreading.h (the loop's trailing store in pieces during the next
