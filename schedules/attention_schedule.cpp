@@ -131,9 +131,11 @@ int64_t softmax_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) {
 }
 int64_t values_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64_t)c.nx * c.kv_tile * t.bytes(); }
 
-// Whether a candidate computes each step's softmax a step ahead (softmax_ahead): with
-// double_buffer, where its pipelined loop has two steps or more (the query tiles of a head with
-// K and V resident and one KV tile, else the KV tiles), the steps are not paced by their loads
+// Whether a candidate computes each step's softmax a step ahead (softmax_ahead): where its
+// pipelined loop has two steps or more (the query tiles of a head with K and V resident and one
+// KV tile, else the KV tiles), the tile that loop loads for S has two copies (the Q tile, or the
+// Kt tile; else its load stays in the loop ahead of S and the backend keeps program order),
+// K and V resident with several KV tiles loads none; the steps are not paced by their loads
 // (decode: there a step's work is a few query rows', and the copies only delay the first step:
 // d=128 s=512 q=4 heads=8 22.8 us in one copy, 25.9 in two) and the copies fit. Measured on the
 // Granite-8B prefill's attention (d=128 s=512 heads=32 kv_heads=8 causal): 124.0 -> 103.8 us.
@@ -141,8 +143,10 @@ bool softmax_ahead_pays(const AttentionSpyrePlan &c, const Type &t, const Attent
                         const MachineDescription &m) {
     if (!options.double_buffer || c.footprint_bytes + softmax_ahead_bytes(c, t) > budget) return false;
     const int steps = c.sp / c.kv_tile;
-    const int loop_trip = c.resident_kv && steps == 1 ? c.qp / c.tile / c.cq : steps;
+    const bool over_query_tiles = c.resident_kv && steps == 1;
+    const int loop_trip = over_query_tiles ? c.qp / c.tile / c.cq : steps;
     if (loop_trip < 2) return false;
+    if (over_query_tiles ? !c.double_buffer_q : !c.resident_kv && !c.double_buffer) return false;
     return c.resident_kv || !v_tiles_paced_by_loads(c, t, m);
 }
 

@@ -190,7 +190,8 @@ void reuse_tile_overlaps(const std::vector<ProgramNode> &loads0, std::vector<Pro
         for (const PingPongBuffer *b : mine) {
             if (sp >= b->lo && sp < b->hi) buffer = b;
         }
-        bool private_buffer = buffer != nullptr && !ctx.written_args.count(in.f[isa::field::DmaLoad::arg].base);
+        // (Not a buffer in one copy, computed ahead: there is no other copy to take the overlap from.)
+        bool private_buffer = buffer != nullptr && buffer->offset != 0 && !ctx.written_args.count(in.f[isa::field::DmaLoad::arg].base);
         auto writes_buffer = [&](const ProgramNode &item) {
             for (const ScratchpadAccess &a : node_accesses(item, trips)) {
                 if (!a.write) continue;
@@ -317,14 +318,14 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
             deferred.insert(deferred.begin(), rest1_kept.back());
             rest1_kept.pop_back();
         }
+        bool independent_of_next_loads = true;
         for (ProgramNode l : loads1) {
             shift_iteration(l, (size_t)depth);
-            for (const ProgramNode &t : deferred) {
-                if (!independent(l, t)) {
-                    deferred.clear();
-                    rest1_kept = rest1;
-                }
-            }
+            for (const ProgramNode &t : deferred) independent_of_next_loads = independent_of_next_loads && independent(l, t);
+        }
+        if (!independent_of_next_loads) {
+            deferred.clear();
+            rest1_kept = rest1;
         }
     }
     trips.pop_back();

@@ -23,18 +23,20 @@ using namespace Halide;
 
 // Attention's shape of work, small: per tile of 64 rows, S(n, m) = sum_k A(k, m) B(n, k) on the
 // PT, E(n, m) = exp(S(n, m) * 0.01) * 0.5 + S(n, m) on the SFU, then out(c, m) = sum_n E(n, m)
-// C(c, n) on the PT (one f32 stick of columns); 8 tiles on each of 4 cores. In program order
-// each tile's SFU work waits for its S and holds up its second matmul; with S computed a tile
+// C(c, n) on the PT (one f32 stick of columns); `tiles` tiles on each of 4 cores. In program
+// order each tile's SFU work waits for its S and holds up its second matmul; with S computed a tile
 // ahead the PT computes S(t+1) while the SFU computes E(t).
 struct ScoresThenSfu {
-    static constexpr int N = 512, K = 32, Cols = 32, Rows = 64, TilesPerCore = 8, Cores = 4, M = Rows * TilesPerCore * Cores;
+    static constexpr int N = 512, K = 32, Cols = 32, Rows = 64, Cores = 4;
+    const int M;
     ImageParam A, B, C;
     Func S{"ca_scores"}, E{"ca_e"}, O{"ca_o"}, out{"ca_out"};
     Var n{"n"}, m{"m"}, c{"c"}, core{"core"}, mr{"mr"}, mo{"mo"}, mi{"mi"};
     RDom k, r;
 
-    ScoresThenSfu(const std::string &prefix, bool ahead)
-        : A(Float(32), 2, prefix + "_A"), B(Float(32), 2, prefix + "_B"), C(Float(32), 2, prefix + "_C") {
+    ScoresThenSfu(const std::string &prefix, bool ahead, int tiles = 8)
+        : M(Rows * tiles * Cores), A(Float(32), 2, prefix + "_A"), B(Float(32), 2, prefix + "_B"),
+          C(Float(32), 2, prefix + "_C") {
         set_compiling_for_spyre(true);
         k = RDom(0, K, "k");
         r = RDom(0, N, "r");
@@ -108,7 +110,7 @@ TEST(ComputeAhead, TheNextTilesMatmulOverlapsThisTilesSfuWorkWithTheSameResults)
     Buffer<float> a = plain.run("ca_plain", &plain_us, &plain_txt);
     ScoresThenSfu ahead("ca_ahead", true);
     Buffer<float> b = ahead.run("ca_ahead", &ahead_us, &ahead_txt);
-    for (int j = 0; j < ScoresThenSfu::M; j++)
+    for (int j = 0; j < plain.M; j++)
         for (int i = 0; i < ScoresThenSfu::Cols; i++) ASSERT_EQ(a(i, j), b(i, j)) << i << "," << j;
     EXPECT_LT(ahead_us, plain_us * 0.95) << "the scores of the next tile did not overlap this tile's SFU work: "
                                          << ahead_us << " us vs " << plain_us << " us";
@@ -125,8 +127,25 @@ TEST(ComputeAhead, EverySynchronizationModeGivesTheSameResult) {
         unsetenv("SPYRE_SEED");
         ScoresThenSfu normal(std::string("ca_n") + mode, true);
         Buffer<float> n = normal.run(std::string("ca_n") + mode, &normal_us, &txt);
-        for (int j = 0; j < ScoresThenSfu::M; j++)
+        for (int j = 0; j < normal.M; j++)
             for (int i = 0; i < ScoresThenSfu::Cols; i++) ASSERT_EQ(r(i, j), n(i, j)) << mode << " " << i << "," << j;
+    }
+}
+
+// Every shape of the pipeline: 2 to 7 tiles a core (no pipelined pair, one or two inlined,
+// a loop of them; odd counts end with a tile on the first copy), the same bits as program order.
+TEST(ComputeAhead, EveryTripCountKeepsTheResults) {
+    for (int tiles = 2; tiles <= 7; tiles++) {
+        double plain_us = 0, ahead_us = 0;
+        std::string txt;
+        const std::string n = std::to_string(tiles);
+        ScoresThenSfu plain("ca_tp" + n, false, tiles);
+        Buffer<float> a = plain.run("ca_tp" + n, &plain_us, &txt);
+        ScoresThenSfu ahead("ca_ta" + n, true, tiles);
+        Buffer<float> b = ahead.run("ca_ta" + n, &ahead_us, &txt);
+        for (int j = 0; j < plain.M; j++)
+            for (int i = 0; i < ScoresThenSfu::Cols; i++) ASSERT_EQ(a(i, j), b(i, j)) << tiles << " tiles: " << i << "," << j;
+        EXPECT_LE(ahead_us, plain_us * 1.01) << tiles << " tiles per core";
     }
 }
 
