@@ -131,14 +131,18 @@ int64_t softmax_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) {
 }
 int64_t values_ahead_bytes(const AttentionSpyrePlan &c, const Type &t) { return (int64_t)c.nx * c.kv_tile * t.bytes(); }
 
-// Whether a candidate computes each step's softmax a step ahead (softmax_ahead): where its
-// pipelined loop has two steps or more (the query tiles of a head with K and V resident and one
-// KV tile, else the KV tiles), the tile that loop loads for S has two copies (the Q tile, or the
-// Kt tile; else its load stays in the loop ahead of S and the backend keeps program order),
-// K and V resident with several KV tiles loads none; the steps are not paced by their loads
-// (decode: there a step's work is a few query rows', and the copies only delay the first step:
-// d=128 s=512 q=4 heads=8 22.8 us in one copy, 25.9 in two) and the copies fit. Measured on the
-// Granite-8B prefill's attention (d=128 s=512 heads=32 kv_heads=8 causal): 124.0 -> 103.8 us.
+// Whether a candidate computes each step's softmax a step ahead (softmax_ahead). It does when:
+//  - the copies fit and double_buffer is on;
+//  - its pipelined loop has two steps or more: the query tiles of a head when K and V are
+//    resident with one KV tile, else the KV tiles;
+//  - the tile that loop loads for S has two copies (the Q tile, or streamed the Kt tile; K and V
+//    resident over several KV tiles load none): else its load stays in the loop ahead of S and
+//    the backend keeps program order;
+//  - the steps are not paced by their loads (decode is: a step's work is a few query rows', and
+//    the copies only delay the first step: d=128 s=512 q=4 heads=8 22.8 us in program order,
+//    25.9 ahead).
+// Measured on the Granite-8B prefill's attention (d=128 s=512 heads=32 kv_heads=8 causal):
+// 124.0 -> 103.8 us.
 bool softmax_ahead_pays(const AttentionSpyrePlan &c, const Type &t, const AttentionSpyreOptions &options, int64_t budget,
                         const MachineDescription &m) {
     if (!options.double_buffer || c.footprint_bytes + softmax_ahead_bytes(c, t) > budget) return false;

@@ -17,6 +17,9 @@
 // groups (looped KV head x query head of the group), the cores of a group share the K and V
 // loads over the ring, and when they fit a KV head's whole Kt and V are staged once per core
 // and KV head instead of per KV tile (resident_kv).
+// In prefill each step's S and softmax (and, streamed, its [V | 1]) are computed a step
+// ahead (softmax_ahead, values_ahead: spyre::compute_one_iteration_ahead), so the PT's S of
+// step t+1 and P.V of step t overlap the SFU's softmax of t+1 and update of t.
 // Host: the same Funcs per query tile, parallel over (query tile, head).
 #pragma once
 
