@@ -242,6 +242,20 @@ void realize_for_spyre(Halide::Func out, Halide::Buffer<T> &r) {
     set_compiling_for_spyre(false);
 }
 
+// The message of the CompileError `f` throws (a failure if it throws none). Leaves Spyre mode off.
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const Halide::CompileError &e) {
+        set_compiling_for_spyre(false);
+        return e.what();
+    }
+    set_compiling_for_spyre(false);
+    ADD_FAILURE() << "expected a CompileError";
+    return "";
+}
+
 // Attaches the Spyre lowering to `out`, JIT-compiles it and returns the compile
 // error ("" if it compiled). Leaves Spyre mode off.
 inline std::string spyre_compile_error(Halide::Func out, const std::string &kernel_name) {

@@ -41,19 +41,6 @@ Buffer<float> run_spyre(Func out, const std::string &kernel, const std::vector<i
     return result;
 }
 
-// The message of the CompileError `f` throws (a failure if it throws none).
-template <typename F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Halide::CompileError &e) {
-        set_compiling_for_spyre(false);
-        return e.what();
-    }
-    set_compiling_for_spyre(false);
-    ADD_FAILURE() << "expected a CompileError";
-    return "";
-}
 
 int count(const std::string &text, const std::string &what) {
     int n = 0;
