@@ -339,9 +339,21 @@ void stage_inline_reductions(const Func &f, const Func &consumer, const VarOrRVa
 
 }  // namespace
 
-void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
+namespace {
+
+// stage_in_scratchpad's placement with `sticks_per_vector` sticks per vector of the stick dimension.
+void stage_with_vectors(Func f, Func consumer, const VarOrRVar &at, int sticks_per_vector) {
     const std::string what = describe("stage_in_scratchpad", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
-    const int lanes = lanes_of(what, f);
+    if (sticks_per_vector < 1) {
+        fail(what, "sticks_per_vector is " + std::to_string(sticks_per_vector) + "; it must be at least 1");
+    }
+    const int lanes = lanes_of(what, f) * sticks_per_vector;
+    const int64_t max_lanes = scheduling_machine().sfu_max_vector_lanes;
+    if (lanes > max_lanes) {
+        fail(what, std::to_string(sticks_per_vector) + " sticks per vector are " + std::to_string(lanes) +
+                       " lanes, more than the " + std::to_string(max_lanes) +
+                       " one SFU instruction covers (sfu_max_vector_lanes); use fewer sticks per vector");
+    }
     if (f.name() == consumer.name()) fail(what, "a Func cannot be staged inside its own loops");
     if (f.has_update_definition()) {
         fail(what, "it has update definitions, so it is an accumulator, not a staged copy; use accumulate_in_scratchpad");
@@ -369,6 +381,10 @@ void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) {
     if (reads_through_a_boundary(f)) f.align_bounds(sticks, lanes);
     stage_inline_reductions(f, consumer, at);
 }
+
+}  // namespace
+
+void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at) { stage_with_vectors(f, consumer, at, 1); }
 
 void accumulate_in_scratchpad(Func acc, Func consumer, const VarOrRVar &at) {
     const std::string what =
@@ -767,11 +783,12 @@ void compute_one_iteration_ahead(Func f, bool second_copy) {
 }
 
 void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered) {
-    if (double_buffered) {
-        double_buffer(f, consumer, at);
-    } else {
-        stage_in_scratchpad(f, consumer, at);
-    }
+    stage_in_scratchpad(f, consumer, at, double_buffered, 1);
+}
+
+void stage_in_scratchpad(Func f, Func consumer, const VarOrRVar &at, bool double_buffered, int sticks_per_vector) {
+    stage_with_vectors(f, consumer, at, sticks_per_vector);
+    if (double_buffered) ScheduleContext::active().request_double_buffering(f.name());
 }
 
 // ---- ring ---------------------------------------------------------------

@@ -165,6 +165,16 @@ void double_buffer(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVa
 // schedules whose plan decides per shape whether the second copy fits.
 void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at, bool double_buffered);
 
+// The same with `sticks_per_vector` sticks in each vector of f's stick dimension
+// instead of one: a Func computed on the SFU gets one instruction per that many
+// sticks of a row. For a gather (a transpose-like read of another tile's column)
+// one instruction then gathers that many sticks' rows, paying the instruction's
+// issue overhead once instead of once a stick. f's region along the stick
+// dimension is rounded up to whole vectors; at most the machine's
+// sfu_max_vector_lanes lanes.
+void stage_in_scratchpad(Halide::Func f, Halide::Func consumer, const Halide::VarOrRVar &at, bool double_buffered,
+                         int sticks_per_vector);
+
 // f, a Func computed in the scratchpad (store_in(MemoryType::VTCM) and
 // compute_at the loop that produces one tile of it), gets two copies of its
 // buffer: the store of tile i overlaps the compute of tile i+1, as for

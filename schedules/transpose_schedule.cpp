@@ -19,6 +19,13 @@ using namespace Halide;
 // over batch, y tiles and x tiles that uses the most cores. Legality (the
 // scratchpad, the hardware loop levels: the per-core loops plus the two of the
 // gather), double buffering and cost are the framework's (planner.h).
+int transposed_gather_sticks(const TransposeSpyrePlan &p) {
+    const int64_t max_lanes = scheduling_machine().sfu_max_vector_lanes;
+    int sticks = p.tile / p.lanes;
+    while (sticks > 1 && (int64_t)sticks * p.lanes > max_lanes) sticks /= 2;
+    return sticks;
+}
+
 TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, const TransposeSpyreOptions &options) {
     TransposeSpyrePlan base;
     base.x = x;
@@ -54,8 +61,12 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         tp.read_bytes = tp.write_bytes = (double)p.batch * p.xp * p.yp * t.bytes();
         tp.cores = p.cores();
         tp.tiles_per_core = (double)bt * yt * xt;
-        tp.compute_cycles_per_tile = scheduling_machine().sfu_instruction_cycles((double)edge * edge, 1, t.bytes(),
-                                                                              MachineDescription::SfuCost::Simple);
+        // The gathers: per row of the transposed tile, edge / gather_rows instructions of
+        // gather_rows rows of one element each (one per row when the tile fits a vector).
+        const int gather_rows = p.lanes * transposed_gather_sticks(p);
+        tp.compute_cycles_per_tile = (double)edge * (edge / gather_rows) *
+                                     scheduling_machine().sfu_instruction_cycles(1, gather_rows, t.bytes(),
+                                                                                 MachineDescription::SfuCost::Simple);
         last = planning::judge(tp, options.double_buffer);
         p.double_buffer = last.double_buffer;
         p.footprint_bytes = last.footprint_bytes;
@@ -100,10 +111,12 @@ void schedule_transpose_spyre(TransposeFuncs f, Func in_staged, const TransposeS
         f.out.reorder(yi, xi, yo, xo);
     }
     stick_vectorize(f.out, yi);
-    // Input tile by DMA, transposed tile by SFU gathers; out stores it by DMA.
-    // Double buffered: the next tile's load and this tile's store overlap the gathers.
+    // Input tile by DMA, transposed tile by SFU gathers, one per row of the tile
+    // (p.tile elements, a column of the staged tile: transposed_gather_sticks);
+    // out stores it by DMA. Double buffered: the next tile's load and this tile's
+    // store overlap the gathers.
     stage_in_scratchpad(in_staged, f.out, yo, p.double_buffer);
-    stage_in_scratchpad(f.transposed, f.out, yo, p.double_buffer);
+    stage_in_scratchpad(f.transposed, f.out, yo, p.double_buffer, transposed_gather_sticks(p));
 }
 
 }  // namespace spyre

@@ -36,6 +36,10 @@ struct TransposeSpyrePlan {
     int cores() const { return cb * cy * cx; }
 };
 
+// Sticks per SFU gather of the transposed tile: a whole row of the tile (tile / lanes
+// sticks, one instruction per row) within the machine's sfu_max_vector_lanes.
+int transposed_gather_sticks(const TransposeSpyrePlan &p);
+
 // Knobs of the Spyre schedule (GeneratorParams of gen_transpose).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_TRANSPOSE_KNOBS(X) \
