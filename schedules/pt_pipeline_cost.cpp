@@ -63,12 +63,17 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
     // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
     // Granite prefill's projections (pace 0.90-0.96: gathered 1-17% faster). A core's own
-    // share lands (the access latency) before it forwards it.
+    // share lands (the access latency) before it forwards it. In a double-buffered K loop
+    // that share is loaded a step ahead, so its latency passes during the previous step and
+    // only the chain's fill (b_gather) pays it: at m=512 n=k=2048 (tm=128 tn=256 tk=64,
+    // 4-core B chains) a step takes 2.54 us gathered and 2.75 whole, where charging the
+    // latency in every step estimated the gathered one at 2.83.
     const bool b_gathered = p.b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
     const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
     const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
-    const double ring_step = (p.a_shared && !a_resident ? ring * a_loads / (tiles * chunks) : 0.0) + (b_gathered ? b_gather : b_ring);
+    const double ring_step = (p.a_shared && !a_resident ? ring * a_loads / (tiles * chunks) : 0.0) +
+                             (b_gathered ? b_gather - (p.double_buffer ? lat : 0.0) : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
@@ -134,10 +139,22 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with a shared operand the last core of a chain holds the first piece a chain fill later.
-        // (The chain head loads that piece alone at the one-core rate while the others load B.)
-        const double chain = std::max(p.a_shared && !a_resident ? m.dram_cycles(a_piece, 0, 1) + a_chain_fill : 0.0,
-                                      b_gathered ? dma(b_step, 0) + b_chain_fill
-                                                 : p.b_shared ? m.dram_cycles(b_piece, 0, 1) + b_chain_fill : 0.0);
+        // Each core's DMA queue takes its A piece (loaded, or received and forwarded) before
+        // its B piece, and every core issues its first loads at once: the first A pieces land
+        // after the card's work for all of them (the cm heads' with A shared, every core's
+        // own without), the last core of an A chain a chain fill later; a B chain's head
+        // (gathered: each core) then loads its B piece, which reaches the chain's last core
+        // a B chain fill after that. Seen in the simulator at m=2048 n=512 k=4096: with 8
+        // A chains of 4 cores and 4 B chains of 8 (tm=256 tk=512) the heads' A pieces land
+        // at 16 us and the last core's first matmul starts at 37.9 us; at m=4096 n=512
+        // k=2048 with one B chain of 32 cores (tm=128 tk=256) every core's A lands at 13.8
+        // us, the head's B at 15.9 and the last core's first matmul starts at 58.5 us.
+        const double a_ready = a_resident ? 0.0
+                               : p.a_shared ? m.dram_cycles(a_piece * p.cm, 0, p.cm) + a_chain_fill
+                                            : m.dram_cycles(a_own * cores, 0, cores);
+        const double chain = b_gathered   ? a_ready + dma(b_step, 0) + b_chain_fill
+                             : p.b_shared ? a_ready + m.dram_cycles(b_piece, 0, 1) + b_chain_fill
+                             : p.a_shared && !a_resident ? a_ready : 0.0;
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads.
         const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;

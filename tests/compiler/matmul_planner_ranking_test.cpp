@@ -181,9 +181,10 @@ KnobValueRuns run_knob_values(const std::string &work_name, const MatmulShape &s
 // cost ordered the two as the simulator does where they differ by more. The
 // Granite-8B prefill's gate/up projection is the case gathering is for (B
 // chains of 4 cores whose first core's loads set the pace: gathered 1841 us,
-// whole 2211 us when written). At m=512 n=k=2048 auto keeps whole tiles
-// (122.0 us, estimated 109.7) though the gathered plan is 4% faster (117.3 us,
-// estimated 113.8): the whole-tile plan's estimate is 10% short.
+// whole 2211 us when written). At m=512 n=k=2048 auto takes the gathered plan
+// (108.1 us, estimated 114.2; whole tiles 115.1, estimated 114.5): it kept whole
+// tiles, 6% slower, while the estimate charged a gathered share's access latency
+// in every step of the double-buffered K loop (pt_pipeline_cost.cpp).
 struct ForwardingCase {
     int m, n, k;
     bool swiglu;
