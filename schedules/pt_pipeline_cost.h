@@ -83,9 +83,11 @@ struct PtPipelineCost {
 //  - Stores: every core stores a whole tile at about the same time, so such a
 //    store costs the card's work for all of them, turnaround included (the
 //    card charges it to the stores of a kernel that reads more than it writes).
-//  - Fill: the first loads (and, for shared A, the chain head's first piece
-//    plus cn - 1 ring hops) before the first matmul; drain: the last tile's
-//    epilogue and store after the last matmul.
+//  - Fill: the first loads before the first matmul; with shared operands, in
+//    each core's DMA queue order: every core's first A piece (the A heads'
+//    at once when A is shared) and the A chain's fill, then the B chain's
+//    head's B piece and the B chain's fill; drain: the last tile's epilogue
+//    and store after the last matmul.
 //  - A resident panel (K chunked): each row of tiles first loads A's whole-K
 //    panel, every core at once (a shared panel gathered: each core of an A
 //    chain loads 1/cn of it and forwards the other shares round the chain);
