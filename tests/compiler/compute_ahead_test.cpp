@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "jit_helpers.h"
@@ -62,7 +64,8 @@ struct ScoresThenSfu {
         if (ahead) compute_one_iteration_ahead(S);
     }
 
-    Buffer<float> run(const std::string &kernel, double *simulated_us) {
+    // out_dir: where the program's disassembly goes (<kernel>.spyre.txt); empty: nowhere.
+    Buffer<float> run(const std::string &kernel, double *simulated_us, const std::string &out_dir = "") {
         Buffer<float> a(K, M, A.name()), b(N, K, B.name()), cm(Cols, N, C.name());
         a.for_each_element([&](int i, int j) { a(i, j) = (float)((i * 7 + j * 13) % 23) / 7.0f - 1.5f; });
         b.for_each_element([&](int i, int j) { b(i, j) = (float)((i * 5 + j * 11) % 19) / 9.0f - 1.0f; });
@@ -72,6 +75,7 @@ struct ScoresThenSfu {
         C.set(cm);
         SpyreLoweringOptions o;
         o.kernel_name = kernel;
+        o.output_dir = out_dir;
         attach_spyre_lowering(out, o);
         Buffer<float> res = out.realize({Cols, M}, Target("x86-64-linux"));
         set_compiling_for_spyre(false);
@@ -137,6 +141,42 @@ TEST(ComputeAhead, EveryTripCountKeepsTheResults) {
             for (int i = 0; i < ScoresThenSfu::Cols; i++) ASSERT_EQ(a(i, j), b(i, j)) << tiles << " tiles: " << i << "," << j;
         EXPECT_LE(ahead_us, plain_us * 1.01) << tiles << " tiles per core";
     }
+}
+
+// The first two tiles' loads lead core 0's DMA queue, ahead of C, which only the first tile's
+// second matmul reads: with S computed ahead the PT computes S of both tiles before it needs C
+// (attention's next Q tile ahead of a resident V). In program order C comes before the loop.
+std::vector<std::string> core0_dma_loads(const std::string &path) {
+    std::ifstream f(path);
+    std::vector<std::string> loads;
+    bool core0 = false, dma = false;
+    for (std::string line; std::getline(f, line);) {
+        if (line.rfind(".core ", 0) == 0) core0 = line == ".core 0";
+        if (line.rfind(".unit ", 0) == 0) dma = line == ".unit dma";
+        const size_t at = line.find("dma.load arg=");
+        if (core0 && dma && at != std::string::npos) loads.push_back(line.substr(at + 13, line.find(' ', at + 13) - at - 13));
+    }
+    return loads;
+}
+
+TEST(ComputeAhead, TheSecondTilesLoadIsNotQueuedBehindWhatOnlyTheFirstTilesLaterWorkReads) {
+    const std::string dir = ::testing::TempDir();
+    double plain_us = 0, ahead_us = 0;
+    ScoresThenSfu plain("ca_qp", false);
+    plain.run("ca_qp", &plain_us, dir);
+    ScoresThenSfu ahead("ca_qa", true);
+    ahead.run("ca_qa", &ahead_us, dir);
+    const std::vector<std::string> p = core0_dma_loads(dir + "ca_qp.spyre.txt"), a = core0_dma_loads(dir + "ca_qa.spyre.txt");
+    ASSERT_GE(a.size(), 4u);
+    ASSERT_GE(p.size(), 4u);
+    auto first_index = [](const std::vector<std::string> &v, const std::string &arg, int nth) {
+        for (size_t i = 0; i < v.size(); i++) {
+            if (v[i] == arg && nth-- == 0) return (int)i;
+        }
+        return -1;
+    };
+    EXPECT_LT(first_index(a, "ca_qa_A", 1), first_index(a, "ca_qa_C", 0)) << "ahead: " << ::testing::PrintToString(a);
+    EXPECT_GT(first_index(p, "ca_qp_A", 1), first_index(p, "ca_qp_C", 0)) << "program order: " << ::testing::PrintToString(p);
 }
 
 TEST(ComputeAhead, AFuncOutsideTheScratchpadIsRefusedNamingIt) {
