@@ -33,9 +33,10 @@
 // stores move after the next pair's copy 1 loads (the first pair keeps none,
 // the last pair's follow the epilogue's loads); and the first tile's items
 // move up through what precedes the loop (attention's Q tile and scores ahead
-// of the V that only P.V reads), then the second tile's when the first pair
-// is inline, below the first's (the next Q tile's load ahead of a resident V
-// received over the ring: Granite-8B's prefill attention 103.8 -> 101.1 us).
+// of the V that only P.V reads), then the second tile's DMA loads when the
+// first pair is inline, below the first's (the next Q tile's load ahead of a
+// resident V received over the ring: Granite-8B's prefill attention 103.8 ->
+// 101.1 us).
 //
 // Two passes finish the pipeline on the loops around a pipelined loop:
 // store_spreading.h (the loop's trailing store in pieces during the next
