@@ -73,7 +73,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
     const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
     const double ring_step = (p.a_shared && !a_resident ? ring * a_loads / (tiles * chunks) : 0.0) +
-                             (b_gathered ? b_gather - (p.double_buffer ? lat : 0.0) : b_ring);
+                             (b_gathered ? b_gather - (double_buffer ? lat : 0.0) : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the
     // last core of an A chain holds its first piece a chain fill of cn cores after the
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
@@ -151,7 +151,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // us, the head's B at 15.9 and the last core's first matmul starts at 58.5 us.
         const double a_ready = a_resident ? 0.0
                                : p.a_shared ? m.dram_cycles(a_piece * p.cm, 0, p.cm) + a_chain_fill
-                                            : m.dram_cycles(a_own * cores, 0, cores);
+                                            : m.dram_cycles(a_piece * cores, 0, cores);
         const double chain = b_gathered   ? a_ready + dma(b_step, 0) + b_chain_fill
                              : p.b_shared ? a_ready + m.dram_cycles(b_piece, 0, 1) + b_chain_fill
                              : p.a_shared && !a_resident ? a_ready : 0.0;

@@ -62,7 +62,9 @@ struct PtPipelineCost {
 //    simulator's DramModel shares the card among the cores with transfers in
 //    flight). Ring forwarding of shared A pieces occupies the same unit, and a
 //    core inside a chain forwards every piece.
-//  - Each wait on a transfer pays the access latency (dma_latency_cycles).
+//  - Each wait on a transfer pays the access latency (dma_latency_cycles),
+//    except a gathered B share's in a double-buffered K loop, loaded a step
+//    ahead: the chain's fill pays it once.
 //  - PT at the sustained rate (pt_macs_per_cycle) with the pass fill.
 //  - What double buffering overlaps, read from the emitted DMA streams: with K
 //    chunks, the next chunk's loads with this chunk's matmul, within a tile
@@ -86,8 +88,8 @@ struct PtPipelineCost {
 //  - Fill: the first loads before the first matmul; with shared operands, in
 //    each core's DMA queue order: every core's first A piece (the A heads'
 //    at once when A is shared) and the A chain's fill, then the B chain's
-//    head's B piece and the B chain's fill; drain: the last tile's epilogue
-//    and store after the last matmul.
+//    head's B piece (gathered: every core's share) and the B chain's fill;
+//    drain: the last tile's epilogue and store after the last matmul.
 //  - A resident panel (K chunked): each row of tiles first loads A's whole-K
 //    panel, every core at once (a shared panel gathered: each core of an A
 //    chain loads 1/cn of it and forwards the other shares round the chain);

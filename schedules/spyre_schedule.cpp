@@ -337,17 +337,13 @@ void stage_inline_reductions(const Func &f, const Func &consumer, const VarOrRVa
     }
 }
 
-}  // namespace
-
-namespace {
-
 // stage_in_scratchpad's placement with `sticks_per_vector` sticks per vector of the stick dimension.
 void stage_with_vectors(Func f, Func consumer, const VarOrRVar &at, int sticks_per_vector) {
     const std::string what = describe("stage_in_scratchpad", f, "consumer '" + consumer.name() + "', " + quoted(at.name()));
     if (sticks_per_vector < 1) {
         fail(what, "sticks_per_vector is " + std::to_string(sticks_per_vector) + "; it must be at least 1");
     }
-    const int lanes = lanes_of(what, f) * sticks_per_vector;
+    const int stick_lanes = lanes_of(what, f), lanes = stick_lanes * sticks_per_vector;
     const int64_t max_lanes = scheduling_machine().sfu_max_vector_lanes;
     if (lanes > max_lanes) {
         fail(what, std::to_string(sticks_per_vector) + " sticks per vector are " + std::to_string(lanes) +
@@ -378,7 +374,7 @@ void stage_with_vectors(Func f, Func consumer, const VarOrRVar &at, int sticks_p
     // A boundary Func's tile reaches past the tensor (x - 1 for a 3x3 stencil): start it on a
     // stick boundary so the interior is whole-stick DMA and the halo whole sticks of edge or
     // constant values (docs/scheduling.md, "Boundary conditions").
-    if (reads_through_a_boundary(f)) f.align_bounds(sticks, lanes);
+    if (reads_through_a_boundary(f)) f.align_bounds(sticks, stick_lanes);
     stage_inline_reductions(f, consumer, at);
 }
 

@@ -13,19 +13,22 @@ namespace spyre {
 
 using namespace Halide;
 
+int transposed_gather_sticks(const TransposeSpyrePlan &p) {
+    // The most sticks that divide the tile's row and fit one SFU vector.
+    const int64_t max_lanes = scheduling_machine().sfu_max_vector_lanes;
+    const int row_sticks = p.tile / p.lanes;
+    for (int sticks = row_sticks; sticks > 1; sticks--) {
+        if (row_sticks % sticks == 0 && (int64_t)sticks * p.lanes <= max_lanes) return sticks;
+    }
+    return 1;
+}
+
 // The candidate space: square tiles of 2, 1, 4, 8 ... sticks a side (in that
 // order of preference: two sticks halve the DMA/SFU hand-offs, about 1.5%
 // faster on 2048^2 f16, one stick pads least), each with the even core split
 // over batch, y tiles and x tiles that uses the most cores. Legality (the
 // scratchpad, the hardware loop levels: the per-core loops plus the two of the
 // gather), double buffering and cost are the framework's (planner.h).
-int transposed_gather_sticks(const TransposeSpyrePlan &p) {
-    const int64_t max_lanes = scheduling_machine().sfu_max_vector_lanes;
-    int sticks = p.tile / p.lanes;
-    while (sticks > 1 && (int64_t)sticks * p.lanes > max_lanes) sticks /= 2;
-    return sticks;
-}
-
 TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, const TransposeSpyreOptions &options) {
     TransposeSpyrePlan base;
     base.x = x;
@@ -53,17 +56,17 @@ TransposeSpyrePlan plan_transpose_spyre(int x, int y, int batch, const Type &t, 
         p.cx = c[2];
         const int yt = p.yp / edge / p.cy, xt = p.xp / edge / p.cx, bt = p.batch / p.cb;
         planning::TiledPlan tp;
+        // The gathers: per row of the transposed tile, edge / gather_rows instructions of
+        // gather_rows rows of one element each (one per row when the tile fits a vector).
+        const int gather_rows = p.lanes * transposed_gather_sticks(p);
         tp.buffered_bytes = 2 * (int64_t)edge * edge * t.bytes();  // the staged and the transposed tile
-        tp.fixed_bytes = (int64_t)p.lanes * 4;                      // one gather temporary (a stick of f32 slots)
+        tp.fixed_bytes = (int64_t)gather_rows * 4;                  // one gather temporary (a vector of f32 slots)
         tp.staging_trip = planning::staging_trip({yt, xt, bt});     // innermost first: yo, xo, batch
         tp.per_core_trips = {bt, yt, xt};
         tp.inner_loops = 2;  // the gather's two loops
         tp.read_bytes = tp.write_bytes = (double)p.batch * p.xp * p.yp * t.bytes();
         tp.cores = p.cores();
         tp.tiles_per_core = (double)bt * yt * xt;
-        // The gathers: per row of the transposed tile, edge / gather_rows instructions of
-        // gather_rows rows of one element each (one per row when the tile fits a vector).
-        const int gather_rows = p.lanes * transposed_gather_sticks(p);
         tp.compute_cycles_per_tile = (double)edge * (edge / gather_rows) *
                                      scheduling_machine().sfu_instruction_cycles(1, gather_rows, t.bytes(),
                                                                                  MachineDescription::SfuCost::Simple);

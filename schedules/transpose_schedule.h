@@ -5,8 +5,10 @@
 // Spyre: square tiles of T x T elements (T a multiple of the stick lanes),
 // split across the cores by (batch, y tiles, x tiles); per core, per tile:
 //   stage the input tile (dma.load, T rows of T elements),
-//   build the transposed tile in scratchpad: each output stick is a strided
-//   read of the staged tile (an SFU gather, one element per row),
+//   build the transposed tile in scratchpad: each of its rows is a strided
+//   read of a column of the staged tile (an SFU gather of rows of one
+//   element each, one instruction per row when T fits one SFU vector,
+//   transposed_gather_sticks),
 //   store the transposed tile (dma.store, T rows of T elements).
 // Host: 2-D tiles, vectorized along y of the output.
 #pragma once

@@ -400,7 +400,10 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         // the DMA queue behind a resident V's load or ring transfer that only the first P.V
         // reads (its scores are computed ahead, before that P.V). Its compute stays: moved
         // above other work of its unit it would only delay that work (a state's initialization
-        // behind the next step's softmax: d=64 s=1024 tile=64, 75.0 -> 75.3 us).
+        // behind the next step's softmax: d=64 s=1024 tile=64, 75.0 -> 75.3 us). Not done for a
+        // loop of two trips (no pipelined pair), whose copy 1 loads also follow the first
+        // tile's; and load_sinking.h may still move such a load down to its reader when what it
+        // passed holds a loop of loads (it is not a prologue load).
         auto dma_load = [](const ProgramNode &n) {
             return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad;
         };

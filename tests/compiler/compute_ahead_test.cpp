@@ -143,9 +143,7 @@ TEST(ComputeAhead, EveryTripCountKeepsTheResults) {
     }
 }
 
-// The first two tiles' loads lead core 0's DMA queue, ahead of C, which only the first tile's
-// second matmul reads: with S computed ahead the PT computes S of both tiles before it needs C
-// (attention's next Q tile ahead of a resident V). In program order C comes before the loop.
+// The tensors core 0's DMA loads, in its queue's order, from a kernel's disassembly.
 std::vector<std::string> core0_dma_loads(const std::string &path) {
     std::ifstream f(path);
     std::vector<std::string> loads;
@@ -159,6 +157,9 @@ std::vector<std::string> core0_dma_loads(const std::string &path) {
     return loads;
 }
 
+// The first two tiles' loads lead core 0's DMA queue, ahead of C, which only the first tile's
+// second matmul reads: with S computed ahead the PT computes S of both tiles before it needs C
+// (attention's next Q tile ahead of a resident V). In program order C comes before the loop.
 TEST(ComputeAhead, TheSecondTilesLoadIsNotQueuedBehindWhatOnlyTheFirstTilesLaterWorkReads) {
     const std::string dir = ::testing::TempDir();
     double plain_us = 0, ahead_us = 0;
@@ -175,6 +176,10 @@ TEST(ComputeAhead, TheSecondTilesLoadIsNotQueuedBehindWhatOnlyTheFirstTilesLater
         }
         return -1;
     };
+    for (int i : {first_index(a, "ca_qa_A", 1), first_index(a, "ca_qa_C", 0), first_index(p, "ca_qp_A", 1),
+                  first_index(p, "ca_qp_C", 0)}) {
+        ASSERT_GE(i, 0) << "ahead: " << ::testing::PrintToString(a) << ", program order: " << ::testing::PrintToString(p);
+    }
     EXPECT_LT(first_index(a, "ca_qa_A", 1), first_index(a, "ca_qa_C", 0)) << "ahead: " << ::testing::PrintToString(a);
     EXPECT_GT(first_index(p, "ca_qp_A", 1), first_index(p, "ca_qp_C", 0)) << "program order: " << ::testing::PrintToString(p);
 }
