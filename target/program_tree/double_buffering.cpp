@@ -105,8 +105,12 @@ AheadWrites ahead_writes(const ProgramNode &n, const std::vector<const PingPongB
     return w;
 }
 
+bool is_dma_load(const ProgramNode &n) {
+    return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad;
+}
+
 bool is_staging_load(const ProgramNode &n, const std::vector<const PingPongBuffer *> &mine) {
-    if (n.kind != ProgramNode::Kind::Instruction || n.inst.op != isa::Opcode::DmaLoad) return false;
+    if (!is_dma_load(n)) return false;
     const int64_t sp = n.inst.f[isa::field::DmaLoad::sp].base;
     for (const PingPongBuffer *b : mine) {
         if ((sp >= b->lo && sp < b->hi) || (sp >= b->lo + b->offset && sp < b->hi + b->offset)) return true;
@@ -296,11 +300,9 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
     middle.insert(middle.end(), next0.begin(), next0.end());
     if (computes_ahead(mine)) {
         for (size_t i = rest0.size(); i < middle.size(); i++) {
-            if (middle[i].kind != ProgramNode::Kind::Instruction || middle[i].inst.op != isa::Opcode::DmaLoad) continue;
+            if (!is_dma_load(middle[i])) continue;
             size_t to = i;
-            while (to > 0 && !(middle[to - 1].kind == ProgramNode::Kind::Instruction &&
-                               middle[to - 1].inst.op == isa::Opcode::DmaLoad) &&
-                   independent(middle[i], middle[to - 1])) {
+            while (to > 0 && !is_dma_load(middle[to - 1]) && independent(middle[i], middle[to - 1])) {
                 to--;
             }
             std::rotate(middle.begin() + (std::ptrdiff_t)to, middle.begin() + (std::ptrdiff_t)i,
@@ -404,16 +406,13 @@ bool pipeline_pair(std::vector<ProgramNode> &nodes, size_t index, int depth, std
         // loop of two trips (no pipelined pair), whose copy 1 loads also follow the first
         // tile's; and load_sinking.h may still move such a load down to its reader when what it
         // passed holds a loop of loads (it is not a prologue load).
-        auto dma_load = [](const ProgramNode &n) {
-            return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad;
-        };
         size_t highest = 0;  // the first tile's items keep their order, and the second's loads
         const bool second_inline = !deferred.empty() || pipelined_pairs == 1;
         const size_t hoisted = loads0.size() + (second_inline ? loads1.size() : 0);
         for (size_t k = 0; k < hoisted; k++) {
             const bool second = k >= loads0.size();
             size_t at = index + k;
-            if (second && !dma_load(nodes[at])) continue;
+            if (second && !is_dma_load(nodes[at])) continue;
             while (at > highest && !accesses_conflict(node_accesses(nodes[at], trips), node_accesses(nodes[at - 1], trips)) &&
                    !dram_conflict(nodes[at], nodes[at - 1], trips)) {
                 std::swap(nodes[at], nodes[at - 1]);
