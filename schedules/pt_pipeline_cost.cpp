@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner.h"
+#include "program_tree/tail_splitting.h"
 
 namespace spyre {
 namespace planning {
@@ -55,6 +56,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
+    // The last tile's matmul, epilogue and store run in row pieces (tail_splitting.h).
+    const double tail_pieces = compiler::trailing_tile_pieces(p.tm, (int64_t)out_tile_bytes, m);
     // A gathered B: each core forwards cm - 1 shares of 1/cm of a piece, each cn links away,
     // one round after another. Where the card's DRAM paces the steps (`dram_pace`, the card's
     // DRAM time for a step's loads over the step's matmul, reaches 1), the cores finish their
@@ -119,23 +122,36 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // A chains (one per row range: the first core along N), the cn heads of
         // B chains (the first core along M), and the rest; a core heading
         // neither loads only what is not shared.
-        double dma_step = dma(a_step + b_step, 0) + ring_step;
-        if (p.a_shared || (p.b_shared && !b_gathered)) {
-            // A gathered B has no head: every core loads its share, as if not shared.
-            const double b_mine = b_gathered ? b_step : b_own;
-            const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared && !b_gathered ? 0.0 : b_mine;
-            const double head = a_own + b_mine;
-            const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
-            const double n = std::clamp(1 + (a_heads * (a_own + b_rest) + b_heads * (a_rest + b_mine) + rest * (a_rest + b_rest)) / head,
-                                        1.0, cores);
-            dma_step = std::max(dma_step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
-        }
+        // In a tile whose K loop carries the previous tile's store in pieces (store
+        // spreading, below), every other core's piece shares the card with the head's
+        // loads too: `others_stored` bytes each a step, a stored byte weighing its
+        // turnaround as well (seen at m=n=k=2048, tm=64 tn=1024 with 16-core B chains:
+        // the head's 256 KB B load took 1.0 us a step in the first tile and 8.5 us in the
+        // second, a step 7.9 us of PT).
+        auto head_step = [&](double others_stored) {
+            double step = dma(a_step + b_step, 0) + ring_step;
+            if (p.a_shared || (p.b_shared && !b_gathered)) {
+                // A gathered B has no head: every core loads its share, as if not shared.
+                const double b_mine = b_gathered ? b_step : b_own;
+                const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared && !b_gathered ? 0.0 : b_mine;
+                const double head = a_own + b_mine;
+                const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
+                const double others = a_heads * (a_own + b_rest) + b_heads * (a_rest + b_mine) + rest * (a_rest + b_rest) +
+                                      (cores - 1) * others_stored;
+                const double n = std::clamp(1 + others / head, 1.0, cores);
+                step = std::max(step, head / m.dram_bytes_per_cycle() * n / m.dram_concurrency_efficiency(n) + ring_step);
+            }
+            return step;
+        };
+        double dma_step = head_step(0.0);
         // The cores of a B chain are cn apart in ring order (N is the inner core
         // dimension): every forward crosses cn links, and the cn chains' pieces
         // share each link, so a step takes at least cn pieces' link time.
-        if (p.b_shared && !b_gathered) dma_step = std::max(dma_step, ring_step + (p.cn - 1) * b_ring);
-        // Gathered, every link carries the cn chains' cm - 1 shares of a piece a step.
-        if (b_gathered) dma_step = std::max(dma_step, (p.cm - 1) * p.cn * b_ring / p.cm);
+        const double link_step = p.b_shared && !b_gathered ? ring_step + (p.cn - 1) * b_ring
+                                 // Gathered, every link carries the cn chains' cm - 1 shares of a piece a step.
+                                 : b_gathered ? (p.cm - 1) * p.cn * b_ring / p.cm
+                                              : 0.0;
+        dma_step = std::max(dma_step, link_step);
         const double steps = tiles * chunks;
         // Fill: the first step's loads (and the bias) land before the first matmul;
         // with a shared operand the last core of a chain holds the first piece a chain fill later.
@@ -168,8 +184,19 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const double stagger = std::max(a_chain_fill, b_gathered ? 0.0 : b_chain_fill);
         const double whole_store = std::max(store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1),
                                             store_bytes * cores * store_byte_cycles / m.dram_concurrency_efficiency(cores) - stagger);
-        // Drain: the last tile's epilogue and store follow its last matmul.
-        const double drain = sfu_tail + whole_store + lat + (chunked ? r_all : 0.0);
+        // Drain: the last tile's epilogue and store follow its last matmul, cut into
+        // `tail_pieces` row pieces (tail_splitting.h): piece i is stored once the PT
+        // and the SFU have done its rows, so the store overlaps all but a piece of
+        // the last matmul, and a piece's epilogue and store follow the matmul's end.
+        // Only while the card's DRAM would otherwise idle: when a chain staggers the
+        // cores, the earlier cores' stores already fill the last core's last matmul
+        // (m=512 n=k=2048, tm=128 tn=256 tk=256, B forwarded whole along 4-core chains
+        // 16.5 us apart: its last core stored from 104.8 to 117.9 us, after the others,
+        // though its first piece was ready 6 us before its last matmul ended).
+        const double overlap = std::max(0.0, pt_step * (1.0 - 1.0 / tail_pieces) - stagger);
+        const double drain = sfu_tail / tail_pieces +
+                             std::max(whole_store - overlap, whole_store / tail_pieces) + lat +
+                             (chunked ? r_all : 0.0);
         // Between tiles a whole store blocks its core's DMA queue, ring forwarding
         // included, so a chain refills for the next tile as for the first: the
         // last core's next matmul waits for its store and the chain's stagger.
@@ -199,8 +226,10 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         if (chunked) {
             // The K chunks are double buffered within a tile: each tile's first chunk
             // loads before its first matmul, the next ones while the previous matmul runs.
-            const double tile = double_buffer ? dma_step + lat + (chunks - 1) * std::max(dma_step, pt_step) + pt_step
-                                                : chunks * (dma_step + lat + pt_step);
+            auto tile_cycles = [&](double step) {
+                return double_buffer ? step + lat + (chunks - 1) * std::max(step, pt_step) + pt_step : chunks * (step + lat + pt_step);
+            };
+            const double tile = tile_cycles(dma_step);
             // A spread store's pieces join the next tile's chunk loads, one piece per
             // iteration (two chunks) of the pipelined K loop. The cores store their
             // pieces at about the same time unless the chain's stagger spreads them
@@ -209,7 +238,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             const double n_p = std::clamp(cores * 2 * pt_step / std::max(stagger, 2 * pt_step), 1.0, cores);
             const double piece_dma = store_pieces > 0 ? store_bytes / store_pieces * store_byte_cycles * n_p / m.dram_concurrency_efficiency(n_p) : 0.0;
             const double piece_extra = std::max(0.0, std::max(2 * dma_step + piece_dma, 2 * pt_step) - iteration);
-            const double spread_tile = tile + store_pieces * piece_extra;
+            const double stored_per_step = store_bytes / chunks * store_byte_cycles * m.dram_bytes_per_cycle();
+            const double spread_step = std::max(head_step(stored_per_step), link_step);
+            const double spread_tile = tile_cycles(spread_step) + store_pieces * piece_extra;
             body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
         } else {
             // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
@@ -232,9 +263,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         per_core = per_core_cycles();
     }
     // No transfer is in flight while the first loads' latency passes, nor after
-    // the last loads landed while the last matmul and the epilogue run (the last
-    // stores follow them): the card's DRAM work cannot fill those.
-    const double dram_idle = pt_step + sfu_tail + 2 * lat;
+    // the last loads landed while the last matmul and the epilogue run their first
+    // piece (the last stores follow it): the card's DRAM work cannot fill those.
+    const double dram_idle = (pt_step + sfu_tail) / tail_pieces + 2 * lat;
     cost.per_core_cycles = per_core;
     cost.dram_cycles = dram_all + dram_idle;
     cost.cycles = std::max(per_core, dram_all + dram_idle);

@@ -21,6 +21,8 @@
 //   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
 //   sink_late_loads                a load read only after a loop of loads moved past that loop,
 //                                  so it does not hold up the loop's loads in the DMA queue
+//   split_trailing_tile            the last matmul, epilogue and store in row pieces, so the
+//                                  store overlaps the PT's last rows
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
 //   validate_program               the same validator the runtime uses
@@ -59,6 +61,7 @@
 #include "program_tree/prologue_rotation.h"
 #include "program_tree/ring_sharing.h"
 #include "program_tree/sfu_copy_forwarding.h"
+#include "program_tree/tail_splitting.h"
 #include "program_tree/sfu_row_blocking.h"
 #include "program_tree/store_spreading.h"
 #include "program_tree/zero_fill_elision.h"
@@ -247,6 +250,14 @@ private:
                  },
                  [&] { dump_tree(cores); });
         per_core_pass("sink_late_loads", cores, [&](compiler::CoreProgram &cp) { compiler::sink_late_loads(cp.tree); });
+        per_core_pass("split_trailing_tile", cores, [&](compiler::CoreProgram &cp) {
+            compiler::TailSplitting options;
+            options.pt_pass_rows = m.pt_pass_rows;
+            options.stick_bytes = m.stick_bytes;
+            options.scratchpad_bytes = m.scratchpad_bytes;
+            options.min_store_piece_bytes = compiler::min_tail_store_piece_bytes(m);
+            compiler::split_trailing_tile(cp.tree, options);
+        });
 
         Program program;
         program.kernel_name = kernel();
