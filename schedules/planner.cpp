@@ -58,6 +58,7 @@ Verdict judge(const TiledPlan &p, bool double_buffer_asked, const MachineDescrip
     if (p.pt_pipeline) {
         PtPipeline pipeline = *p.pt_pipeline;
         pipeline.double_buffer = v.double_buffer;
+        pipeline.scratchpad_free_bytes = m.scratchpad_bytes - v.footprint_bytes;
         v.pt_cost = estimate_pt_pipeline(pipeline, m);
         v.cycles = v.pt_cost.cycles;
     } else {

@@ -56,8 +56,11 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
-    // The last tile's matmul, epilogue and store run in row pieces (tail_splitting.h).
-    const double tail_pieces = compiler::trailing_tile_pieces(p.tm, (int64_t)out_tile_bytes, m);
+    // The last tile's matmul, epilogue and store run in row pieces (tail_splitting.h), where the
+    // backend can move the C tile off the matmul's operands if the allocator placed it there.
+    const double tail_pieces = (double)p.scratchpad_free_bytes < out_tile_bytes
+                                   ? 1.0
+                                   : compiler::trailing_tile_pieces(p.tm, (int64_t)out_tile_bytes, m);
     // A gathered B: each core forwards cm - 1 shares of 1/cm of a piece, each cn links away,
     // one round after another. Where the card's DRAM paces the steps (`dram_pace`, the card's
     // DRAM time for a step's loads over the step's matmul, reaches 1), the cores finish their

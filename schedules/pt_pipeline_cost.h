@@ -37,6 +37,9 @@ struct PtPipeline {
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
     double epilogue_simple_passes = 0;          // and those charged as simple ones (an add, a product)
     double out_fraction = 1;   // C's columns per accumulator column (1/2: a gated epilogue, swiglu)
+    // Scratchpad bytes a core leaves free (judge() sets it from the plan's footprint): the last
+    // tile runs in row pieces (tail_splitting.h) only where its C tile could move into them.
+    int64_t scratchpad_free_bytes = 0;
 };
 
 struct PtPipelineCost {
