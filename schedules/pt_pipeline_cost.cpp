@@ -191,12 +191,12 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // `tail_pieces` row pieces (tail_splitting.h): piece i is stored once the PT
         // and the SFU have done its rows, so the store overlaps all but a piece of
         // the last matmul, and a piece's epilogue and store follow the matmul's end.
-        // Only while the card's DRAM would otherwise idle: when a chain staggers the
-        // cores, the earlier cores' stores already fill the last core's last matmul
-        // (m=512 n=k=2048, tm=128 tn=256 tk=256, B forwarded whole along 4-core chains
-        // 16.5 us apart: its last core stored from 104.8 to 117.9 us, after the others,
-        // though its first piece was ready 6 us before its last matmul ended).
-        const double overlap = std::max(0.0, pt_step * (1.0 - 1.0 / tail_pieces) - stagger);
+        // Only the part of that matmul the card's DRAM would otherwise idle in: a step's
+        // loads for all cores keep it busy `dram_pace` of a step (m=512 n=k=2048, tm=128
+        // tn=256 tk=256 on 32 cores, pace 1.0: the last core stored from 104.8 to 117.9
+        // us behind the others' loads and stores, though its first piece was ready 6 us
+        // before its last matmul ended; m=8192 n=k=4096 relu, pace 0.5: 10 us faster).
+        const double overlap = pt_step * (1.0 - 1.0 / tail_pieces) * std::max(0.0, 1.0 - dram_pace);
         const double drain = sfu_tail / tail_pieces +
                              std::max(whole_store - overlap, whole_store / tail_pieces) + lat +
                              (chunked ? r_all : 0.0);
@@ -241,8 +241,16 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             const double n_p = std::clamp(cores * 2 * pt_step / std::max(stagger, 2 * pt_step), 1.0, cores);
             const double piece_dma = store_pieces > 0 ? store_bytes / store_pieces * store_byte_cycles * n_p / m.dram_concurrency_efficiency(n_p) : 0.0;
             const double piece_extra = std::max(0.0, std::max(2 * dma_step + piece_dma, 2 * pt_step) - iteration);
+            // The other cores' pieces share the card with a chain head's loads (head_step) where
+            // the head forwards both operands whole and its B chain spans half the cores or more:
+            // where measured, the simulator slowed such a head most (m=n=k=2048, 16-core B chains
+            // of 64 x 1024 tiles: 371.7 us, estimated 330.4 without the term), while on shorter
+            // or single chains the term only made the estimate pessimistic (m=8192 n=k=4096 relu,
+            // 8-core chains: whole B 4190.3 us lost to gathered 4211.3; m=2048 n=512 k=2048 on 16
+            // cores with B alone shared: 157.0 against 153.9 us).
+            const bool heads_share_the_card = p.a_shared && p.b_shared && !b_gathered && 2 * p.cm >= m.cores;
             const double stored_per_step = store_bytes / chunks * store_byte_cycles * m.dram_bytes_per_cycle();
-            const double spread_step = std::max(head_step(stored_per_step), link_step);
+            const double spread_step = std::max(head_step(heads_share_the_card ? stored_per_step : 0.0), link_step);
             const double spread_tile = tile_cycles(spread_step) + store_pieces * piece_extra;
             body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
         } else {
