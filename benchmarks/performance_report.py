@@ -166,8 +166,9 @@ def explain_matmuls(out, results, build, tmp):
     step_table(out, build, tmp, "bmm", BMM_LARGE_SHAPE, BMM_LARGE_STEPS, "%.0f")
     out("")
     out("What remains between the bmm and its PT bound: the chains' fill (the last core of a chain starts its "
-        "first tile a few ring hops after the first), the PT's pass fill on 128-deep K chunks (about 2%% on "
-        "1024 columns), and the last tile's store, which nothing follows.")
+        "first tile a few ring hops after the first), the PT's pass fill on 128-deep K chunks (about 2% on "
+        "1024 columns), and the last tile's store, which only the last matmul's row pieces overlap "
+        "(tail splitting, docs/compiler.md).")
     for title, what in (("matmul+bias+gelu fp16 (compute-bound)",
                          "the same work as the bmm on one matrix (`m=8192`); B is re-streamed for each of a "
                          "core's 8 row tiles (the fp32 accumulator, the GELU stage and the result fill the "
@@ -177,8 +178,9 @@ def explain_matmuls(out, results, build, tmp):
                          "PT's pass fill costs about 11%. With a relu epilogue (no transcendentals, a few SFU "
                          "passes) the same matmul meets the target (row above)"),
                         ("matmul+bias+gelu fp16",
-                         "one output tile per core: nothing overlaps the chain's fill, the GELU epilogue and "
-                         "the store of every C tile at the end, which together take a fifth of the run")):
+                         "one output tile per core: nothing overlaps the chain's fill, and only the last matmul's "
+                         "row pieces overlap the GELU epilogue and the store of every C tile at the end, which "
+                         "together take a fifth of the run")):
         m = results.get(title)
         if m:
             out("")

@@ -140,6 +140,8 @@ size_t trailing_run(const std::vector<ProgramNode> &tree, const TailSplitting &o
         last.inst.ring.role != RingShare::Role::None || !independent_of_loops(last.inst)) {
         return tree.size();
     }
+    // Back from the store: the epilogue's SFU instructions, then the matmuls that produce it
+    // (what precedes them, such as the accumulator's initialization, stays whole).
     size_t first = tree.size() - 1;
     int matmuls = 0;
     while (first > 0) {
@@ -147,7 +149,7 @@ size_t trailing_run(const std::vector<ProgramNode> &tree, const TailSplitting &o
         if (n.kind != ProgramNode::Kind::Instruction || !independent_of_loops(n.inst)) break;
         if (n.inst.op == isa::Opcode::Matmul) {
             if (++matmuls > options.max_matmuls) break;
-        } else if (!elementwise_sfu(n.inst)) {
+        } else if (matmuls > 0 || !elementwise_sfu(n.inst)) {
             break;
         }
         first--;

@@ -10,9 +10,10 @@
 // so the first rows are stored while the PT computes the next ones; the units
 // overlap and only the last piece's work is exposed.
 //
-// The run is the longest trailing sequence of top-level instructions that are
-// PT matmuls, elementwise SFU instructions (no reductions) and, last, one
-// single-plane DMA store. A matmul splits along its rows (whole PT passes),
+// The run is the trailing sequence of top-level instructions made of the last
+// PT matmul (`max_matmuls` of them), the elementwise SFU instructions (no
+// reductions) after it and, last, one single-plane DMA store; without a matmul
+// right before them, the SFU instructions before the store. A matmul splits along its rows (whole PT passes),
 // a DMA store along its rows, an SFU instruction along its rows, or along its
 // elements when it is one row (a tile flattened into one vector). The pieces
 // cover each instruction exactly. The split is applied only when no piece

@@ -1,6 +1,7 @@
 // Tail splitting (target/program_tree/tail_splitting.h) on hand-built program
 // trees: a last matmul, its cast and its store become row pieces in
-// piece-by-piece order; a stored tile placed over the matmul's operands moves
+// piece-by-piece order (the accumulator's initialization before the matmul
+// stays whole); a stored tile placed over the matmul's operands moves
 // above the core's buffers (or, with no room, nothing changes); the last
 // iteration of a loop of tiles is peeled to reach its run; a run whose pieces
 // would read what a later piece of an earlier instruction writes is left alone.
@@ -97,6 +98,26 @@ TEST(TailSplitting, TheLastMatmulCastAndStoreRunPieceByPiece) {
         EXPECT_EQ(st.f[St::sp].base, kOut + p * 8 * kOutRow);
         EXPECT_EQ(st.f[St::dram].base, p * 8 * 4096);
     }
+}
+
+TEST(TailSplitting, TheAccumulatorsInitializationBeforeTheMatmulStaysWhole) {
+    // acc = bias (a broadcast copy) before the one matmul: only the matmul and what follows it
+    // are the run; the initialization stays one instruction before them.
+    SymInstruction init;
+    init.op = isa::Opcode::Copy;
+    init.f[isa::field::Copy::dst].base = kAcc;
+    init.f[isa::field::Copy::dst_stride].base = kAccRow;
+    init.f[isa::field::Copy::a].base = kOut + 64 * 1024;  // the widened bias row
+    init.f[isa::field::Copy::n].base = kCols;
+    init.f[isa::field::Copy::rows].base = kRows;
+    init.f[isa::field::Copy::type].base = (int64_t)DType::F32;
+    std::vector<ProgramNode> tree = {ProgramNode::instruction(init), matmul(), cast(), store()};
+    ASSERT_EQ(split_trailing_tile(tree, options()), 8);
+    ASSERT_EQ(tree.size(), 1u + 8 * 3);
+    EXPECT_EQ(tree[0].inst.op, isa::Opcode::Copy);
+    EXPECT_EQ(tree[0].inst.f[isa::field::Copy::rows].base, kRows);
+    EXPECT_EQ(tree[1].inst.op, isa::Opcode::Matmul);
+    EXPECT_EQ(tree[1].inst.f[Mm::m].base, 8);
 }
 
 TEST(TailSplitting, ATileOverTheMatmulsOperandsMovesAboveTheBuffers) {
