@@ -13,16 +13,21 @@
 // The run is the trailing sequence of top-level instructions made of the last
 // PT matmul (`max_matmuls` of them), the elementwise SFU instructions (no
 // reductions) after it and, last, one single-plane DMA store; without a matmul
-// right before them, the SFU instructions before the store. A matmul splits along its rows (whole PT passes),
-// a DMA store along its rows, an SFU instruction along its rows, or along its
-// elements when it is one row (a tile flattened into one vector). The pieces
-// cover each instruction exactly. The split is applied only when no piece
-// moved ahead of a piece of an earlier instruction touches scratchpad bytes
-// that piece writes, or writes bytes it reads (the ranges of
-// scratchpad_accesses.h), so each unit computes what it computed before; else
-// the tree is left alone. The piece count is the largest of `max_pieces`,
-// halved, that every instruction divides into and that keeps each store piece
-// at least `min_store_piece_bytes` (min_tail_store_piece_bytes below).
+// right before them, the SFU instructions before the store. When the tree ends
+// in a loop (or a loop then a lone store: store spreading's shape), the loop's
+// last iteration is peeled first to reach the run. A matmul splits along its
+// rows (whole PT passes), a DMA store along its rows (or whole sticks of its
+// one row), an SFU instruction along its rows, or along its elements when it
+// is one row (a tile flattened into one vector); the pieces cover each
+// instruction exactly. A cut is applied only when no piece moved ahead of a
+// piece of an earlier instruction touches scratchpad bytes that piece writes,
+// or writes bytes it reads (the ranges of scratchpad_accesses.h), so each
+// unit computes what it computed before; else the tree is left alone. Where
+// the allocator placed the stored tile over the matmul's operands (no cut is
+// then legal), the tile moves above every buffer of the core first, if
+// `scratchpad_bytes` leaves room. The piece count is the largest up to
+// `max_pieces` that every instruction divides into and that keeps each store
+// piece at least `min_store_piece_bytes` (min_tail_store_piece_bytes below).
 //
 // Expects the tree after every other program-tree pass (its top-level order
 // is each unit's stream order); guarantees the same results.
