@@ -92,7 +92,9 @@ struct PtPipelineCost {
 //    each core's DMA queue order: every core's first A piece (the A heads'
 //    at once when A is shared) and the A chain's fill, then the B chain's
 //    head's B piece (gathered: every core's share) and the B chain's fill;
-//    drain: the last tile's epilogue and store after the last matmul.
+//    drain: the last tile's epilogue and store after the last matmul, in row
+//    pieces (tail_splitting.h) that overlap the matmul where the steps leave
+//    the card's DRAM idle and the core has room to move its C tile.
 //  - A resident panel (K chunked): each row of tiles first loads A's whole-K
 //    panel, every core at once (a shared panel gathered: each core of an A
 //    chain loads 1/cn of it and forwards the other shares round the chain);
