@@ -3,11 +3,10 @@
 
 #include <algorithm>
 #include <optional>
-#include <string>
 
 #include "program_tree/loop_rewrites.h"
 #include "program_tree/scratchpad_accesses.h"
-#include "spyre/dtype.h"
+#include "program_tree/sfu_operands.h"
 
 namespace spyre {
 namespace compiler {
@@ -15,13 +14,6 @@ namespace compiler {
 namespace {
 
 namespace fld = isa::field;
-
-int field_index(const isa::OpcodeSpec &spec, const std::string &name) {
-    for (int i = 0; i < spec.num_fields; i++) {
-        if (name == spec.fields[i].name) return i;
-    }
-    return -1;
-}
 
 bool independent_of_loops(const SymInstruction &in) {
     for (const SymOperand &o : in.f) {
@@ -31,9 +23,8 @@ bool independent_of_loops(const SymInstruction &in) {
 }
 
 bool elementwise_sfu(const SymInstruction &in) {
-    const isa::OpcodeSpec &spec = isa::opcode_spec(in.op);
-    return spec.unit == isa::Unit::Sfu &&
-           (spec.cost == isa::CostClass::SfuSimple || spec.cost == isa::CostClass::SfuTranscendental);
+    SfuOperands unused;
+    return sfu_operands(in, &unused);
 }
 
 bool single_plane_store(const SymInstruction &in) {
@@ -73,28 +64,19 @@ std::optional<SymInstruction> piece_of(const SymInstruction &in, int p, int piec
         return out;
     }
     // An elementwise SFU instruction: along its rows, or along the elements of its one row.
-    const isa::OpcodeSpec &spec = isa::opcode_spec(in.op);
-    const int ni = field_index(spec, "n"), ri = field_index(spec, "rows"), ti = field_index(spec, "type");
-    const int64_t n = f[ni].base, all_rows = f[ri].base;
+    SfuOperands ops;
+    if (!sfu_operands(in, &ops)) return std::nullopt;
+    const int64_t n = f[ops.n].base, all_rows = f[ops.rows].base;
     const bool by_rows = all_rows % pieces == 0;
     if (!by_rows && (all_rows != 1 || n % pieces != 0)) return std::nullopt;
-    for (const char *name : {"dst", "a", "b", "c"}) {
-        const int fi = field_index(spec, name);
-        if (fi < 0) continue;
-        const std::string s = name;
-        const int mi = field_index(spec, s + "_mode");
-        const int64_t mode = mi < 0 ? 0 : f[mi].base;
+    for (const SfuOperands::Operand &o : ops.ops) {
+        const int64_t mode = mode_of(in, o);
         if (mode >= 2) continue;  // an immediate or a runtime parameter: no address
-        if (by_rows) {
-            f[fi].base += p * (all_rows / pieces) * f[field_index(spec, s + "_stride")].base;
-        } else if (mode == 0) {  // a scalar per row (mode 1) of the one row stays
-            int64_t element_bytes = dtype_bytes((DType)f[ti].base);
-            if (in.op == isa::Opcode::Cast && s == "dst") element_bytes = dtype_bytes((DType)f[fld::Cast::dst_type].base);
-            f[fi].base += p * (n / pieces) * element_bytes;
-        }
+        if (by_rows) f[o.addr].base += p * (all_rows / pieces) * f[o.stride].base;
+        else if (mode == 0) f[o.addr].base += p * (n / pieces) * o.elem_bytes;  // a scalar per row (mode 1) of the one row stays
     }
-    if (by_rows) f[ri].base = all_rows / pieces;
-    else f[ni].base = n / pieces;
+    if (by_rows) f[ops.rows].base = all_rows / pieces;
+    else f[ops.n].base = n / pieces;
     return out;
 }
 
@@ -235,7 +217,9 @@ bool relocate_stored_tile(std::vector<ProgramNode> &tree, size_t first, const Ta
         const int64_t base = (scratchpad_end(tree) + align - 1) / align * align;
         if (base + (tile.hi - tile.lo) > options.scratchpad_bytes) return false;
         const int64_t delta = base - tile.lo;
-        in.f[field_index(isa::opcode_spec(in.op), "dst")].base += delta;
+        SfuOperands ops;
+        sfu_operands(in, &ops);
+        in.f[ops.ops[0].addr].base += delta;  // the destination
         store.f[fld::DmaStore::sp].base += delta;
         return true;
     }
