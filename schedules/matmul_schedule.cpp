@@ -130,16 +130,22 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // Which operands the cores of a chain pass along the ring: A along N, B along M;
                     // 4 and 5: B gathered, each core of its chain loading a share of every tile.
                     const bool share = sharing & 1, share_b = sharing & 6, gather_b = sharing & 4;
-                    // B chains only with K chunks: the estimate follows them in the chunked
-                    // pipeline, not with whole-K tiles (docs/planning.md, "What is left").
+                    // B chains with whole-K tiles too (one row of tiles a core, below): each N
+                    // tile's whole-K B travels its chain as a K chunk's does (m=512 n=512 k=64 on
+                    // 32 cores: B read once, not once per row range; docs/planning.md).
                     if (cn * cm > max_cores || (share && (!options.share_a || cn < 2)) ||
-                        (share_b && (!options.share_b || cm < 2 || tk == kp)))
+                        (share_b && (!options.share_b || cm < 2)))
                         continue;
                     // Gathered B chains where the lowering can cut the tiles and the cost model holds.
                     if (gather_b && (options.b_forwarding == "whole" || !planning::gathered_chain_offered(cm, cn, tk, shape.k, machine)))
                         continue;
                     if (share_b && !gather_b && options.b_forwarding == "gathered") continue;
                     const int64_t mt = m_tiles / cm, nt = n_tiles / cn;  // tiles per core
+                    // Whole-K tiles along a B chain: with one row of tiles a core. At each next row
+                    // the chain refills while the next rows' A loads take the card, which the cost
+                    // model does not follow (m=16384 n=k=2048, 64 x 64 tiles, one 32-core chain:
+                    // 65 us a row change, estimated 6; simulated 2607 us against 2243 chunked).
+                    if (share_b && tk == kp && mt > 1) continue;
                     // A row scale is staged per core, its rows at once: whole float32 sticks of them
                     // unless one core has all the rows (a DMA starts on a stick).
                     if (shape.row_scale && cm > 1 && (mt * tm) % stick_lanes(Float(32)) != 0) continue;
@@ -194,6 +200,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     planning::Verdict v = planning::judge(tp, db, machine);
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     if (resident) v.rank_margin = kMatmulResidentPanelMargin;
+                    if (share_b && tk == kp) v.rank_margin = kMatmulWholeKChainMargin;
                     const planning::PtPipelineCost &cost = v.pt_cost;
                     const double read = cost.read_bytes, write = cost.write_bytes;
                     p.dram_bytes = (int64_t)(read + write);

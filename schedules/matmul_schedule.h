@@ -120,6 +120,13 @@ constexpr double kMatmulTieTolerance = 1e-3;
 // 1841.4 simulated).
 constexpr double kMatmulResidentPanelMargin = 0.02;
 
+// Whole-K tiles along a B chain (one row of tiles a core) win only by this much too: the
+// model's estimate for them is checked on fewer shapes and tends to the optimistic side
+// where one long chain spans the cores (gen_matmul m=2048 n=1024 k=1024, one 32-core chain:
+// estimated 115.6 us, simulated 125.2), and where it tied the K-chunked plan (within
+// 0.1%, m=1024 n=4096 k=2048 on 16 cores) it simulated 2.5% slower.
+constexpr double kMatmulWholeKChainMargin = 0.02;
+
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_MATMUL_KNOBS(X) \

@@ -103,6 +103,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // cn - 1 shares round the chain, each a share's put and a link's hop behind the previous one.
     const double panel_gather = a_resident && p.a_shared ? (p.cn - 1) * (a_piece / p.cn / m.ring_bytes_per_cycle + hop) : 0.0;
     const double panel_fill = a_resident ? m.dram_cycles(a_piece * p.cm * (p.a_shared ? 1 : p.cn), 0, cores) + panel_gather + lat : 0.0;
+    double first_store = 0.0;  // when the first cores start storing (set by per_core_cycles)
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
         // The residual tile loads just before the bias, at each tile's start: at the
@@ -171,13 +172,35 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const double a_ready = a_resident ? 0.0
                                : p.a_shared ? m.dram_cycles(a_piece * p.cm, 0, p.cm) + a_chain_fill
                                             : m.dram_cycles(a_piece * cores, 0, cores);
+        // With one whole-K tile a core the cn heads' loads of their B pieces meet on the card,
+        // each head starting once its A arrived (an A chain's hop apart), so as many overlap as
+        // loads of one fit in a hop (m=100 n=1000 k=700, 64 x 128 tiles on 16 cores: the 8
+        // heads' 180 KB took 4.9-8.3 us, one alone 1.4; estimated 20.8 us without the term,
+        // simulated 23.5). With more tiles the later tiles hide it: the term made 32 x 64
+        // tiles' estimate 11% pessimistic there.
+        const double b_alone = m.dram_cycles(b_piece, 0, 1);
+        const double a_hop = p.a_shared && p.cn > 1 ? a_chain_fill / (p.cn - 1) : 0.0;
+        const double b_overlap = a_hop > 0 ? std::clamp(b_alone / a_hop, 1.0, (double)p.cn) : (double)p.cn;
+        const double b_head_load = chunked || steps > 1 ? b_alone : std::max(b_alone, m.dram_cycles(b_piece * b_overlap, 0, b_overlap));
         const double chain = b_gathered   ? a_ready + dma(b_step, 0) + b_chain_fill
-                             : p.b_shared ? a_ready + m.dram_cycles(b_piece, 0, 1) + b_chain_fill
+                             : p.b_shared ? a_ready + b_head_load + b_chain_fill
                              : p.a_shared && !a_resident ? a_ready : 0.0;
         // Double buffered whole-K tiles: the next tile's B load is issued before this
-        // tile's bias, so the first matmul waits for two steps' loads.
-        const double first_loads = (double_buffer && !chunked && steps >= 2 ? 2 : 1) * dma_step;
+        // tile's bias, so the first matmul waits for two steps' loads (along a B chain, not: the
+        // first matmul follows the first B's forward, m=100 n=1000 k=700 on 8 cores, 64 x 128 tiles).
+        const double first_loads = (double_buffer && !chunked && !p.b_shared && steps >= 2 ? 2 : 1) * dma_step;
         const double fill = panel_fill + std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
+        // A core stores its first tile once its steps and epilogue are done (its only tile, cut
+        // into the tail's row pieces: the first piece). The cores start from the first ones,
+        // which wait for no chain, to the chains' last (`fill`), and the stores run at the
+        // card's rate from about a quarter of that spread on: in the simulator at m=512 n=512
+        // k=64, the first and last cores' first stores and the end of the run were 2.0, 4.5 and
+        // 6.7 us with 64 x 128 tiles and 8-core B chains; 1.4, 2.7 and 5.9 us with 64 x 64 tiles;
+        // 2.3, 2.4 and 6.6 us with 64 x 128 tiles and B gathered (the stores: 4.1 us at the rate).
+        const double first_compute = chunked ? (chunks - 1) * std::max(dma_step, pt_step) + (double_buffer ? lat : chunks * lat) : 0.0;
+        const double first_piece = tiles > 1 ? 1.0 : tail_pieces;
+        const double first_cores_fill = panel_fill + first_loads + bias_dma + r_fill + lat + sfu_init;
+        first_store = first_cores_fill + std::max(0.0, fill - first_cores_fill) / 4 + first_compute + (pt_step + sfu_tail) / first_piece;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
         // card with the other cores' stores: the card's work for all of them,
@@ -253,6 +276,28 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             const double spread_step = std::max(head_step(heads_share_the_card ? stored_per_step : 0.0), link_step);
             const double spread_tile = tile_cycles(spread_step) + store_pieces * piece_extra;
             body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
+        } else if (p.b_shared) {
+            // Whole-K tiles along a B chain: the PT's matmul of a tile overlaps its core's DMA
+            // queue, which takes the next tile's B (loaded or received, and forwarded) and this
+            // tile's store, so the slower of the two paces the tiles (m=100 n=1000 k=700 on 8
+            // cores, 32 x 64 tiles, 4-core B chains: a tile every 1.95 us, its B load and forward
+            // 1.8 and its matmul 1.4; 21.0 us simulated, where serial loads estimated 51.5).
+            // The head's loads share the card with the other cores' stores, a tile each a tile,
+            // counted (as for the spread stores above) where the B chain spans half the cores or
+            // more: m=2048 n=2048 k=512, 64 x 64 tiles, one 32-core chain: the head's 64 KB B load
+            // took 0.5-6.2 us, a tile 3.4 us where its matmul takes 2.1 (estimated 113 us without
+            // the term, 135 simulated); on 4-core chains (m=100 n=1000 k=700 on 8 cores) the term
+            // made the estimate 20% pessimistic.
+            const bool stores_share_the_card = 2 * p.cm >= m.cores;
+            const double own_store = store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1);
+            const double stored_per_tile = stores_share_the_card ? store_bytes * store_byte_cycles * m.dram_bytes_per_cycle() : 0.0;
+            const double dma_tile = std::max(head_step(stored_per_tile), link_step) + own_store + bias_dma + r_dma + lat;
+            const double compute_tile = pt_step + sfu_init + sfu_tail;
+            // (One row of tiles a core: at a next row the chain would refill, which this does
+            // not follow; matmul offers these plans with one row, matmul_schedule.cpp.)
+            // Single buffered, the next tile's B lands only after this tile's matmul.
+            const double tile = double_buffer ? std::max(dma_tile, compute_tile) : dma_tile + compute_tile;
+            body = pt_step + (steps - 1) * tile;
         } else {
             // Whole-K tiles: the B of tile t + 2 is issued after the store of tile t
             // and before the bias of tile t + 1, so past the fill each tile's B load
@@ -277,9 +322,19 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // the last loads landed while the last matmul and the epilogue run their first
     // piece (the last stores follow it): the card's DRAM work cannot fill those.
     const double dram_idle = (pt_step + sfu_tail) / tail_pieces + 2 * lat;
+    // Nor, where the kernel writes more than it reads, before the first stores: the card's
+    // DRAM then moves only the first tiles' loads until the first cores store, and every
+    // byte after (the other tiles' loads, all stores) at its rate (gen_matmul m=2048 n=2048
+    // k=64: the first stores start at 10 us, the card then stores 8 MB for 59 us).
+    // The turnaround stays the whole run's (DramModel::start charges it to the stores until
+    // they outnumber the bytes read: m=512 n=512 k=64, the 512 KB of stores took 4.2 us).
+    const double reads_after = cost.read_bytes * (1.0 - 1.0 / tiles);
+    const double turnaround_before = turnaround_per_byte * (std::min(cost.read_bytes, cost.write_bytes) -
+                                                            std::min(reads_after, cost.write_bytes));
+    const double store_bound = first_store + m.dram_cycles(reads_after, cost.write_bytes, cores) + turnaround_before + lat;
     cost.per_core_cycles = per_core;
-    cost.dram_cycles = dram_all + dram_idle;
-    cost.cycles = std::max(per_core, dram_all + dram_idle);
+    cost.dram_cycles = writes_minor ? dram_all + dram_idle : std::max(dram_all + dram_idle, store_bound);
+    cost.cycles = std::max(per_core, cost.dram_cycles);
     return cost;
 }
 

@@ -13,7 +13,7 @@
 // buffering) fails all three on 512^3 on 32 cores: its choice simulates 1.61x
 // the best, its estimate is 0.37x the choice's simulated time, and it orders
 // 0.84 of the pairs. The current one (B shared over the ring in K-chunked plans
-// too) orders >= 0.95 of the pairs on every shape here, with the choice's
+// and in whole-K plans of one row of tiles a core) orders >= 0.95 of the pairs on every shape here, with the choice's
 // estimate 0.85-1.02x its simulated time and the choice within 1.04x of the
 // best candidate. It assumes the cores' transfers spread evenly over the run;
 // they bunch at tile boundaries, so the transfers run a little slower than
@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
                       RankingCase{2048, 2048, 2048, 32, {64, 128, 256}, {64, 128, 256}, {32}},  // large
                       RankingCase{300, 520, 2000, 32, {64, 128}, {64, 128, 256}, {32}},        // ragged, K chunked
                       RankingCase{100, 1000, 700, 32, {32, 64}, {64, 128}, {32, 8}},           // ragged
+                      // Small K: whole-K tiles, B along chains over the row ranges (store-bound).
+                      RankingCase{512, 512, 64, 32, {32, 64, 128, 512}, {64, 128}, {32, 8}},
                       // The fused residual: an R tile loaded per output tile.
                       RankingCase{512, 512, 512, 32, {64, 128, 256, 512}, {64, 128, 256}, {32, 8}, true},
                       RankingCase{1, 4096, 4096, 32, {8}, {64, 128, 256, 512}, {32, 8}, true},   // decode
