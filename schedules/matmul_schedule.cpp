@@ -145,7 +145,12 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // the chain refills while the next rows' A loads take the card, which the cost
                     // model does not follow (m=16384 n=k=2048, 64 x 64 tiles, one 32-core chain:
                     // 65 us a row change, estimated 6; simulated 2607 us against 2243 chunked).
-                    if (share_b && tk == kp && mt > 1) continue;
+                    // With a residual, gathered only: a chain head's B loads share the card with
+                    // every other core's R tile, loaded with them, which the model does not follow
+                    // either (m=512 n=8192 k=1024 + residual, 64 x 64 tiles forwarded whole on
+                    // 8-core chains: the head's 128 KB in 7-8 us, estimated 271.9 us, simulated
+                    // 318.4 against 285.7 chunked; gathered, with no head, 281.7).
+                    if (share_b && tk == kp && (mt > 1 || (shape.residual && !gather_b))) continue;
                     // A row scale is staged per core, its rows at once: whole float32 sticks of them
                     // unless one core has all the rows (a DMA starts on a stick).
                     if (shape.row_scale && cm > 1 && (mt * tm) % stick_lanes(Float(32)) != 0) continue;
