@@ -100,9 +100,14 @@ struct PtPipelineCost {
 //    chain loads 1/cn of it and forwards the other shares round the chain);
 //    the steps then load only B. A later row of tiles' panel stalls its core
 //    the same way.
+//  - Whole-K tiles along a B chain (one row of tiles a core): a tile takes the
+//    slower of the chain head's DMA queue (the next B, its own store) and the
+//    PT with the epilogue (single buffered: both); the first matmul follows the
+//    first B's forward.
 //  - The card's DRAM work for the kernel's total bytes (dram_cycles), plus the
 //    last matmul and epilogue, during which no transfer is in flight, bounds the
-//    whole run from below.
+//    whole run from below; where the kernel writes more than it reads, so does
+//    the first stores' start plus every byte after it at the card's rate.
 // tests/compiler/matmul_planner_ranking_test.cpp (*MatmulPlannerRanking*) and
 // planner_ranking_test.cpp's bmm cases check that it ranks candidates as the
 // simulator does.

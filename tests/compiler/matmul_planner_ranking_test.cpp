@@ -13,9 +13,9 @@
 // buffering) fails all three on 512^3 on 32 cores: its choice simulates 1.61x
 // the best, its estimate is 0.37x the choice's simulated time, and it orders
 // 0.84 of the pairs. The current one (B shared over the ring in K-chunked plans
-// and in whole-K plans of one row of tiles a core) orders >= 0.95 of the pairs on every shape here, with the choice's
-// estimate 0.85-1.02x its simulated time and the choice within 1.04x of the
-// best candidate. It assumes the cores' transfers spread evenly over the run;
+// and in whole-K plans of one row of tiles a core) orders >= 0.94 of the pairs
+// on every shape here, with the choice's estimate 0.98-1.08x its simulated time
+// and the choice within 1.03x of the best candidate. It assumes the cores' transfers spread evenly over the run;
 // they bunch at tile boundaries, so the transfers run a little slower than
 // estimated. The residual cases (gen_matmul residual=true) check the R tile's
 // loads too.
