@@ -226,6 +226,11 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // Between tiles a whole store blocks its core's DMA queue, ring forwarding
         // included, so a chain refills for the next tile as for the first: the
         // last core's next matmul waits for its store and the chain's stagger.
+        // A B chain of half the cores or more: the other cores' stores slow its head's loads
+        // (the spread stores' and the whole-K chains' terms below), a tile's store weighing
+        // its bytes and turnaround in card bytes.
+        const bool long_b_chain = 2 * p.cm >= m.cores;
+        const double stored_tile_bytes = store_bytes * store_byte_cycles * m.dram_bytes_per_cycle();
         const double whole_store_between = std::max(whole_store, store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1) + stagger);
         // In each core's DMA stream a tile's bias load follows the previous tile's
         // store, which follows that tile's last matmul and cast: between tiles the
@@ -271,8 +276,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             // or single chains the term only made the estimate pessimistic (m=8192 n=k=4096 relu,
             // 8-core chains: whole B 4190.3 us lost to gathered 4211.3; m=2048 n=512 k=2048 on 16
             // cores with B alone shared: 157.0 against 153.9 us).
-            const bool heads_share_the_card = p.a_shared && p.b_shared && !b_gathered && 2 * p.cm >= m.cores;
-            const double stored_per_step = store_bytes / chunks * store_byte_cycles * m.dram_bytes_per_cycle();
+            const bool heads_share_the_card = p.a_shared && p.b_shared && !b_gathered && long_b_chain;
+            const double stored_per_step = stored_tile_bytes / chunks;
             const double spread_step = std::max(head_step(heads_share_the_card ? stored_per_step : 0.0), link_step);
             const double spread_tile = tile_cycles(spread_step) + store_pieces * piece_extra;
             body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
@@ -288,9 +293,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             // took 0.5-6.2 us, a tile 3.4 us where its matmul takes 2.1 (estimated 113 us without
             // the term, 135 simulated); on 4-core chains (m=100 n=1000 k=700 on 8 cores) the term
             // made the estimate 20% pessimistic.
-            const bool stores_share_the_card = 2 * p.cm >= m.cores;
             const double own_store = store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1);
-            const double stored_per_tile = stores_share_the_card ? store_bytes * store_byte_cycles * m.dram_bytes_per_cycle() : 0.0;
+            const double stored_per_tile = long_b_chain ? stored_tile_bytes : 0.0;
             const double dma_tile = std::max(head_step(stored_per_tile), link_step) + own_store + bias_dma + r_dma + lat;
             const double compute_tile = pt_step + sfu_init + sfu_tail;
             // (One row of tiles a core: at a next row the chain would refill, which this does
