@@ -82,23 +82,27 @@ bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64
 // Moves every DMA load of the second half of `body` (indices >= half) as early
 // as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
 // of bytes the load reads stays before it).
+size_t hoist_load(std::vector<ProgramNode> &body, size_t index, const std::vector<int64_t> &trips) {
+    const std::vector<ScratchpadAccess> mine = node_accesses(body[index], trips);
+    size_t to = index;
+    while (to > 0) {
+        const ProgramNode &prev = body[to - 1];
+        // Loads keep their order among themselves (the first tile is needed first).
+        if (prev.kind == ProgramNode::Kind::Instruction && prev.inst.op == isa::Opcode::DmaLoad) break;
+        if (accesses_conflict(mine, node_accesses(prev, trips)) || dram_conflict(body[index], prev, trips)) break;
+        to--;
+    }
+    if (to < index) {
+        ProgramNode moved = std::move(body[index]);
+        body.erase(body.begin() + (std::ptrdiff_t)index);
+        body.insert(body.begin() + (std::ptrdiff_t)to, std::move(moved));
+    }
+    return to;
+}
+
 void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips) {
     for (size_t i = half; i < body.size(); i++) {
-        if (body[i].kind != ProgramNode::Kind::Instruction || body[i].inst.op != isa::Opcode::DmaLoad) continue;
-        const std::vector<ScratchpadAccess> mine = node_accesses(body[i], trips);
-        size_t to = i;
-        while (to > 0) {
-            const ProgramNode &prev = body[to - 1];
-            // Loads keep their order among themselves (the first tile is needed first).
-            if (prev.kind == ProgramNode::Kind::Instruction && prev.inst.op == isa::Opcode::DmaLoad) break;
-            if (accesses_conflict(mine, node_accesses(prev, trips)) || dram_conflict(body[i], prev, trips)) break;
-            to--;
-        }
-        if (to < i) {
-            ProgramNode moved = std::move(body[i]);
-            body.erase(body.begin() + i);
-            body.insert(body.begin() + to, std::move(moved));
-        }
+        if (body[i].kind == ProgramNode::Kind::Instruction && body[i].inst.op == isa::Opcode::DmaLoad) hoist_load(body, i, trips);
     }
 }
 

@@ -25,6 +25,11 @@ void shift_iteration(ProgramNode &n, size_t level, int64_t iterations = 1);
 // writes, over the loop box of `trips` (the enclosing loops' trip counts, outermost first).
 bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips);
 
+// Moves the DMA load body[index] as early as no earlier item conflicts with it, in scratchpad
+// or in DRAM (a DMA store of bytes the load reads stays before it), and never above another
+// DMA load (loads keep their order among themselves). Returns its new index.
+size_t hoist_load(std::vector<ProgramNode> &body, size_t index, const std::vector<int64_t> &trips);
+
 // Moves every DMA load of the second half of `body` (indices >= half) as early
 // as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
 // of bytes the load reads stays before it); loads keep their order among themselves.

@@ -59,9 +59,28 @@ void rotate_loop(std::vector<ProgramNode> &nodes, size_t index, int depth, std::
     nodes.insert(nodes.begin() + (std::ptrdiff_t)index, replacement.begin(), replacement.end());
 }
 
+// In a straight-line list (a loop body unrolled by two for a double-buffered result, or the
+// core's top level), a pipeline's prologue loads that follow an earlier pipeline's trailing
+// work move up above it, past every item they are independent of, in order among loads.
+void hoist_prologue_loads(std::vector<ProgramNode> &nodes, std::vector<int64_t> &trips) {
+    for (ProgramNode &n : nodes) {
+        if (n.kind != ProgramNode::Kind::Loop) continue;
+        trips.push_back(n.trip);
+        hoist_prologue_loads(n.body, trips);
+        trips.pop_back();
+    }
+    for (size_t i = 0; i < nodes.size(); i++) {
+        if (nodes[i].kind == ProgramNode::Kind::Instruction && nodes[i].prologue_load) hoist_load(nodes, i, trips);
+    }
+}
+
 }  // namespace
 
-void rotate_prologue_loads(std::vector<ProgramNode> &tree) { rewrite_loops_innermost_first(tree, rotate_loop); }
+void rotate_prologue_loads(std::vector<ProgramNode> &tree) {
+    rewrite_loops_innermost_first(tree, rotate_loop);
+    std::vector<int64_t> trips;
+    hoist_prologue_loads(tree, trips);
+}
 
 }  // namespace compiler
 }  // namespace spyre
