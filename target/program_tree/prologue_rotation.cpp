@@ -70,7 +70,8 @@ void hoist_prologue_loads(std::vector<ProgramNode> &nodes, std::vector<int64_t> 
         trips.pop_back();
     }
     for (size_t i = 0; i < nodes.size(); i++) {
-        if (nodes[i].kind == ProgramNode::Kind::Instruction && nodes[i].prologue_load) hoist_load(nodes, i, trips);
+        const ProgramNode &n = nodes[i];
+        if (n.kind == ProgramNode::Kind::Instruction && n.prologue_load && n.inst.op == isa::Opcode::DmaLoad) hoist_load(nodes, i, trips);
     }
 }
 
