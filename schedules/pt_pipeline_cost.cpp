@@ -226,8 +226,9 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // a step 16.2 us: the last core's stores ran from 66.1 to 87.4 us behind a last matmul
         // ending at 80.2, 7.2 us of drain; estimated 10.6 without the term, 8.4 with it; the
         // gathered plans of m=1536 n=1536 k=2048 and m=2048 n=1024 k=4096 on 32 cores are now
-        // estimated within 0.1%). With more tiles the previous tile's stores fill the step.
-        const double loads_in_last_step = tiles > 1 ? 1.0 : std::min(1.0, stagger / pt_step);
+        // estimated within 0.1%). With more tiles the previous tile's stores fill the step, and
+        // with a residual every core's R tile, loaded after its last chunk (load_sinking.h).
+        const double loads_in_last_step = tiles > 1 || p.residual ? 1.0 : std::min(1.0, stagger / pt_step);
         const double overlap = pt_step * (1.0 - 1.0 / tail_pieces) * std::max(0.0, 1.0 - dram_pace * loads_in_last_step);
         const double drain = sfu_tail / tail_pieces +
                              std::max(whole_store - overlap, whole_store / tail_pieces) + lat +
