@@ -29,8 +29,8 @@ from benchmarks.spyre_bench.progress import log
 
 COMPILE_TIMEOUT_S = 900
 SIMULATE_TIMEOUT_S = 1800
-REPORT_FIELDS = ("simulated_us", "roofline_bound_us", "dram_read_bytes", "dram_write_bytes", "macs", "bottleneck",
-                 "active_cores")
+REPORT_FIELDS = ("simulated_us", "roofline_bound_us", "calibrated_floor_us", "dram_read_bytes", "dram_write_bytes",
+                 "macs", "bottleneck", "active_cores")
 
 
 def add_arguments(parser):
