@@ -5,6 +5,7 @@
 // realization tests of the residual check the results end to end.)
 #include <gtest/gtest.h>
 
+#include "hand_built_trees.h"
 #include "program_tree/load_sinking.h"
 
 namespace spyre::compiler {
@@ -16,31 +17,11 @@ namespace Un = isa::field::Copy;
 constexpr int64_t kRow = 1024;
 
 ProgramNode load(int64_t arg, int64_t sp, int64_t dram_coef_level0 = 0) {
-    SymInstruction in;
-    in.op = isa::Opcode::DmaLoad;
-    in.f[Ld::arg].base = arg;
-    in.f[Ld::sp].base = sp;
-    in.f[Ld::row_bytes].base = kRow;
-    in.f[Ld::valid_bytes].base = kRow;
-    in.f[Ld::rows].base = 1;
-    in.f[Ld::valid_rows].base = 1;
-    in.f[Ld::planes].base = 1;
-    in.f[Ld::valid_planes].base = 1;
-    if (dram_coef_level0) in.f[Ld::dram].set_coef(0, dram_coef_level0);
-    return ProgramNode::instruction(in);
+    return test_trees::load(arg, sp, kRow, 0, dram_coef_level0);
 }
 
 // An SFU copy of one row from `src` to `dst` (reads src).
-ProgramNode reader(int64_t dst, int64_t src) {
-    SymInstruction in;
-    in.op = isa::Opcode::Copy;
-    in.f[Un::dst].base = dst;
-    in.f[Un::a].base = src;
-    in.f[Un::n].base = kRow / 4;
-    in.f[Un::rows].base = 1;
-    in.f[Un::type].base = (int64_t)DType::F32;
-    return ProgramNode::instruction(in);
-}
+ProgramNode reader(int64_t dst, int64_t src) { return test_trees::reader(dst, src, kRow); }
 
 constexpr int64_t R = 0, CHUNK = 4 * kRow, OUT = 8 * kRow;
 

@@ -7,62 +7,29 @@
 // dual realization tests of gen_matmul check the results of such plans end to end.)
 #include <gtest/gtest.h>
 
+#include "hand_built_trees.h"
 #include "program_tree/prologue_rotation.h"
 
 namespace spyre::compiler {
 namespace {
 
-namespace Ld = isa::field::DmaLoad;
-namespace St = isa::field::DmaStore;
 namespace Un = isa::field::Copy;
 
 constexpr int64_t kRow = 1024;
 constexpr int64_t kB0 = 0, kB1 = 4 * kRow, kAcc = 8 * kRow, kOut = 16 * kRow;
 
-ProgramNode load(int64_t arg, int64_t sp, int64_t dram = 0) {
-    SymInstruction in;
-    in.op = isa::Opcode::DmaLoad;
-    in.f[Ld::arg].base = arg;
-    in.f[Ld::dram].base = dram;
-    in.f[Ld::sp].base = sp;
-    in.f[Ld::row_bytes].base = kRow;
-    in.f[Ld::valid_bytes].base = kRow;
-    in.f[Ld::rows].base = 1;
-    in.f[Ld::valid_rows].base = 1;
-    in.f[Ld::planes].base = 1;
-    in.f[Ld::valid_planes].base = 1;
-    return ProgramNode::instruction(in);
-}
+ProgramNode load(int64_t arg, int64_t sp) { return test_trees::load(arg, sp, kRow); }
 
-ProgramNode prologue_load(int64_t arg, int64_t sp, int64_t dram = 0) {
-    ProgramNode n = load(arg, sp, dram);
+ProgramNode prologue_load(int64_t arg, int64_t sp) {
+    ProgramNode n = load(arg, sp);
     n.prologue_load = true;
     return n;
 }
 
 // An SFU copy of one row from `src` to `dst`: stands for a compute step reading a buffer.
-ProgramNode reader(int64_t dst, int64_t src) {
-    SymInstruction in;
-    in.op = isa::Opcode::Copy;
-    in.f[Un::dst].base = dst;
-    in.f[Un::a].base = src;
-    in.f[Un::n].base = kRow / 4;
-    in.f[Un::rows].base = 1;
-    in.f[Un::type].base = (int64_t)DType::F32;
-    return ProgramNode::instruction(in);
-}
+ProgramNode reader(int64_t dst, int64_t src) { return test_trees::reader(dst, src, kRow); }
 
-ProgramNode store(int64_t arg, int64_t sp, int64_t dram = 0) {
-    SymInstruction in;
-    in.op = isa::Opcode::DmaStore;
-    in.f[St::arg].base = arg;
-    in.f[St::dram].base = dram;
-    in.f[St::sp].base = sp;
-    in.f[St::row_bytes].base = kRow;
-    in.f[St::rows].base = 1;
-    in.f[St::planes].base = 1;
-    return ProgramNode::instruction(in);
-}
+ProgramNode store(int64_t arg, int64_t sp) { return test_trees::store(arg, sp, kRow); }
 
 // Tile 1's last two steps (reading B0, then B1), its cast and store, then tile 2's first
 // chunk of B (arg 1) loaded into B0 as a prologue load.
