@@ -79,9 +79,8 @@ bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64
     return false;
 }
 
-// Moves every DMA load of the second half of `body` (indices >= half) as early
-// as no earlier item conflicts with it, in scratchpad or in DRAM (a DMA store
-// of bytes the load reads stays before it).
+// Moves the DMA load body[index] as early as no earlier item conflicts with it, in
+// scratchpad or in DRAM (a DMA store of bytes the load reads stays before it).
 size_t hoist_load(std::vector<ProgramNode> &body, size_t index, const std::vector<int64_t> &trips) {
     const std::vector<ScratchpadAccess> mine = node_accesses(body[index], trips);
     size_t to = index;
@@ -100,6 +99,7 @@ size_t hoist_load(std::vector<ProgramNode> &body, size_t index, const std::vecto
     return to;
 }
 
+// Every DMA load of the second half of `body` (indices >= half), in order.
 void hoist_loads(std::vector<ProgramNode> &body, size_t half, const std::vector<int64_t> &trips) {
     for (size_t i = half; i < body.size(); i++) {
         if (body[i].kind == ProgramNode::Kind::Instruction && body[i].inst.op == isa::Opcode::DmaLoad) hoist_load(body, i, trips);
