@@ -219,24 +219,24 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // tn=256 tk=256 on 32 cores, pace 1.0: the last core stored from 104.8 to 117.9
         // us behind the others' loads and stores, though its first piece was ready 6 us
         // before its last matmul ended; m=8192 n=k=4096 relu, pace 0.5: 10 us faster).
-        // With one tile a core, the loads still in flight during the last core's last step
-        // are only those of the cores that started later than it by less than a step: the
-        // others' last loads landed before it, so the card idles in a share `stagger / pt_step`
-        // of the step less (m=n=k=1024 on 16 cores, 256 x 256 tiles, 4-core chains 8.3 us apart,
-        // a step 16.2 us: the last core's stores ran from 66.1 to 87.4 us behind a last matmul
-        // ending at 80.2, 7.2 us of drain; estimated 10.6 without the term, 8.4 with it; at
-        // m=n=1536 k=2048 on 32 cores a gathered plan of 384 x 192 tiles, 194.5 us simulated, now
-        // ranks ahead of the whole-B 96 x 768 one at 207.3). Where the steps' loads take most of a step (`dram_pace` near 1)
-        // the cores' loads drift apart over the steps and spill into the last one anyway: at least
-        // the pace's share of it carries loads (m=512 n=4096 k=4096, pace 0.94-0.96: with the
-        // stagger alone 256-deep chunks were estimated 2% ahead of 128-deep ones and simulated
-        // 0.7% behind). With more tiles the previous tile's stores fill the step, and
-        // with a residual every core's R tile, loaded after its last chunk (load_sinking.h). Nor
-        // with a transcendental epilogue, whose pieces reach the store later than the matmul's
-        // (SwiGLU gate/up at m=512 n=3200 k=4096: 256-deep chunks estimated 1.6% ahead of 64-deep
-        // ones with the term, simulated 1.5% behind).
+        // With one tile a core, no residual and no transcendental epilogue (stores that follow the
+        // matmul's pieces), the loads in flight during the last core's last step are only those of
+        // the cores that started less than a step after it; the others' last loads landed before
+        // it. So the card idles in the step but for a share `stagger / pt_step` of it (m=n=k=1024
+        // on 16 cores, 256 x 256 tiles on 4-core chains 8.3 us apart, 16.2 us steps: drained 7.2
+        // us after the last matmul, estimated 10.6 without the term and 8.4 with it; m=n=1536
+        // k=2048 on 32 cores now ranks gathered 384 x 192 tiles, 194.5 us, ahead of whole-B
+        // 96 x 768, 207.3). Where the steps are DRAM-paced the cores' loads drift apart and spill
+        // into the last step anyway, so at least the pace's share of it carries loads (m=512
+        // n=k=4096, pace 0.94-0.96: with the stagger alone 256-deep chunks were estimated 2% ahead
+        // of 128-deep ones and simulated 0.7% behind). The exclusions: with more tiles the previous
+        // tile's stores fill the step; with a residual every core's R tile loads after its last
+        // chunk (load_sinking.h); a transcendental epilogue's pieces reach the store later than the
+        // matmul's (SwiGLU gate/up at m=512 n=3200 k=4096: 256-deep chunks estimated 1.6% ahead of
+        // 64-deep ones with the term, simulated 1.5% behind).
         const bool stores_follow_the_matmul = tiles == 1 && !p.residual && p.epilogue_transcendental_passes == 0;
-        const double loads_in_last_step = stores_follow_the_matmul ? std::max(dram_pace, std::min(1.0, stagger / pt_step)) : 1.0;
+        const double loads_in_last_step =
+            stores_follow_the_matmul ? std::max(dram_pace, std::min(1.0, stagger / pt_step)) : 1.0;
         const double overlap = pt_step * (1.0 - 1.0 / tail_pieces) * std::max(0.0, 1.0 - dram_pace * loads_in_last_step);
         const double drain = sfu_tail / tail_pieces +
                              std::max(whole_store - overlap, whole_store / tail_pieces) + lat +

@@ -63,8 +63,8 @@ NEAR_BOUND = 1.15  # simulated time within this factor of our own roofline bound
 EXTRA_BYTES = 1.10  # moving more than this times the op's minimal bytes
 BUSY_UNIT = 0.80  # a unit busy this share of the run on the busiest core binds
 CSV_FIELDS = ["op_class", "op", "shape", "dtype", "cores", "best_hw_id", "hw_us", "hw_rows", "generator", "params",
-              "status", "ours_us", "ours_over_theirs", "bound_us", "ours_over_bound", "calibrated_floor_us", "dram_bytes", "min_bytes",
-              "bytes_over_min", "dma_busy_max", "pt_busy_max", "sfu_busy_max", "active_cores", "bottleneck",
+              "status", "ours_us", "ours_over_theirs", "bound_us", "ours_over_bound", "calibrated_floor_us",
+              "dram_bytes", "min_bytes", "bytes_over_min", "dma_busy_max", "pt_busy_max", "sfu_busy_max", "active_cores", "bottleneck",
               "hw_over_min_bound", "reading", "error"]
 
 
@@ -161,8 +161,8 @@ def shape_results(groups, sims, machine_set):
              "status": status, "error": error, "alg_read": m.alg_read, "alg_write": m.alg_write}
         if status == "ok":
             dram = res["dram_read_bytes"] + res["dram_write_bytes"]
-            r.update(ours_us=res["simulated_us"], bound_us=res["roofline_bound_us"], floor_us=res["calibrated_floor_us"],
-                     dram_bytes=dram,
+            r.update(ours_us=res["simulated_us"], bound_us=res["roofline_bound_us"],
+                     floor_us=res["calibrated_floor_us"], dram_bytes=dram,
                      min_bytes=m.alg_bytes, bytes_over_min=dram / m.alg_bytes if m.alg_bytes else float("nan"),
                      macs=res["macs"], active_cores=res["active_cores"], bottleneck=res["bottleneck"],
                      busy={u: res["unit_busy"][u]["max"] for u in UNITS})
