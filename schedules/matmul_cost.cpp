@@ -19,8 +19,8 @@ int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int s
            (int64_t)tn * (out_bytes + 4) + 4LL * tn * 4 + (residual ? out_tile * out_bytes + 2LL * tn * 4 : 0);
 }
 
-int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_resident) {
-    return (a_resident ? 0 : (int64_t)tm * tk * bytes) + (int64_t)tk * tn * bytes;
+int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_once) {
+    return (a_once ? 0 : (int64_t)tm * tk * bytes) + (int64_t)tk * tn * bytes;
 }
 
 planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandidate &c, const MachineDescription &m) {
@@ -41,6 +41,7 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     p.b_shared = c.b_shared;
     p.b_gathered = c.b_gathered;
     p.a_resident = c.a_resident;
+    p.acc_ahead = c.acc_ahead;
     p.result_double_buffer = c.result_double_buffer;
     p.a_per_row_of_tiles = true;  // schedule_matmul_spyre stages whole-K A at the row of tiles (mo), and a resident panel
     p.bias = true;

@@ -27,8 +27,9 @@ int64_t matmul_footprint(int tm, int tn, int tk, int bytes, int out_bytes, int s
                          int a_resident_kp = 0);
 
 // The second copies of double buffering: the A and B chunks (K chunked) or tiles;
-// with a resident A panel (staged once, single) only B's.
-int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_resident = false);
+// with A staged once a core (a resident panel, or whole-K tiles in one row of tiles a
+// core: single) only B's.
+int64_t second_copies(int tm, int tn, int tk, int bytes, bool a_once = false);
 
 // One candidate of the planner's search: tiles, K chunk, core split, tiles per core.
 struct MatmulCandidate {
@@ -38,6 +39,7 @@ struct MatmulCandidate {
     bool result_double_buffer;  // the C tile in two copies: its store overlaps the next tile
     bool b_gathered = false;    // a shared B loaded in shares by every core of its chain
     bool a_resident = false;    // K chunked: A's whole-K panel staged once per row of tiles
+    bool acc_ahead = false;     // whole K: the accumulator in two copies (MatmulSpyrePlan::acc_ahead)
 };
 
 // The candidate's pipeline for the framework's PT pipeline model

@@ -100,6 +100,8 @@ struct MatmulSpyrePlan {
     bool b_shared = false;       // the cm cores of one column range pass B tiles along the ring (cm > 1)
     bool b_gathered = false;     // ... each loading 1/cm of every B tile (RingForwarding::Gathered), not the first alone
     bool a_resident = false;     // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles, read by its N tiles' chunks
+    bool acc_ahead = false;      // whole K: the accumulator in two copies, each tile's matmul computed while the tile before
+                                 // finishes its epilogue and store (spyre::compute_one_iteration_ahead)
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -137,7 +139,8 @@ constexpr double kMatmulWholeKChainMargin = 0.02;
     X(bool, share_a, true, "consider plans whose cores along N share A tiles over the ring", spyre::knob_bools) \
     X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools) \
     X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"}) \
-    X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles and one row of tiles a core, B not shared or shared gathered; a panel shared over the ring travels gathered, a row or more per core of its chain) or auto (the planner's choice)", {"auto", "chunks", "resident"})
+    X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles and one row of tiles a core, B not shared or shared gathered; a panel shared over the ring travels gathered, a row or more per core of its chain) or auto (the planner's choice)", {"auto", "chunks", "resident"}) \
+    X(std::string, accumulator, "auto", "the fp32 accumulator tile: single (one copy: each tile's epilogue and store run while the PT waits), double (only plans with two copies: whole-K tiles, two or more a core, double buffered, B not gathered; the next tile's matmul runs during this one's epilogue and store) or auto (the planner's choice: two copies where the PT pipeline model says they pay)", {"auto", "single", "double"})
 
 struct MatmulSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)

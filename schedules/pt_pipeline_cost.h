@@ -32,6 +32,7 @@ struct PtPipeline {
     bool result_double_buffer = false;  // the C tile in two copies: its store overlaps the next tile
     bool a_per_row_of_tiles = false;    // whole-K tiles: A staged once per row of tiles (else per tile)
     bool a_resident = false;            // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles
+    bool acc_ahead = false;             // whole K: the accumulator in two copies, a tile's matmul during the previous epilogue and store
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
     bool residual = false;              // each tile loads an R tile, which the epilogue adds
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental

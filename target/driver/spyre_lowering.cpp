@@ -23,6 +23,8 @@
 //                                  so it does not hold up the loop's loads in the DMA queue
 //   split_trailing_tile            the last matmul, epilogue and store in row pieces, so the
 //                                  store overlaps the PT's last rows
+//   split_leading_panel            a resident panel's load and the first matmul reading it in
+//                                  row pieces, so the PT starts on the panel's first rows
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
 //   validate_program               the same validator the runtime uses
@@ -61,6 +63,7 @@
 #include "program_tree/prologue_rotation.h"
 #include "program_tree/ring_sharing.h"
 #include "program_tree/sfu_copy_forwarding.h"
+#include "program_tree/head_splitting.h"
 #include "program_tree/tail_splitting.h"
 #include "program_tree/sfu_row_blocking.h"
 #include "program_tree/store_spreading.h"
@@ -257,6 +260,13 @@ private:
             options.scratchpad_bytes = m.scratchpad_bytes;
             options.min_store_piece_bytes = compiler::min_tail_store_piece_bytes(m);
             compiler::split_trailing_tile(cp.tree, options);
+        });
+        per_core_pass("split_leading_panel", cores, [&](compiler::CoreProgram &cp) {
+            compiler::HeadSplitting options;
+            options.pt_pass_rows = m.pt_pass_rows;
+            options.stick_bytes = m.stick_bytes;
+            options.min_piece_bytes = compiler::min_tail_store_piece_bytes(m);
+            compiler::split_leading_panel(cp.tree, options);
         });
 
         Program program;

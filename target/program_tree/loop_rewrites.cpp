@@ -66,6 +66,26 @@ void shift_iteration(ProgramNode &n, size_t level, int64_t iterations) {
     }
 }
 
+// The first iteration of the loop tree[index] as top-level items before the loop.
+void peel_first_iteration(std::vector<ProgramNode> &tree, size_t index) {
+    ProgramNode &loop = tree[index];
+    std::vector<ProgramNode> peeled = loop.body;
+    for (ProgramNode &n : peeled) substitute_level(n, 0, 0);
+    if (loop.trip == 2) {
+        // The second iteration alone: its items replace the loop.
+        std::vector<ProgramNode> second = std::move(loop.body);
+        for (ProgramNode &n : second) substitute_level(n, 0, 1);
+        tree.erase(tree.begin() + (long)index);
+        tree.insert(tree.begin() + (long)index, std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+    } else if (loop.trip > 2) {
+        loop.trip--;
+        for (ProgramNode &n : loop.body) shift_iteration(n, 0, 1);
+    } else {
+        tree.erase(tree.begin() + (long)index);
+    }
+    tree.insert(tree.begin() + (long)index, std::make_move_iterator(peeled.begin()), std::make_move_iterator(peeled.end()));
+}
+
 // True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them writes.
 bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips) {
     std::vector<DramRange> ra, rb;

@@ -21,6 +21,11 @@ void substitute_level(ProgramNode &n, size_t level, int64_t value);
 // Moves n `iterations` iterations of the loop at `level` later (index + iterations).
 void shift_iteration(ProgramNode &n, size_t level, int64_t iterations = 1);
 
+// Moves the first iteration of the loop tree[index] out of it, as top-level items before it
+// (the loop keeps the others, starting from the second; a loop of one or two iterations is
+// replaced by its items).
+void peel_first_iteration(std::vector<ProgramNode> &tree, size_t index);
+
 // True when `a` and `b` touch overlapping DRAM bytes of one tensor and one of them
 // writes, over the loop box of `trips` (the enclosing loops' trip counts, outermost first).
 bool dram_conflict(const ProgramNode &a, const ProgramNode &b, std::vector<int64_t> trips);

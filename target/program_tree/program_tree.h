@@ -83,6 +83,13 @@ struct SymInstruction {
         const isa::Unit u = isa::opcode_spec(op).unit;
         return u == isa::Unit::Any ? stream : u;
     }
+    // True when an operand varies with an enclosing loop's index.
+    bool depends_on_loops() const {
+        for (const SymOperand &o : f) {
+            if (o.depends_on_loops()) return true;
+        }
+        return false;
+    }
 };
 
 struct ProgramNode {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "program_tree/loop_rewrites.h"
+#include "program_tree/row_pieces.h"
 #include "program_tree/scratchpad_accesses.h"
 #include "program_tree/sfu_operands.h"
 
@@ -14,13 +15,6 @@ namespace compiler {
 namespace {
 
 namespace fld = isa::field;
-
-bool independent_of_loops(const SymInstruction &in) {
-    for (const SymOperand &o : in.f) {
-        if (o.depends_on_loops()) return false;
-    }
-    return true;
-}
 
 bool elementwise_sfu(const SymInstruction &in) {
     SfuOperands unused;
@@ -35,15 +29,7 @@ bool single_plane_store(const SymInstruction &in) {
 std::optional<SymInstruction> piece_of(const SymInstruction &in, int p, int pieces, const TailSplitting &o) {
     SymInstruction out = in;
     auto &f = out.f;
-    if (in.op == isa::Opcode::Matmul) {
-        const int64_t m = f[fld::Matmul::m].base;
-        if (m % pieces != 0 || (m / pieces) % o.pt_pass_rows != 0) return std::nullopt;
-        const int64_t rows = m / pieces;
-        f[fld::Matmul::c].base += p * rows * f[fld::Matmul::ldc].base;
-        f[fld::Matmul::a].base += p * rows * f[fld::Matmul::lda].base;
-        f[fld::Matmul::m].base = rows;
-        return out;
-    }
+    if (in.op == isa::Opcode::Matmul) return matmul_row_piece(in, p, pieces, o.pt_pass_rows);
     if (in.op == isa::Opcode::DmaStore && f[fld::DmaStore::rows].base == 1) {
         // One contiguous row: whole sticks of it.
         const int64_t bytes = f[fld::DmaStore::row_bytes].base;
@@ -119,7 +105,7 @@ size_t trailing_run(const std::vector<ProgramNode> &tree, const TailSplitting &o
     if (tree.empty()) return tree.size();
     const ProgramNode &last = tree.back();
     if (last.kind != ProgramNode::Kind::Instruction || !single_plane_store(last.inst) ||
-        last.inst.ring.role != RingShare::Role::None || !independent_of_loops(last.inst)) {
+        last.inst.ring.role != RingShare::Role::None || last.inst.depends_on_loops()) {
         return tree.size();
     }
     // Back from the store: the epilogue's SFU instructions, then the matmuls that produce it
@@ -128,7 +114,7 @@ size_t trailing_run(const std::vector<ProgramNode> &tree, const TailSplitting &o
     int matmuls = 0;
     while (first > 0) {
         const ProgramNode &n = tree[first - 1];
-        if (n.kind != ProgramNode::Kind::Instruction || !independent_of_loops(n.inst)) break;
+        if (n.kind != ProgramNode::Kind::Instruction || n.inst.depends_on_loops()) break;
         if (n.inst.op == isa::Opcode::Matmul) {
             if (++matmuls > options.max_matmuls) break;
         } else if (matmuls > 0 || !elementwise_sfu(n.inst)) {

@@ -5,6 +5,8 @@
 // the SwiGLU-gated product (activation=swiglu), and B chains gathered
 // (b_forwarding=gathered: each core of a chain loads a share of every B tile),
 // and A's whole-K panel resident for all of a core's N tiles (a_staging=resident),
+// and two accumulators for whole-K tiles (accumulator=double: a tile's matmul runs
+// during the previous tile's epilogue and store),
 // and a float32 factor per row (row_scale=true: C = act(scale(m) A.B + bias) [+ R]).
 #include <gtest/gtest.h>
 
@@ -26,6 +28,7 @@ struct MatmulCase {
     int tile_m = 0, tile_n = 0;           // forced knobs (0: the planner's)
     const char *b_forwarding = "auto";    // the b_forwarding knob
     const char *a_staging = "auto";       // the a_staging knob
+    const char *accumulator = "auto";     // the accumulator knob
 };
 
 Activation activation_of(const std::string &a) {
@@ -42,7 +45,8 @@ std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
            (c.shared_weight_layout ? "_shared_weight_layout" : "") +
            (c.tile_m ? "_tiles" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) : "") +
            (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "") +
-           (std::string(c.a_staging) != "auto" ? std::string("_a_") + c.a_staging : "");
+           (std::string(c.a_staging) != "auto" ? std::string("_a_") + c.a_staging : "") +
+           (std::string(c.accumulator) != "auto" ? std::string("_acc_") + c.accumulator : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -65,8 +69,10 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     if (c.tile_n) params["tile_n"] = std::to_string(c.tile_n);
     params["b_forwarding"] = c.b_forwarding;
     params["a_staging"] = c.a_staging;
+    params["accumulator"] = c.accumulator;
     MatmulSpyreOptions o;
     o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding, o.a_staging = c.a_staging;
+    o.accumulator = c.accumulator;
     set_compiling_for_spyre(true);
     const MatmulSpyrePlan plan = plan_matmul_spyre(
         MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout}, o);
@@ -84,6 +90,10 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     }
     if (std::string(c.a_staging) == "chunks") {
         EXPECT_FALSE(plan.a_resident);
+    }
+    if (std::string(c.accumulator) == "double") {
+        ASSERT_TRUE(plan.acc_ahead && !plan.k_chunked()) << "the case should run whole-K tiles with two accumulators";
+        EXPECT_GE((plan.mp / plan.tm / plan.cm) * (plan.np / plan.tn / plan.cn), 2) << "two or more tiles a core";
     }
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
@@ -195,7 +205,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            // residual, M and N ragged; fp32 gelu; with gathered B chains.
                                            MatmulCase{100, 1000, 768, "float16", "none", true, false, 32, 64, "auto", "resident"},
                                            MatmulCase{64, 520, 384, "float32", "gelu", false, false, 32, 64, "auto", "resident"},
-                                           MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 128, "gathered", "resident"}),
+                                           MatmulCase{256, 2048, 256, "float16", "none", false, false, 64, 128, "gathered", "resident"},
+                                           // Two accumulators (accumulator=double), whole-K tiles: fp16 with
+                                           // the residual and gelu, M and N ragged; fp32 relu with B chains
+                                           // forwarded whole; fp16 silu, every tile on one core's row.
+                                           MatmulCase{300, 1000, 200, "float16", "gelu", true, false, 32, 64, "auto", "auto", "double"},
+                                           MatmulCase{256, 1000, 64, "float32", "relu", false, false, 32, 64, "whole", "auto", "double"},
+                                           MatmulCase{72, 2100, 130, "float16", "silu", false, false, 40, 64, "auto", "auto", "double"}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's
@@ -461,6 +477,25 @@ TEST(MatmulParams, AStagingResidentNeedsKChunksAndSeveralNTiles) {
     set_compiling_for_spyre(false);
     EXPECT_NE(refused.find("a_staging=resident, but no plan keeps A's whole-K panel resident"), std::string::npos) << refused;
     EXPECT_NE(refused.find("at least two N tiles and one row of tiles a core"), std::string::npos) << refused;
+}
+
+// accumulator takes auto, single or double; double where no plan has room for two
+// accumulators or a second tile a core is refused, saying what it needs.
+TEST(MatmulParams, TwoAccumulatorsNeedWholeKTilesAndASecondTile) {
+    const std::string msg = configure_error("matmul", {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"accumulator", "triple"}});
+    EXPECT_NE(msg.find("knob accumulator=triple is not one of its values: auto, single or double"), std::string::npos) << msg;
+    MatmulSpyreOptions o;
+    o.accumulator = "double";
+    std::string refused;
+    set_compiling_for_spyre(true);
+    try {
+        (void)plan_matmul_spyre(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile on any core
+    } catch (const Halide::CompileError &e) {
+        refused = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(refused.find("accumulator=double, but no plan has room for two accumulators"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("two or more tiles a core"), std::string::npos) << refused;
 }
 
 // row_scale=true: C = act(scale(m) * A.B + bias(n)) [+ R] with scale float32 (an RMSNorm

@@ -296,13 +296,17 @@ TEST(RandomizedSchedules, Matmul) {
                           // Drawn last, so the other draws stay those of the seed. Shapes this small
                           // rarely chunk K, which a gathered B chain needs: b_forwarding=gathered mostly
                           // leaves B unshared here (MatmulDualRealization's b_gathered cases run gathered).
-                          {"b_forwarding", pick(r, std::vector<std::string>{"auto", "whole", "gathered"})}};
+                          {"b_forwarding", pick(r, std::vector<std::string>{"auto", "whole", "gathered"})},
+                          // Two accumulators need whole-K tiles and two or more a core: double is
+                          // refused where no plan has them.
+                          {"accumulator", pick(r, std::vector<std::string>{"auto", "single", "double"})}};
         };
         auto options_of = [](const Params &p) {
             MatmulSpyreOptions o;
             o.share_a = p.at("share_a") == "true";
             o.share_b = p.at("share_b") == "true";
             o.b_forwarding = p.at("b_forwarding");
+            o.accumulator = p.at("accumulator");
             o.max_cores = std::stoi(p.at("max_cores"));
             o.tile_m = std::stoi(p.at("tile_m"));
             o.tile_n = std::stoi(p.at("tile_n"));
