@@ -42,6 +42,7 @@ planning::PtPipeline matmul_pipeline(const MatmulShape &shape, const MatmulCandi
     p.b_gathered = c.b_gathered;
     p.a_resident = c.a_resident;
     p.acc_ahead = c.acc_ahead;
+    p.b_resident = c.b_resident;
     p.result_double_buffer = c.result_double_buffer;
     p.a_per_row_of_tiles = true;  // schedule_matmul_spyre stages whole-K A at the row of tiles (mo), and a resident panel
     p.bias = true;

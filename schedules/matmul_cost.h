@@ -40,6 +40,7 @@ struct MatmulCandidate {
     bool b_gathered = false;    // a shared B loaded in shares by every core of its chain
     bool a_resident = false;    // K chunked: A's whole-K panel staged once per row of tiles
     bool acc_ahead = false;     // whole K: the accumulator in two copies (MatmulSpyrePlan::acc_ahead)
+    bool b_resident = false;    // K chunked, B shared: a core's whole-K B slice staged once (MatmulSpyrePlan::b_resident)
 };
 
 // The candidate's pipeline for the framework's PT pipeline model

@@ -102,6 +102,8 @@ struct MatmulSpyrePlan {
     bool a_resident = false;     // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles, read by its N tiles' chunks
     bool acc_ahead = false;      // whole K: the accumulator in two copies, each tile's matmul computed while the tile before
                                  // finishes its epilogue and store (spyre::compute_one_iteration_ahead)
+    bool b_resident = false;     // K chunked, B shared: each core's whole-K B slice (kp x its N tiles) staged once,
+                                 // loaded in shares by the cores of its chain and gathered round it; the K steps load A alone
 
     bool k_chunked() const { return tk < kp; }
     int cores() const { return cm * cn; }
@@ -140,7 +142,8 @@ constexpr double kMatmulWholeKChainMargin = 0.02;
     X(bool, share_b, true, "consider K-chunked plans whose cores along M share B tiles over the ring (docs/planning.md)", spyre::knob_bools) \
     X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"}) \
     X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles and one row of tiles a core, B not shared or shared gathered; a panel shared over the ring travels gathered, a row or more per core of its chain) or auto (the planner's choice)", {"auto", "chunks", "resident"}) \
-    X(std::string, accumulator, "auto", "the fp32 accumulator tile: single (one copy: each tile's epilogue and store run while the PT waits), double (only plans with two copies: whole-K tiles, two or more a core, double buffered, B not gathered; the next tile's matmul runs during this one's epilogue and store) or auto (the planner's choice: two copies where the PT pipeline model says they pay)", {"auto", "single", "double"})
+    X(std::string, accumulator, "auto", "the fp32 accumulator tile: single (one copy: each tile's epilogue and store run while the PT waits), double (only plans with two copies: whole-K tiles, two or more a core, double buffered, B not gathered; the next tile's matmul runs during this one's epilogue and store) or auto (the planner's choice: two copies where the PT pipeline model says they pay)", {"auto", "single", "double"}) \
+    X(std::string, b_staging, "auto", "how a K-chunked plan with B shared stages B: chunks (a tk x tn piece per K chunk of every tile, along the chain) or resident (only plans that keep each core's whole-K B slice for all its tiles, loaded once in shares by the cores of its chain and gathered round it: chains that fill the ring, at least a K row per core of a chain) or auto (the planner's choice)", {"auto", "chunks", "resident"})
 
 struct MatmulSpyreOptions {
     SPYRE_KNOB_MEMBERS(SPYRE_MATMUL_KNOBS)

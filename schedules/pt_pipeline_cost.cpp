@@ -25,8 +25,14 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const double bias_row = p.bias ? (double)p.tn * out_bytes : 0.0;  // the bias staged per tile
     const double a_loads = a_resident ? (double)p.mt : chunked || !p.a_per_row_of_tiles ? tiles * chunks : (double)p.mt;  // A pieces a core stages
     const double a_core = a_loads * a_piece / (p.a_shared ? p.cn : 1);
-    const double b_piece = (double)p.tk * p.tn * bytes;             // B staged per step
-    const double b_core = tiles * ((double)p.kp * p.tn * bytes / (p.b_shared ? p.cm : 1) + bias_row);
+    // A resident B slice (K chunked, B shared): the core's whole-K B for all its N tiles, its
+    // chain's shares loaded and gathered once before the first step; the steps then stage A alone.
+    const bool b_resident = chunked && p.b_shared && p.b_resident;
+    const bool b_shared = p.b_shared && !b_resident;                 // B shared per step along a chain
+    const double b_piece = b_resident ? 0.0 : (double)p.tk * p.tn * bytes;  // B staged per step
+    const double b_panel = (double)p.kp * p.tn * p.nt * bytes;       // a core's resident B slice
+    const double b_core = b_resident ? b_panel / p.cm + tiles * bias_row
+                                     : tiles * ((double)p.kp * p.tn * bytes / (p.b_shared ? p.cm : 1) + bias_row);
     const double out_tile_bytes = (double)p.tm * p.tn * p.out_fraction * out_bytes;  // C's tile
     const double w_core = tiles * out_tile_bytes;
     const double r_tile = p.residual ? out_tile_bytes : 0.0;  // the residual tile, loaded per tile
@@ -44,7 +50,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     const bool writes_minor = cost.write_bytes <= cost.read_bytes;
     const double turnaround_per_byte = m.dram_turnaround_ns_per_byte * m.clock_ghz;
     const double ring = p.a_shared ? a_piece / m.ring_bytes_per_cycle : 0.0;    // forwarding one A piece
-    const double b_ring = p.b_shared ? b_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one B piece
+    const double b_ring = b_shared ? b_piece / m.ring_bytes_per_cycle : 0.0;  // forwarding one B piece
     const double hop = m.ring_hop_latency_ns * m.clock_ghz;
     const double lat = m.dma_latency_cycles;
 
@@ -53,7 +59,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // shared operand's are the chain head's) and the mean over the cores.
     // (A resident panel: none; its loads are the fill, panel_fill below.)
     const double a_own = a_resident ? 0.0 : a_loads * a_piece / (tiles * chunks), b_own = b_piece;
-    const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (p.b_shared ? p.cm : 1);
+    const double a_step = a_own / (p.a_shared ? p.cn : 1), b_step = b_own / (b_shared ? p.cm : 1);
     // A core inside a chain forwards every piece of it: the pace of the chain's steps.
     const double pt_step = m.pt_matmul_cycles(p.tm, p.tn, p.tk, p.pt_type_factor);
     // The last tile's matmul, epilogue and store run in row pieces (tail_splitting.h), where the
@@ -74,7 +80,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // only the chain's fill (b_gather) pays it: at m=512 n=k=2048 (tm=128 tn=256 tk=64,
     // 4-core B chains) a step takes 2.54 us gathered and 2.75 whole, where charging the
     // latency in every step estimated the gathered one at 2.83.
-    const bool b_gathered = p.b_shared && p.b_gathered;
+    const bool b_gathered = b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
     const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
     const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
@@ -85,7 +91,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // head; a B chain's cm cores are cn apart on the ring, so each of its cm - 1
     // forwards crosses cn links. (A resident panel's chain is its fill: panel_fill below.)
     const double a_chain_fill = p.a_shared && !a_resident ? planning::chain_fill_cycles(a_piece, p.cn, /*in_pieces=*/false, m) : 0.0;
-    const double b_chain_fill = b_gathered ? b_gather : p.b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
+    const double b_chain_fill = b_gathered ? b_gather : b_shared ? (p.cm - 1) * p.cn * (b_ring + hop) : 0.0;
     // Per tile: bias widening and acc = bias, the epilogue stages and the cast (SFU);
     // bias and C store (DMA).
     const double tile_f32 = (double)p.tm * p.tn * 4;
@@ -103,6 +109,12 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
     // cn - 1 shares round the chain, each a share's put and a link's hop behind the previous one.
     const double panel_gather = a_resident && p.a_shared ? (p.cn - 1) * (a_piece / p.cn / m.ring_bytes_per_cycle + hop) : 0.0;
     const double panel_fill = a_resident ? m.dram_cycles(a_piece * p.cm * (p.a_shared ? 1 : p.cn), 0, cores) + panel_gather + lat : 0.0;
+    // A resident B slice: every core loads 1/cm of its chain's slice at once, then forwards the
+    // other cm - 1 shares round the chain; its cores are cn apart, so a share crosses cn links,
+    // each carrying the cn chains' shares of a round.
+    const double b_panel_fill = b_resident ? m.dram_cycles(b_panel / p.cm * cores, 0, cores) + lat +
+                                                 (p.cm - 1) * p.cn * (b_panel / p.cm / m.ring_bytes_per_cycle + hop)
+                                           : 0.0;
     double first_store = 0.0;  // when the first cores start storing (set by per_core_cycles)
     auto per_core_cycles = [&]() {
         const double bias_dma = p.bias ? dma(bias_row, 0) : 0.0;
@@ -134,10 +146,10 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // second, a step 7.9 us of PT).
         auto head_step = [&](double others_stored) {
             double step = dma(a_step + b_step, 0) + ring_step;
-            if (p.a_shared || (p.b_shared && !b_gathered)) {
+            if (p.a_shared || (b_shared && !b_gathered)) {
                 // A gathered B has no head: every core loads its share, as if not shared.
                 const double b_mine = b_gathered ? b_step : b_own;
-                const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = p.b_shared && !b_gathered ? 0.0 : b_mine;
+                const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = b_shared && !b_gathered ? 0.0 : b_mine;
                 const double head = a_own + b_mine;
                 const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
                 const double others = a_heads * (a_own + b_rest) + b_heads * (a_rest + b_mine) + rest * (a_rest + b_rest) +
@@ -151,7 +163,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // The cores of a B chain are cn apart in ring order (N is the inner core
         // dimension): every forward crosses cn links, and the cn chains' pieces
         // share each link, so a step takes at least cn pieces' link time.
-        const double link_step = p.b_shared && !b_gathered ? ring_step + (p.cn - 1) * b_ring
+        const double link_step = b_shared && !b_gathered ? ring_step + (p.cn - 1) * b_ring
                                  // Gathered, every link carries the cn chains' cm - 1 shares of a piece a step.
                                  : b_gathered ? (p.cm - 1) * p.cn * b_ring / p.cm
                                               : 0.0;
@@ -183,13 +195,13 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const double b_overlap = a_hop > 0 ? std::clamp(b_alone / a_hop, 1.0, (double)p.cn) : (double)p.cn;
         const double b_head_load = chunked || steps > 1 ? b_alone : std::max(b_alone, m.dram_cycles(b_piece * b_overlap, 0, b_overlap));
         const double chain = b_gathered   ? a_ready + dma(b_step, 0) + b_chain_fill
-                             : p.b_shared ? a_ready + b_head_load + b_chain_fill
+                             : b_shared ? a_ready + b_head_load + b_chain_fill
                              : p.a_shared && !a_resident ? a_ready : 0.0;
         // Double buffered whole-K tiles: the next tile's B load is issued before this
         // tile's bias, so the first matmul waits for two steps' loads (along a B chain, not: the
         // first matmul follows the first B's forward, m=100 n=1000 k=700 on 8 cores, 64 x 128 tiles).
-        const double first_loads = (double_buffer && !chunked && !p.b_shared && steps >= 2 ? 2 : 1) * dma_step;
-        const double fill = panel_fill + std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
+        const double first_loads = (double_buffer && !chunked && !b_shared && steps >= 2 ? 2 : 1) * dma_step;
+        const double fill = b_panel_fill + panel_fill + std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + sfu_init;
         // A core stores its first tile once its steps and epilogue are done (its only tile, cut
         // into the tail's row pieces: the first piece). The cores start from the first ones,
         // which wait for no chain, to the chains' last (`fill`), and the stores run at the
@@ -199,7 +211,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // 2.3, 2.4 and 6.6 us with 64 x 128 tiles and B gathered (the stores: 4.1 us at the rate).
         const double first_compute = chunked ? (chunks - 1) * std::max(dma_step, pt_step) + (double_buffer ? lat : chunks * lat) : 0.0;
         const double first_piece = tiles > 1 ? 1.0 : tail_pieces;
-        const double first_cores_fill = panel_fill + first_loads + bias_dma + r_fill + lat + sfu_init;
+        const double first_cores_fill = b_panel_fill + panel_fill + first_loads + bias_dma + r_fill + lat + sfu_init;
         first_store = first_cores_fill + std::max(0.0, fill - first_cores_fill) / 4 + first_compute + (pt_step + sfu_tail) / first_piece;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the
@@ -294,12 +306,12 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             // or single chains the term only made the estimate pessimistic (m=8192 n=k=4096 relu,
             // 8-core chains: whole B 4190.3 us lost to gathered 4211.3; m=2048 n=512 k=2048 on 16
             // cores with B alone shared: 157.0 against 153.9 us).
-            const bool heads_share_the_card = p.a_shared && p.b_shared && !b_gathered && long_b_chain;
+            const bool heads_share_the_card = p.a_shared && b_shared && !b_gathered && long_b_chain;
             const double stored_per_step = stored_tile_bytes / chunks;
             const double spread_step = std::max(head_step(heads_share_the_card ? stored_per_step : 0.0), link_step);
             const double spread_tile = tile_cycles(spread_step) + store_pieces * piece_extra;
             body = between_tiles + (tiles - spread_stores) * tile + spread_stores * spread_tile - (dma_step + lat);  // the first chunk's load is the fill
-        } else if (p.b_shared) {
+        } else if (b_shared) {
             // Whole-K tiles along a B chain: the PT's matmul of a tile overlaps its core's DMA
             // queue, which takes the next tile's B (loaded or received, and forwarded) and this
             // tile's store, so the slower of the two paces the tiles (m=100 n=1000 k=700 on 8

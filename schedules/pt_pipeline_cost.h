@@ -33,6 +33,7 @@ struct PtPipeline {
     bool a_per_row_of_tiles = false;    // whole-K tiles: A staged once per row of tiles (else per tile)
     bool a_resident = false;            // K chunked: A's whole-K panel (tm x kp) staged once per row of tiles
     bool acc_ahead = false;             // whole K: the accumulator in two copies, a tile's matmul during the previous epilogue and store
+    bool b_resident = false;            // K chunked, B shared: a core's whole-K B slice staged once, gathered over its chain
     bool bias = false;                  // each tile loads a bias row, widens it and initialises the accumulator with it (else zeroes it)
     bool residual = false;              // each tile loads an R tile, which the epilogue adds
     double epilogue_transcendental_passes = 0;  // SFU passes of the epilogue over the fp32 tile charged as transcendental
@@ -101,6 +102,9 @@ struct PtPipelineCost {
 //    chain loads 1/cn of it and forwards the other shares round the chain);
 //    the steps then load only B. A later row of tiles' panel stalls its core
 //    the same way.
+//  - A resident B slice (K chunked, B shared): every core loads 1/cm of its
+//    chain's whole-K slice at once and forwards the other shares round the
+//    chain, all before the first step (the fill); the steps load A alone.
 //  - Whole-K tiles along a B chain (one row of tiles a core): a tile takes the
 //    slower of the chain head's DMA queue (the next B, its own store) and the
 //    PT with the epilogue (single buffered: both); the first matmul follows the

@@ -18,7 +18,9 @@
 // spyre::knob_from_shape (the generator computes them from the shape and passes
 // them to schedule_knobs by name). Adding a knob is one line in the list (and its
 // use in the planner). A bool knob given an empty list in `from_shape` has no
-// effect on the generator's shape and is not searched (only its current value).
+// effect on the generator's shape and is not searched (only its current value);
+// so is a std::string knob given one (its values stay the ones listed: the generator
+// leaves that choice to its planner).
 //
 // Assumes: every knob is a GeneratorParam of the family's generator with the
 // knob's name (the autoscheduler compiles candidates as `name=value` generator
@@ -199,7 +201,9 @@ std::vector<ScheduleKnob> schedule_knobs(const Options &current,
                 knobs.push_back(make_knob(name, (int)member, c.ints));
             }
         } else {
-            knobs.push_back(make_knob(name, std::string(member), c.strings));
+            auto it = from_shape.find(name);
+            const bool searched = it == from_shape.end() || !it->second.empty();
+            knobs.push_back(make_knob(name, std::string(member), searched ? c.strings : std::vector<std::string>{}));
         }
     });
     return knobs;

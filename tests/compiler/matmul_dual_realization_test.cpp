@@ -6,7 +6,8 @@
 // (b_forwarding=gathered: each core of a chain loads a share of every B tile),
 // and A's whole-K panel resident for all of a core's N tiles (a_staging=resident),
 // and two accumulators for whole-K tiles (accumulator=double: a tile's matmul runs
-// during the previous tile's epilogue and store),
+// during the previous tile's epilogue and store), and each core's whole-K B slice
+// resident, gathered over a chain of all the cores (b_staging=resident),
 // and a float32 factor per row (row_scale=true: C = act(scale(m) A.B + bias) [+ R]).
 #include <gtest/gtest.h>
 
@@ -29,6 +30,7 @@ struct MatmulCase {
     const char *b_forwarding = "auto";    // the b_forwarding knob
     const char *a_staging = "auto";       // the a_staging knob
     const char *accumulator = "auto";     // the accumulator knob
+    const char *b_staging = "auto";       // the b_staging knob
 };
 
 Activation activation_of(const std::string &a) {
@@ -46,7 +48,8 @@ std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
            (c.tile_m ? "_tiles" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) : "") +
            (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "") +
            (std::string(c.a_staging) != "auto" ? std::string("_a_") + c.a_staging : "") +
-           (std::string(c.accumulator) != "auto" ? std::string("_acc_") + c.accumulator : "");
+           (std::string(c.accumulator) != "auto" ? std::string("_acc_") + c.accumulator : "") +
+           (std::string(c.b_staging) != "auto" ? std::string("_b_") + c.b_staging : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -70,9 +73,11 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     params["b_forwarding"] = c.b_forwarding;
     params["a_staging"] = c.a_staging;
     params["accumulator"] = c.accumulator;
+    params["b_staging"] = c.b_staging;
     MatmulSpyreOptions o;
     o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding, o.a_staging = c.a_staging;
     o.accumulator = c.accumulator;
+    o.b_staging = c.b_staging;
     set_compiling_for_spyre(true);
     const MatmulSpyrePlan plan = plan_matmul_spyre(
         MatmulShape{c.m, c.n, c.k, t, activation_of(c.activation), c.residual, c.shared_weight_layout}, o);
@@ -94,6 +99,10 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     if (std::string(c.accumulator) == "double") {
         ASSERT_TRUE(plan.acc_ahead && !plan.k_chunked()) << "the case should run whole-K tiles with two accumulators";
         EXPECT_GE((plan.mp / plan.tm / plan.cm) * (plan.np / plan.tn / plan.cn), 2) << "two or more tiles a core";
+    }
+    if (std::string(c.b_staging) == "resident") {
+        ASSERT_TRUE(plan.b_resident && plan.b_shared && plan.k_chunked()) << "the case should keep a whole-K B slice resident";
+        EXPECT_EQ(plan.cm, scheduling_machine().cores) << "one chain over every core";
     }
     if (c.shared_weight_layout) {
         EXPECT_EQ(plan.bp, shared_weight_padded_n(MatmulShape{c.m, c.n, c.k, t}));
@@ -211,7 +220,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            // forwarded whole; fp16 silu, every tile on one core's row.
                                            MatmulCase{300, 1000, 200, "float16", "gelu", true, false, 32, 64, "auto", "auto", "double"},
                                            MatmulCase{256, 1000, 64, "float32", "relu", false, false, 32, 64, "whole", "auto", "double"},
-                                           MatmulCase{72, 2100, 130, "float16", "silu", false, false, 40, 64, "auto", "auto", "double"}),
+                                           MatmulCase{72, 2100, 130, "float16", "silu", false, false, 40, 64, "auto", "auto", "double"},
+                                           // A resident B slice (b_staging=resident), one chain of all the
+                                           // cores, K in chunks: fp16 with the residual, M ragged over 32
+                                           // row tiles, N and K not whole sticks; fp32 gelu, two N tiles a core.
+                                           MatmulCase{250, 100, 1000, "float16", "none", true, false, 8, 0, "auto", "auto", "auto", "resident"},
+                                           MatmulCase{256, 256, 384, "float32", "gelu", false, false, 8, 128, "auto", "auto", "auto", "resident"}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's
@@ -496,6 +510,25 @@ TEST(MatmulParams, TwoAccumulatorsNeedWholeKTilesAndASecondTile) {
     set_compiling_for_spyre(false);
     EXPECT_NE(refused.find("accumulator=double, but no plan has room for two accumulators"), std::string::npos) << refused;
     EXPECT_NE(refused.find("two or more tiles a core"), std::string::npos) << refused;
+}
+
+// b_staging takes auto, chunks or resident; resident where no plan can keep a B slice is
+// refused, saying what it needs (whole K here: one chunk).
+TEST(MatmulParams, BStagingResidentNeedsKChunksAndOneChainOverTheCores) {
+    const std::string msg = configure_error("matmul", {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"b_staging", "slice"}});
+    EXPECT_NE(msg.find("knob b_staging=slice is not one of its values: auto, chunks or resident"), std::string::npos) << msg;
+    MatmulSpyreOptions o;
+    o.b_staging = "resident";
+    std::string refused;
+    set_compiling_for_spyre(true);
+    try {
+        (void)plan_matmul_spyre(MatmulShape{2048, 2048, 64, Halide::Float(16)}, o);
+    } catch (const Halide::CompileError &e) {
+        refused = e.what();
+    }
+    set_compiling_for_spyre(false);
+    EXPECT_NE(refused.find("b_staging=resident, but no plan keeps a whole-K B slice resident"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("K in chunks"), std::string::npos) << refused;
 }
 
 // row_scale=true: C = act(scale(m) * A.B + bias(n)) [+ R] with scale float32 (an RMSNorm
