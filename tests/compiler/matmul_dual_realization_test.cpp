@@ -31,6 +31,7 @@ struct MatmulCase {
     const char *a_staging = "auto";       // the a_staging knob
     const char *accumulator = "auto";     // the accumulator knob
     const char *b_staging = "auto";       // the b_staging knob
+    int max_cores = 0;                    // the max_cores knob (0: the machine's cores)
 };
 
 Activation activation_of(const std::string &a) {
@@ -49,7 +50,8 @@ std::string case_name(const ::testing::TestParamInfo<MatmulCase> &info) {
            (std::string(c.b_forwarding) != "auto" ? std::string("_b_") + c.b_forwarding : "") +
            (std::string(c.a_staging) != "auto" ? std::string("_a_") + c.a_staging : "") +
            (std::string(c.accumulator) != "auto" ? std::string("_acc_") + c.accumulator : "") +
-           (std::string(c.b_staging) != "auto" ? std::string("_b_") + c.b_staging : "");
+           (std::string(c.b_staging) != "auto" ? std::string("_b_") + c.b_staging : "") +
+           (c.max_cores ? "_c" + std::to_string(c.max_cores) : "");
 }
 
 class MatmulDualRealization : public ::testing::TestWithParam<MatmulCase> {};
@@ -74,7 +76,9 @@ TEST_P(MatmulDualRealization, SpyreMatchesHost) {
     params["a_staging"] = c.a_staging;
     params["accumulator"] = c.accumulator;
     params["b_staging"] = c.b_staging;
+    if (c.max_cores) params["max_cores"] = std::to_string(c.max_cores);
     MatmulSpyreOptions o;
+    o.max_cores = c.max_cores;
     o.tile_m = c.tile_m, o.tile_n = c.tile_n, o.b_forwarding = c.b_forwarding, o.a_staging = c.a_staging;
     o.accumulator = c.accumulator;
     o.b_staging = c.b_staging;
@@ -225,7 +229,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            // cores, K in chunks: fp16 with the residual, M ragged over 32
                                            // row tiles, N and K not whole sticks; fp32 gelu, two N tiles a core.
                                            MatmulCase{250, 100, 1000, "float16", "none", true, false, 8, 0, "auto", "auto", "auto", "resident"},
-                                           MatmulCase{256, 256, 384, "float32", "gelu", false, false, 8, 128, "auto", "auto", "auto", "resident"}),
+                                           MatmulCase{256, 256, 384, "float32", "gelu", false, false, 8, 128, "auto", "auto", "auto", "resident"},
+                                           // Whole-K tiles on 4 cores, A not shared, several N tiles a core:
+                                           // each core's A panel and first matmul in row pieces (head
+                                           // splitting, docs/compiler.md); fp16, then fp16 gelu with N ragged.
+                                           MatmulCase{512, 512, 512, "float16", "none", false, false, 128, 128, "auto", "auto", "auto", "auto", 4},
+                                           MatmulCase{512, 600, 200, "float16", "gelu", false, false, 128, 128, "auto", "auto", "auto", "auto", 4}),
                          case_name);
 
 // activation=swiglu: B and the bias have 2 n columns, the gate's and the up projection's
