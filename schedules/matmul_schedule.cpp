@@ -133,11 +133,11 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // cores, 64 x 256 tiles on 8-core chains, 118.8 -> 121.2 us; m=1024 n=4096 k=2048,
                     // 128 x 64 tiles, 307.3 -> 324.0 us).
                     const bool acc_ahead = staging % 24 >= 12;
-                    // B resident (staging >= 24): K chunked with B shared along chains that fill
-                    // the ring, each core's whole-K B slice for all its tiles loaded once, in shares
-                    // by its chain's cores and gathered round it; the K steps then stage A alone,
-                    // every core loading at once instead of a chain head loading B for all (m=4096
-                    // n=128 k=2048 on 32 cores, one 32-core chain: 134.4 -> 128.1 us).
+                    // B resident (staging >= 24): K chunked with B shared along one chain of every
+                    // core, each core's whole-K B slice for all its tiles loaded once, in shares by
+                    // the chain's cores and gathered round it; the K steps then stage A alone, every
+                    // core loading at once instead of the chain's head loading B for all (m=4096
+                    // n=128 k=2048 on 32 cores: 134.4 -> 128.1 us).
                     const bool b_res = staging >= 24;
                     // Which operands the cores of a chain pass along the ring: A along N, B along M;
                     // 4 and 5: B gathered, each core of its chain loading a share of every tile.
@@ -271,10 +271,10 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
            "gathered; use a_staging=auto, or smaller tiles";
     _halide_user_assert(search.found() || options.b_staging != "resident")
         << "matmul Spyre schedule: b_staging=resident, but no plan keeps a whole-K B slice resident: that needs K in "
-           "chunks, B shared along chains that fill the ring (cores along M x cores along N = the machine's "
-        << machine.cores << ") with at least a K row per core of a chain, and the slice (K x a core's columns) beside "
+           "chunks (at least a K row per core), B shared along one chain of all the machine's "
+        << machine.cores << " cores (one range of columns, every core along M), and the slice (K x the columns) beside "
            "A's chunks, the accumulator and the epilogue within the scratchpad's "
-        << budget << " bytes; use b_staging=auto, or fewer columns a core";
+        << budget << " bytes; use b_staging=auto, or max_cores=0 and fewer columns";
     _halide_user_assert(search.found() || options.accumulator != "double")
         << "matmul Spyre schedule: accumulator=double, but no plan has room for two accumulators: that needs K in one "
            "chunk (whole-K tiles of tile_m x K and K x tile_n beside two fp32 accumulators, the epilogue and the second "
