@@ -484,20 +484,26 @@ TEST(MatmulParams, BForwardingOutsideItsValuesIsRefused) {
     }
 }
 
+// What the planner says when it refuses `o` for `shape` ("" when it plans it).
+std::string planner_refusal(const MatmulShape &shape, const MatmulSpyreOptions &o) {
+    std::string refused;
+    set_compiling_for_spyre(true);
+    try {
+        (void)plan_matmul_spyre(shape, o);
+    } catch (const Halide::CompileError &e) {
+        refused = e.what();
+    }
+    set_compiling_for_spyre(false);
+    return refused;
+}
+
 // a_staging takes auto, chunks or resident; resident where no plan can keep a panel is refused, saying why.
 TEST(MatmulParams, AStagingResidentNeedsKChunksAndSeveralNTiles) {
     const std::string msg = configure_error("matmul", {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"a_staging", "panel"}});
     EXPECT_NE(msg.find("knob a_staging=panel is not one of its values: auto, chunks or resident"), std::string::npos) << msg;
     MatmulSpyreOptions o;
     o.a_staging = "resident";
-    std::string refused;
-    set_compiling_for_spyre(true);
-    try {
-        (void)plan_matmul_spyre(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile, whole K
-    } catch (const Halide::CompileError &e) {
-        refused = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string refused = planner_refusal(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile, whole K
     EXPECT_NE(refused.find("a_staging=resident, but no plan keeps A's whole-K panel resident"), std::string::npos) << refused;
     EXPECT_NE(refused.find("at least two N tiles and one row of tiles a core"), std::string::npos) << refused;
 }
@@ -509,14 +515,7 @@ TEST(MatmulParams, TwoAccumulatorsNeedWholeKTilesAndASecondTile) {
     EXPECT_NE(msg.find("knob accumulator=triple is not one of its values: auto, single or double"), std::string::npos) << msg;
     MatmulSpyreOptions o;
     o.accumulator = "double";
-    std::string refused;
-    set_compiling_for_spyre(true);
-    try {
-        (void)plan_matmul_spyre(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile on any core
-    } catch (const Halide::CompileError &e) {
-        refused = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string refused = planner_refusal(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile on any core
     EXPECT_NE(refused.find("accumulator=double, but no plan has room for two accumulators"), std::string::npos) << refused;
     EXPECT_NE(refused.find("two or more tiles a core"), std::string::npos) << refused;
 }
@@ -528,14 +527,7 @@ TEST(MatmulParams, BStagingResidentNeedsKChunksAndOneChainOverTheCores) {
     EXPECT_NE(msg.find("knob b_staging=slice is not one of its values: auto, chunks or resident"), std::string::npos) << msg;
     MatmulSpyreOptions o;
     o.b_staging = "resident";
-    std::string refused;
-    set_compiling_for_spyre(true);
-    try {
-        (void)plan_matmul_spyre(MatmulShape{2048, 2048, 64, Halide::Float(16)}, o);
-    } catch (const Halide::CompileError &e) {
-        refused = e.what();
-    }
-    set_compiling_for_spyre(false);
+    const std::string refused = planner_refusal(MatmulShape{2048, 2048, 64, Halide::Float(16)}, o);
     EXPECT_NE(refused.find("b_staging=resident, but no plan keeps a whole-K B slice resident"), std::string::npos) << refused;
     EXPECT_NE(refused.find("K in chunks"), std::string::npos) << refused;
 }
