@@ -1,6 +1,7 @@
 // Instructions for hand-built program trees in the program-tree pass tests:
-// a one-row DMA load or store of `row_bytes` and an SFU copy of one row (a
-// stand-in for any compute step that reads one buffer and writes another).
+// a one-row DMA load or store of `row_bytes`, an SFU copy of one row (a
+// stand-in for any compute step that reads one buffer and writes another) and
+// an f16 PT matmul.
 // Addresses are plain scratchpad offsets; a DRAM address may carry a
 // coefficient of the outermost loop (level 0).
 #pragma once
@@ -53,6 +54,29 @@ inline ProgramNode reader(int64_t dst, int64_t src, int64_t row_bytes) {
     in.f[Un::n].base = row_bytes / 4;
     in.f[Un::rows].base = 1;
     in.f[Un::type].base = (int64_t)DType::F32;
+    return ProgramNode::instruction(in);
+}
+
+// An f16 PT matmul C[m x n] (+)= A[m x k] . B[k x n]; the leading dimensions are bytes.
+struct MatmulOperands {
+    int64_t c, ldc, a, lda, b, ldb, m, n, k;
+    bool accumulate = true;
+};
+inline ProgramNode pt_matmul(const MatmulOperands &o) {
+    namespace Mm = isa::field::Matmul;
+    SymInstruction in;
+    in.op = isa::Opcode::Matmul;
+    in.f[Mm::c].base = o.c;
+    in.f[Mm::ldc].base = o.ldc;
+    in.f[Mm::a].base = o.a;
+    in.f[Mm::lda].base = o.lda;
+    in.f[Mm::b].base = o.b;
+    in.f[Mm::ldb].base = o.ldb;
+    in.f[Mm::m].base = o.m;
+    in.f[Mm::n].base = o.n;
+    in.f[Mm::k].base = o.k;
+    in.f[Mm::in_type].base = (int64_t)DType::F16;
+    in.f[Mm::accumulate].base = o.accumulate ? 1 : 0;
     return ProgramNode::instruction(in);
 }
 

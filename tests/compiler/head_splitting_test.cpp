@@ -8,6 +8,7 @@
 // check the results end to end.)
 #include <gtest/gtest.h>
 
+#include "hand_built_trees.h"
 #include "program_tree/head_splitting.h"
 
 namespace spyre::compiler {
@@ -56,19 +57,7 @@ ProgramNode b_load() {
 }
 
 ProgramNode matmul() {
-    SymInstruction in;
-    in.op = isa::Opcode::Matmul;
-    in.f[Mm::c].base = kAcc;
-    in.f[Mm::ldc].base = kCols * 4;
-    in.f[Mm::a].base = kPanel;
-    in.f[Mm::lda].base = kLda;
-    in.f[Mm::b].base = kB;
-    in.f[Mm::ldb].base = kCols * 2;
-    in.f[Mm::m].base = kRows;
-    in.f[Mm::n].base = kCols;
-    in.f[Mm::k].base = kK;
-    in.f[Mm::in_type].base = (int64_t)DType::F16;
-    return ProgramNode::instruction(in);
+    return test_trees::pt_matmul({kAcc, kCols * 4, kPanel, kLda, kB, kCols * 2, kRows, kCols, kK, /*accumulate=*/false});
 }
 
 // The accumulator stored as it is (f32) to the tile of N tile L0.

@@ -9,6 +9,7 @@
 // the results end to end.)
 #include <gtest/gtest.h>
 
+#include "hand_built_trees.h"
 #include "program_tree/tail_splitting.h"
 
 namespace spyre::compiler {
@@ -26,22 +27,7 @@ constexpr int64_t kBEnd = kB + kK * kCols * 2;
 constexpr int64_t kOut = 128 * 1024;                        // the f16 tile the store reads
 constexpr int64_t kAccRow = kCols * 4, kOutRow = kCols * 2;  // bytes
 
-ProgramNode matmul(int64_t a = kA) {
-    SymInstruction in;
-    in.op = isa::Opcode::Matmul;
-    in.f[Mm::c].base = kAcc;
-    in.f[Mm::ldc].base = kAccRow;
-    in.f[Mm::a].base = a;
-    in.f[Mm::lda].base = kK * 2;
-    in.f[Mm::b].base = kB;
-    in.f[Mm::ldb].base = kCols * 2;
-    in.f[Mm::m].base = kRows;
-    in.f[Mm::n].base = kCols;
-    in.f[Mm::k].base = kK;
-    in.f[Mm::in_type].base = (int64_t)DType::F16;
-    in.f[Mm::accumulate].base = 1;
-    return ProgramNode::instruction(in);
-}
+ProgramNode matmul(int64_t a = kA) { return test_trees::pt_matmul({kAcc, kAccRow, a, kK * 2, kB, kCols * 2, kRows, kCols, kK}); }
 
 // The whole tile as one vector (the accumulator is contiguous), f32 -> f16.
 ProgramNode cast(int64_t dst = kOut) {

@@ -5,6 +5,7 @@
 // dual-realization tests.)
 #include <gtest/gtest.h>
 
+#include "hand_built_trees.h"
 #include "program_tree/zero_fill_elision.h"
 
 namespace spyre::compiler {
@@ -34,22 +35,7 @@ ProgramNode fill_zero(int64_t dst, int64_t bytes, int64_t imm = 0) {
 }
 
 // C[64 x 32] += A[64 x 64] . B[64 x 32], f16 operands.
-ProgramNode matmul(int64_t c = C, int64_t a = A) {
-    SymInstruction in;
-    in.op = isa::Opcode::Matmul;
-    in.f[Mm::c] = at(c);
-    in.f[Mm::ldc].base = 128;
-    in.f[Mm::a] = at(a);
-    in.f[Mm::lda].base = 128;
-    in.f[Mm::b] = at(B);
-    in.f[Mm::ldb].base = 64;
-    in.f[Mm::m].base = 64;
-    in.f[Mm::n].base = 32;
-    in.f[Mm::k].base = 64;
-    in.f[Mm::in_type].base = (int64_t)DType::F16;
-    in.f[Mm::accumulate].base = 1;
-    return ProgramNode::instruction(in);
-}
+ProgramNode matmul(int64_t c = C, int64_t a = A) { return test_trees::pt_matmul({c, 128, a, 128, B, 64, 64, 32, 64}); }
 
 TEST(ZeroFillElision, TheMatmulOverwritesInsteadOfAccumulating) {
     std::vector<ProgramNode> tree = {fill_zero(C, 8192), matmul()};
