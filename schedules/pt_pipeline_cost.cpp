@@ -144,13 +144,14 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // turnaround as well (seen at m=n=k=2048, tm=64 tn=1024 with 16-core B chains:
         // the head's 256 KB B load took 1.0 us a step in the first tile and 8.5 us in the
         // second, a step 7.9 us of PT).
-        auto head_step = [&](double others_stored) {
+        // `own_stored`: bytes the head stores in the step as well (a store weighing its turnaround).
+        auto head_step = [&](double others_stored, double own_stored = 0.0) {
             double step = dma(a_step + b_step, 0) + ring_step;
             if (p.a_shared || (b_shared && !b_gathered)) {
                 // A gathered B has no head: every core loads its share, as if not shared.
                 const double b_mine = b_gathered ? b_step : b_own;
                 const double a_rest = p.a_shared ? 0.0 : a_own, b_rest = b_shared && !b_gathered ? 0.0 : b_mine;
-                const double head = a_own + b_mine;
+                const double head = a_own + b_mine + own_stored;
                 const double a_heads = p.cm - 1, b_heads = p.cn - 1, rest = (double)(p.cm - 1) * (p.cn - 1);
                 const double others = a_heads * (a_own + b_rest) + b_heads * (a_rest + b_mine) + rest * (a_rest + b_rest) +
                                       (cores - 1) * others_stored;
@@ -322,10 +323,18 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             // more: m=2048 n=2048 k=512, 64 x 64 tiles, one 32-core chain: the head's 64 KB B load
             // took 0.5-6.2 us, a tile 3.4 us where its matmul takes 2.1 (estimated 113 us without
             // the term, 135 simulated); on 4-core chains (m=100 n=1000 k=700 on 8 cores) the term
-            // made the estimate 20% pessimistic.
+            // made the estimate 20% pessimistic. Where it counts, the head's own store of the
+            // tile is one of those stores: it takes the head's share of the card alongside its
+            // B load (the head then moves 24 KB a tile where the others move 16, m=2048 n=2048
+            // k=64 with 128 x 64 tiles on 16-core chains, 22-26 cores storing at once), not
+            // one core's rate after it. Charged alone, that plan was estimated at 63.1 us and
+            // simulated 65.7; with the share, 66.9, and the planner's choice moved to 256 x 64
+            // tiles (64.3 us; six more small-K shapes of the incumbent's benchmark 1-4% faster,
+            // m=4096 n=4096 k=32 0.6% slower).
             const double own_store = store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1);
             const double stored_per_tile = long_b_chain ? stored_tile_bytes : 0.0;
-            const double dma_tile = std::max(head_step(stored_per_tile), link_step) + own_store + bias_dma + r_dma + lat;
+            const double dma_tile = long_b_chain ? std::max(head_step(stored_per_tile, stored_tile_bytes), link_step) + bias_dma + r_dma + lat
+                                                 : std::max(head_step(stored_per_tile), link_step) + own_store + bias_dma + r_dma + lat;
             // With two accumulators (acc_ahead) the SFU's initialization and epilogue of one tile
             // run beside the PT's matmul of the next.
             const double compute_tile = p.acc_ahead ? std::max(pt_step, sfu_init + sfu_tail) : pt_step + sfu_init + sfu_tail;
