@@ -261,6 +261,25 @@ TEST(MatmulWholeKChains, SmallKSharesBWithWholeKTiles) {
     EXPECT_LE(runs.simulated["true"], 0.90 * runs.simulated["false"]);
 }
 
+// A long whole-K B chain's head (half the cores or more) loads the next B tile and stores its
+// own tile at its share of the card, beside every other core's store (pt_pipeline_cost.cpp).
+// At m=2048 n=2048 k=64 on 32 cores the 128-row plans are such chains (16 cores); charged their
+// store at one core's rate, 128 x 64 tiles were estimated at 63.1 us and chosen by auto, and
+// simulated 65.7; auto must now take a plan that simulates faster than every 128-row plan
+// (64.3 us against 65.9 when written).
+TEST(MatmulWholeKChains, LongChainHeadsStoreAtTheirShareOfTheCard) {
+    const MatmulShape shape{2048, 2048, 64, Halide::Float(16), Activation::None, false, true};
+    KnobValueRuns runs = run_knob_values("matmul_long_whole_k_chains", shape, 32, "tile_m", {"0", "128"});
+    ASSERT_TRUE(runs.error.empty()) << runs.error;
+    const MatmulSpyrePlan &rows128 = runs.plans["128"];
+    std::printf("m2048_n2048_k64: auto %.2f us (%d x %d tiles), 128-row tiles %.2f us (%d x %d, %d-core B chains)\n",
+                runs.simulated["0"], runs.plans["0"].tm, runs.plans["0"].tn, runs.simulated["128"], rows128.tm, rows128.tn,
+                rows128.cm);
+    ASSERT_TRUE(rows128.b_shared && rows128.tk == rows128.kp && 2 * rows128.cm >= 32)
+        << "the case needs the 128-row plan to be a long whole-K B chain";
+    EXPECT_LT(runs.simulated["0"], runs.simulated["128"]);
+}
+
 // Two accumulators (the accumulator knob): with whole-K tiles, several a core, the next
 // tile's matmul runs during this tile's epilogue and store. At m=1024 n=1024 k=256 on 8
 // cores (128 x 128 tiles along one 8-core B chain, 8 tiles a core) auto takes them and
