@@ -146,7 +146,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // second, a step 7.9 us of PT).
         // `own_stored`: bytes the head stores in the step as well (a store weighing its turnaround).
         auto head_step = [&](double others_stored, double own_stored = 0.0) {
-            double step = dma(a_step + b_step, 0) + ring_step;
+            double step = dma(a_step + b_step + own_stored, 0) + ring_step;
             if (p.a_shared || (b_shared && !b_gathered)) {
                 // A gathered B has no head: every core loads its share, as if not shared.
                 const double b_mine = b_gathered ? b_step : b_own;
@@ -330,11 +330,10 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
             // one core's rate after it. Charged alone, that plan was estimated at 63.1 us and
             // simulated 65.7; with the share, 66.9, and the planner's choice moved to 256 x 64
             // tiles (64.3 us; six more small-K shapes of the incumbent's benchmark 1-4% faster,
-            // m=4096 n=4096 k=32 0.6% slower).
-            const double own_store = store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1);
+            // m=4096 n=4096 k=32 0.6% and a 3-D @ 2-D bmm at M=1024 K=256 0.9% slower).
             const double stored_per_tile = long_b_chain ? stored_tile_bytes : 0.0;
-            const double dma_tile = long_b_chain ? std::max(head_step(stored_per_tile, stored_tile_bytes), link_step) + bias_dma + r_dma + lat
-                                                 : std::max(head_step(stored_per_tile), link_step) + own_store + bias_dma + r_dma + lat;
+            const double own_store_after = long_b_chain ? 0.0 : store_bytes * store_byte_cycles / m.dram_concurrency_efficiency(1);
+            const double dma_tile = std::max(head_step(stored_per_tile, stored_per_tile), link_step) + own_store_after + bias_dma + r_dma + lat;
             // With two accumulators (acc_ahead) the SFU's initialization and epilogue of one tile
             // run beside the PT's matmul of the next.
             const double compute_tile = p.acc_ahead ? std::max(pt_step, sfu_init + sfu_tail) : pt_step + sfu_init + sfu_tail;
