@@ -18,6 +18,8 @@
 //                                  next iteration
 //   rotate_prologue_loads          a loop around a pipelined loop: the next iteration's first tile
 //                                  loaded during this one
+//   order_loads_by_first_reader    a run of loads in the order their readers come, so work
+//                                  that needs only the first-read operand overlaps the rest
 //   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
 //   sink_late_loads                a load read only after a loop of loads moved past that loop,
 //                                  so it does not hold up the loop's loads in the DMA queue
@@ -57,6 +59,7 @@
 #include "host/argument_checks.h"
 #include "host/runtime_call.h"
 #include "program_tree/double_buffering.h"
+#include "program_tree/load_ordering.h"
 #include "program_tree/load_sinking.h"
 #include "program_tree/loop_folding.h"
 #include "program_tree/program_tree_printer.h"
@@ -242,6 +245,8 @@ private:
                       [&](compiler::CoreProgram &cp) { compiler::spread_trailing_stores(cp.tree, m.stick_bytes); });
         per_core_pass("rotate_prologue_loads", cores,
                       [&](compiler::CoreProgram &cp) { compiler::rotate_prologue_loads(cp.tree); });
+        per_core_pass("order_loads_by_first_reader", cores,
+                      [&](compiler::CoreProgram &cp) { compiler::order_loads_by_first_reader(cp.tree); });
         if (region.distributed) {
             run_pass("check_gathered_parts", [&] { check_gathered_parts(cores, region.core_var); }, {});
         }

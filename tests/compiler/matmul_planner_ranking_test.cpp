@@ -280,6 +280,23 @@ TEST(MatmulWholeKChains, LongChainHeadsStoreAtTheirShareOfTheCard) {
     EXPECT_LT(runs.simulated["0"], runs.simulated["128"]);
 }
 
+// A whole-K tile's accumulator is initialized from the bias row on the SFU; the bias row loads
+// ahead of B (load_ordering.h), so the initialization overlaps B's load, which the pipeline
+// model now charges. At m=2048 n=2048 k=64 on 32 cores one large tile a core (a 512 KB
+// accumulator) then wins over the 64-column tiles auto took before (256 x 64, 64.3 us; auto
+// 256 x 512 at 63.4 us when written).
+TEST(MatmulWholeKChains, OneLargeTileACoreInitializesItsAccumulatorDuringTheLoads) {
+    const MatmulShape shape{2048, 2048, 64, Halide::Float(16), Activation::None, false, true};
+    KnobValueRuns runs = run_knob_values("matmul_whole_k_init_overlap", shape, 32, "tile_n", {"0", "64"});
+    ASSERT_TRUE(runs.error.empty()) << runs.error;
+    const MatmulSpyrePlan &autop = runs.plans["0"];
+    std::printf("m2048_n2048_k64: auto %.2f us (%d x %d tiles, estimated %.2f), 64-column tiles %.2f us (estimated %.2f)\n",
+                runs.simulated["0"], autop.tm, autop.tn, autop.estimated_us, runs.simulated["64"],
+                runs.plans["64"].estimated_us);
+    EXPECT_FALSE(autop.k_chunked());
+    EXPECT_LT(runs.simulated["0"], runs.simulated["64"]);
+}
+
 // Two accumulators (the accumulator knob): with whole-K tiles, several a core, the next
 // tile's matmul runs during this tile's epilogue and store. At m=1024 n=1024 k=256 on 8
 // cores (128 x 128 tiles along one 8-core B chain, 8 tiles a core) auto takes them and
