@@ -198,18 +198,26 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         const double chain = b_gathered   ? a_ready + dma(b_step, 0) + b_chain_fill
                              : b_shared ? a_ready + b_head_load + b_chain_fill
                              : p.a_shared && !a_resident ? a_ready : 0.0;
-        // Double buffered whole-K tiles: the next tile's B load is issued before this
-        // tile's bias, so the first matmul waits for two steps' loads (along a B chain, not: the
-        // first matmul follows the first B's forward, m=100 n=1000 k=700 on 8 cores, 64 x 128 tiles).
+        // Double buffered whole-K tiles: two steps' loads before the first matmul (along a B
+        // chain, not: the first matmul follows the first B's forward, m=100 n=1000 k=700 on 8
+        // cores, 64 x 128 tiles). Written when the next tile's B load was issued ahead of this
+        // tile's bias row; the bias row now lands between the two, and the initialization
+        // overlaps the second (init_wait below).
         const double first_loads = (double_buffer && !chunked && !b_shared && steps >= 2 ? 2 : 1) * dma_step;
-        // The bias row loads ahead of B (it is read first: load_ordering.h). With K chunks the
-        // accumulator's initialization runs during the first chunk's loads but is charged in series, as
-        // it was fitted; with whole K it overlaps the tile's loads, which the first matmul waits for
-        // as well (m=n=2048 k=64, one 512 x 256 tile a core: 63.6 -> 63.2 us when the bias row moved
-        // ahead of B).
-        const double loads_fill = std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat;
-        const double init_ready = bias_dma + lat + sfu_init;
-        const double fill = b_panel_fill + panel_fill + (chunked ? loads_fill + sfu_init : std::max(loads_fill, init_ready));
+        // The bias row is read first, by the accumulator's initialization on the SFU; the
+        // first matmul waits for that as well as for A and B. With K chunks it runs during the
+        // first chunk's loads but is charged in series, as it was fitted. With whole K the bias
+        // row loads ahead of B (load_ordering.h: one place, past the last load read after it),
+        // so the initialization overlaps only what lands after it: B's load and, along a B
+        // chain, B's forwards (with two whole-K tiles double buffered, the second tile's B).
+        // m=n=2048 k=64, one 512 x 256 tile a core: 63.6 -> 63.2 us when the bias row moved
+        // ahead of B.
+        const double b_after_bias = first_loads > dma_step ? dma_step
+                                    : b_gathered           ? dma(b_step, 0) + b_chain_fill
+                                    : b_shared             ? b_head_load + b_chain_fill
+                                                           : dma(b_own, 0);
+        const double init_wait = chunked ? sfu_init : std::max(0.0, sfu_init - b_after_bias);
+        const double fill = b_panel_fill + panel_fill + std::max(first_loads + bias_dma + r_fill, chain + r_fill) + lat + init_wait;
         // A core stores its first tile once its steps and epilogue are done (its only tile, cut
         // into the tail's row pieces: the first piece). The cores start from the first ones,
         // which wait for no chain, to the chains' last (`fill`), and the stores run at the
@@ -219,8 +227,7 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
         // 2.3, 2.4 and 6.6 us with 64 x 128 tiles and B gathered (the stores: 4.1 us at the rate).
         const double first_compute = chunked ? (chunks - 1) * std::max(dma_step, pt_step) + (double_buffer ? lat : chunks * lat) : 0.0;
         const double first_piece = tiles > 1 ? 1.0 : tail_pieces;
-        const double first_loads_fill = first_loads + bias_dma + r_fill + lat;
-        const double first_cores_fill = b_panel_fill + panel_fill + (chunked ? first_loads_fill + sfu_init : std::max(first_loads_fill, init_ready));
+        const double first_cores_fill = b_panel_fill + panel_fill + first_loads + bias_dma + r_fill + lat + init_wait;
         first_store = first_cores_fill + std::max(0.0, fill - first_cores_fill) / 4 + first_compute + (pt_step + sfu_tail) / first_piece;
         // Every core stores a tile at about the same time (the cores of a chain
         // start up to its ring latency apart), so a whole-tile store shares the

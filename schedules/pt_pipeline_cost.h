@@ -95,8 +95,8 @@ struct PtPipelineCost {
 //    at once when A is shared) and the A chain's fill, then the B chain's
 //    head's B piece (gathered: every core's share) and the B chain's fill.
 //    The bias row loads before B (load_ordering.h): with whole K the
-//    accumulator's initialization overlaps those loads (with K chunks it is
-//    charged after them, as fitted);
+//    accumulator's initialization overlaps what lands after it, B's load
+//    and forwards (with K chunks it is charged after the loads, as fitted);
 //    drain: the last tile's epilogue and store after the last matmul, in row
 //    pieces (tail_splitting.h) that overlap the matmul where the steps leave
 //    the card's DRAM idle and the core has room to move its C tile.

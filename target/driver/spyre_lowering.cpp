@@ -18,8 +18,9 @@
 //                                  next iteration
 //   rotate_prologue_loads          a loop around a pipelined loop: the next iteration's first tile
 //                                  loaded during this one
-//   order_loads_by_first_reader    a run of loads in the order their readers come, so work
-//                                  that needs only the first-read operand overlaps the rest
+//   order_loads_by_first_reader    in a run of loads, one read before the load ahead of it (and
+//                                  followed by none read later) passes it, so its reader's work
+//                                  overlaps that load (a matmul tile's bias row ahead of B)
 //   share_loads_over_ring          across cores: requested tiles loaded once per chain of cores
 //   sink_late_loads                a load read only after a loop of loads moved past that loop,
 //                                  so it does not hold up the loop's loads in the DMA queue

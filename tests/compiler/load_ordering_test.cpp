@@ -94,5 +94,41 @@ TEST(LoadOrdering, RunsInsideLoopsAreOrdered) {
     EXPECT_EQ(arg_of(tree[0].body[1]), 2);
 }
 
+TEST(LoadOrdering, AReaderInsideALaterLoopCounts) {
+    // The bias row's reader is an item of a loop that follows: found at that loop.
+    ProgramNode widen = ProgramNode::loop(4, "rows");
+    widen.body = {reader(OUT, BIAS)};
+    std::vector<ProgramNode> tree = {load(0, A), load(1, B), load(2, BIAS), widen, reader(OUT + kRow, A), reader(OUT + 2 * kRow, B)};
+    EXPECT_EQ(order_loads_by_first_reader(tree), 1);
+    EXPECT_EQ(arg_of(tree[1]), 2);
+}
+
+TEST(LoadOrdering, ALoadNoItemReadsStays) {
+    // Nothing after the run reads the last load: it is read no earlier than the others.
+    std::vector<ProgramNode> tree = {load(0, A), load(1, B), load(2, BIAS), reader(OUT, A), reader(OUT + kRow, B)};
+    EXPECT_EQ(order_loads_by_first_reader(tree), 0);
+    EXPECT_EQ(arg_of(tree[2]), 2);
+}
+
+TEST(LoadOrdering, ALoadWhoseBytesVaryWithTheLoopsStays) {
+    ProgramNode tile = ProgramNode::loop(4, "no");
+    tile.body = tile_tree(BIAS);
+    tile.body[2].inst.f[Ld::rows].set_coef(0, 1);  // one more row each iteration
+    std::vector<ProgramNode> tree = {tile};
+    EXPECT_EQ(order_loads_by_first_reader(tree), 0);
+}
+
+TEST(LoadOrdering, OverlapsAcrossTheLoopsIterationsKeepTheOrder) {
+    // In a loop of two iterations the bias row lands one row further on in the second, where
+    // B's row is: apart in the first iteration, overlapping over both.
+    ProgramNode tile = ProgramNode::loop(2, "no");
+    tile.body = {load(0, A), load(1, BIAS + kRow), load(2, BIAS), reader(OUT, BIAS), reader(OUT + kRow, A),
+                 reader(OUT + 2 * kRow, BIAS + kRow)};
+    tile.body[2].inst.f[Ld::sp].set_coef(0, kRow);
+    std::vector<ProgramNode> tree = {tile};
+    EXPECT_EQ(order_loads_by_first_reader(tree), 0);
+    EXPECT_EQ(arg_of(tree[0].body[1]), 1);
+}
+
 }  // namespace
 }  // namespace spyre::compiler

@@ -281,10 +281,11 @@ TEST(MatmulWholeKChains, LongChainHeadsStoreAtTheirShareOfTheCard) {
 }
 
 // A whole-K tile's accumulator is initialized from the bias row on the SFU; the bias row loads
-// ahead of B (load_ordering.h), so the initialization overlaps B's load, which the pipeline
-// model now charges. At m=2048 n=2048 k=64 on 32 cores one large tile a core (a 512 KB
-// accumulator) then wins over the 64-column tiles auto took before (256 x 64, 64.3 us; auto
-// 256 x 512 at 63.4 us when written).
+// ahead of B (load_ordering.h, checked on hand-built trees in load_ordering_test.cpp), so the
+// initialization overlaps B's load, which the pipeline model now charges. This checks the
+// model's side: at m=2048 n=2048 k=64 on 32 cores, charged the initialization after the loads,
+// auto took 64-column tiles (256 x 64, 64.3 us); it must now take a whole-K plan that simulates
+// faster (256 x 512 tiles with a 512 KB accumulator, 63.4 us when written).
 TEST(MatmulWholeKChains, OneLargeTileACoreInitializesItsAccumulatorDuringTheLoads) {
     const MatmulShape shape{2048, 2048, 64, Halide::Float(16), Activation::None, false, true};
     KnobValueRuns runs = run_knob_values("matmul_whole_k_init_overlap", shape, 32, "tile_n", {"0", "64"});
