@@ -21,7 +21,8 @@ int64_t load_bytes(const ProgramNode &n) {
     return row.base * rows.base * planes.base;
 }
 
-// Orders the run of loads nodes[begin, end) by their first readers among nodes[end, ...).
+// In the run of loads nodes[begin, end), moves loads one place each by their first readers among
+// nodes[end, ...); returns how many moved.
 int order_run(std::vector<ProgramNode> &nodes, size_t begin, size_t end, const std::vector<int64_t> &trips) {
     struct Load {
         std::vector<ScratchpadAccess> accesses;
@@ -39,8 +40,8 @@ int order_run(std::vector<ProgramNode> &nodes, size_t begin, size_t end, const s
         }
         loads.push_back(std::move(l));
     }
-    // A load whose reader comes before those of all the loads after it in the run (the last
-    // load, or one followed only by loads read no later) waits behind its predecessor while
+    // A load that no later-read load follows (the run's last load, or one followed only by
+    // loads read no later than it) waits behind its predecessor while
     // its reader could work: it passes that predecessor when it is read strictly earlier,
     // moves no more bytes and shares no scratchpad bytes with it. One place: the passed load
     // then follows it, and its reader works while that load lands.
