@@ -127,6 +127,17 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
         for (int t = 64; t <= 1024; t *= 2) {
             if (t == 64 || t <= round_up(shape.m, 64)) tms.push_back(std::min(t, round_up(shape.m, scheduling_machine().pt_pass_rows)));
         }
+        // As a matmul, also the heights that give each core of a split along the batch and M one
+        // row of tiles, as gen_matmul's every-8-rows heights do: a B chain round all the cores
+        // needs them (batch 2, m = 512 on 32 cores: 32 rows, B gathered round the 32 cores).
+        if (shape.is_matmul()) {
+            const int rows = scheduling_machine().pt_pass_rows;
+            for (int cores_along_m = 2; cores_along_m <= usable_cores(options.max_cores); cores_along_m *= 2) {
+                const int t = round_up((shape.m + cores_along_m - 1) / cores_along_m, rows);
+                if (t < 64 && std::find(tms.begin(), tms.end(), t) == tms.end()) tms.push_back(t);
+            }
+            std::sort(tms.begin(), tms.end());
+        }
     }
     if (options.tile_n > 0) {
         tns.push_back(round_up(options.tile_n, lanes));
@@ -215,7 +226,11 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                 // under gen_matmul's conditions: K in whole chunks of at least a row per core).
                                 const bool share_b = b_sharing > 0, gather_b = b_sharing == 2;
                                 const int b_chain = shape.broadcast_b ? split[0] * split[2] : split[2];
-                                if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp))) continue;
+                                // As the matmul planner: B shared with whole K only where a core has one
+                                // row of tiles (each core's rows: its batches times its M tiles).
+                                const int64_t row_tiles = (int64_t)((shape.batch + split[0] - 1) / split[0]) * ((m_tiles + split[2] - 1) / split[2]);
+                                if (share_b && (!options.share_b || resident || b_chain < 2 || (as_matmul && tk == kp && row_tiles > 1)))
+                                    continue;
                                 if (gather_b && (!as_matmul || options.b_forwarding == "whole" ||
                                                  !planning::gathered_chain_offered(b_chain, split[1], tk, shape.k, scheduling_machine())))
                                     continue;
@@ -307,6 +322,13 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
     } else if (p.b_resident) {
         stage(A_in, f.C, mo);
         stage_in_scratchpad(B_in, f.C, bi);
+    } else if (shape.is_matmul()) {
+        // Planned as the matmul (one batch, or B broadcast over the batch), staged as the matmul
+        // stages it: A once per row of tiles, reused by every N tile of it (batch 2, m = 512,
+        // n = 12800 on 32 cores, 32 x 64 whole-K tiles along a 32-core gathered B chain: A per
+        // output tile read 1.78 GB, 11969 us; per row of tiles 1639 us, as gen_matmul).
+        stage(A_in, f.C, mo);
+        stage(B_in, f.C, no);
     } else {
         stage(A_in, f.C, no);
         stage(B_in, f.C, no);

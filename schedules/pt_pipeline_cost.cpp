@@ -405,7 +405,8 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
 
 
 bool gathered_chain_offered(int chain_cores, int spacing, int tk, int k, const MachineDescription &m) {
-    return chain_cores >= 2 && chain_cores <= kMaxGatheredChain && chain_cores * spacing == m.cores &&
+    const bool whole_ring_long_steps = chain_cores == m.cores && (tk < k || tk >= kLongGatheredChainMinK);
+    return chain_cores >= 2 && (chain_cores <= kMaxGatheredChain || whole_ring_long_steps) && chain_cores * spacing == m.cores &&
            tk >= chain_cores && k % tk == 0;
 }
 

@@ -130,14 +130,26 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
 //    its upstream, so all of it runs at its longest hop's pace: with fewer cores the hop
 //    back from the last core to the first crosses the idle ones (gen_matmul m=512
 //    n=4096 k=12800 on 28 cores, 7-core chains: gathered 1574.9 us, whole tiles 1065.6);
-//  - the chain has at most kMaxGatheredChain cores: each of its n - 1 rounds a step is
-//    paced by the slowest core of the ring, whose own stores and late loads stall the
-//    rest, which the model leaves out. At m=2048 n=25600 k=4096 the planner's gathered
-//    plans lose with a 32-core chain (6749.5 us, estimated 6579.6) and with 16-core
-//    chains (6986.1 us) against whole tiles (6584.5 us); one 16-core case gains (m=1024
-//    n=k=4096 gelu: 645.8 against 663.4 us). The 2- and 4-core chains of the Granite
-//    prefill's projections gain 1-17%.
+//  - the chain has at most kMaxGatheredChain cores, or it spans every core of the
+//    machine and its steps are long: K in chunks (tk < k), or whole K of at least
+//    kLongGatheredChainMinK rows. Each of a chain's
+//    n - 1 rounds a step is paced by the slowest core of the ring, whose own stores and
+//    late loads stall the rest, which the model leaves out. Before the cores' plain
+//    loads rode the rounds (program_tree/gather_riders.h) every core's DMA queue held
+//    its loads and then its forwards at the same moments as the others', the DRAM idle
+//    through the forwards, and long chains lost: m=2048 n=25600 k=4096 with a 32-core
+//    chain 6749.5 us (estimated 6579.6) and 16-core chains 6986.1 against whole tiles
+//    6584.5. With riders, 32-core chains win on the incumbent's K-chunked matmuls
+//    (m=2048 n=512 k=4096: 189.1 -> 166.3 us; m=8192 n=1024 k=2048: 674.0 -> 606.7)
+//    and whole-K ones of K >= 1024 (m=n=k=2048, 64 x 64 tiles: 341.5 -> 313.6), and
+//    lose 2-6% on whole-K ones of K <= 512, where a tile's store sits between the
+//    rounds of every step (m=n=2048 k=512: 118.8 -> 122.9; m=n=512 k=64: 6.0 -> 6.4;
+//    the model estimates them 4-10% short). 16-core chains gained 0.4-1.1% on two
+//    incumbent matmuls and lost 0.2% on PR 4302's bmm at B=4 N=12800 (3302.7 ->
+//    3309.8 us): not offered. The 2- and 4-core chains of the Granite prefill's
+//    projections gain 1-17%.
 constexpr int kMaxGatheredChain = 8;
+constexpr int kLongGatheredChainMinK = 1024;
 bool gathered_chain_offered(int chain_cores, int spacing, int tk, int k, const MachineDescription &m);
 
 }  // namespace planning

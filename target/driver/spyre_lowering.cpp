@@ -28,6 +28,9 @@
 //                                  store overlaps the PT's last rows
 //   split_leading_panel            a resident panel's load and the first matmul reading it in
 //                                  row pieces, so the PT starts on the panel's first rows
+//   mark_gather_riders             a gathered share's rounds: the plain loads before it issued
+//                                  after the core's p-th forward, so the chain's cores read DRAM
+//                                  in turn while the others forward
 //   emit_core_streams              tokens between units, the DMA/PT/SFU streams
 //   address_through_dram_windows   dma.window where a core reaches past max_core_span_bytes
 //   validate_program               the same validator the runtime uses
@@ -61,6 +64,7 @@
 #include "host/runtime_call.h"
 #include "program_tree/double_buffering.h"
 #include "program_tree/load_ordering.h"
+#include "program_tree/gather_riders.h"
 #include "program_tree/load_sinking.h"
 #include "program_tree/loop_folding.h"
 #include "program_tree/program_tree_printer.h"
@@ -274,6 +278,7 @@ private:
             options.min_piece_bytes = compiler::min_tail_store_piece_bytes(m);
             compiler::split_leading_panel(cp.tree, options);
         });
+        per_core_pass("mark_gather_riders", cores, [&](compiler::CoreProgram &cp) { compiler::mark_gather_riders(cp.tree); });
 
         Program program;
         program.kernel_name = kernel();

@@ -202,7 +202,7 @@ public:
             if (items[j].kind == ProgramNode::Kind::Loop) {
                 drain_before_loop(j, tokens_up_to, consumed, loop_out[j], item_out[j]);
             } else {
-                emit_item(items[j], trips, item_out[j]);
+                emit_item(items[j], trips, item_out[j], take_gather_riders(items, j, marks, item_out));
             }
             for (int u1 = 0; u1 < U; u1++) {
                 for (int u2 = 0; u2 < U; u2++) {
@@ -273,6 +273,28 @@ public:
     }
 
 private:
+    // The riders of item j, a gathered share (gather_riders.h), taken out of the DMA streams of
+    // the items before it, nearest last: a rider moves when its item signals nothing on the DMA
+    // queue (no unit is told it has landed before the rounds end) and its stream ends in its
+    // load (its waits stay where they are, ahead of it); one that cannot move stops the rest.
+    static std::vector<isa::Instruction> take_gather_riders(const std::vector<ProgramNode> &items, int j,
+                                                            const std::vector<PerPair<bool>> &marks,
+                                                            std::vector<Streams> &item_out) {
+        std::vector<isa::Instruction> riders;
+        const ProgramNode &share = items[j];
+        if (share.kind != ProgramNode::Kind::Instruction || share.inst.ring.role != RingShare::Role::Gathered) return riders;
+        const int dma = (int)isa::Unit::Dma;
+        for (int i = j - 1; i >= 0 && i >= j - share.inst.ring.riders; i--) {
+            std::vector<isa::Instruction> &s = item_out[i][dma];
+            bool signals = false;
+            for (int u = 0; u < U; u++) signals = signals || marks[i][dma][u];
+            if (signals || s.empty() || s.back().op != isa::Opcode::DmaLoad) break;
+            riders.insert(riders.begin(), s.back());
+            s.pop_back();
+        }
+        return riders;
+    }
+
     // A signal or wait on channel `channel`.
     static isa::Instruction make(isa::Opcode op, int64_t channel) {
         static_assert(fld::Signal::channel == 0 && fld::Signal::kNumFields == 1 && fld::Wait::channel == 0 &&
@@ -310,8 +332,9 @@ private:
     // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it,
     // whole or in the pieces of ring_forward_pieces(): a core forwards each piece as soon as it
     // has arrived, so the tile streams down the chain instead of hopping whole.
+    // A gathered share's `riders` (gather_riders.h) are issued after this core's position-th forward.
     static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma,
-                                const MachineDescription &m) {
+                                const std::vector<isa::Instruction> &riders, const MachineDescription &m) {
         const isa::Operand &sp = load.f[fld::DmaLoad::sp];
         auto put = [&](int to, int64_t offset, int64_t bytes, int channel) {
             isa::Instruction p;
@@ -334,13 +357,21 @@ private:
                 const GatheredShare s = gathered_share(cut.units, share, n);
                 put(r.downstream, s.first * cut.unit_bytes, s.count * cut.unit_bytes, r.data_channel);
             };
+            const int riders_after = riders.empty() ? 0 : std::clamp(r.position, 1, n - 1);
+            auto ride = [&](int forwards) {
+                if (forwards == riders_after) dma.insert(dma.end(), riders.begin(), riders.end());
+            };
             put(r.upstream, 0, 0, r.credit_channel);  // my copy of the buffer is free
             dma.push_back(gathered_share_load(load, r.position, n, m.stick_bytes));
             dma.push_back(make(isa::Opcode::Wait, r.credit_channel));  // my successor's copy is free
             share_put(r.position);
+            ride(1);
             for (int i = 1; i < n; i++) {
                 dma.push_back(make(isa::Opcode::Wait, r.data_channel));  // share position - i has arrived
-                if (i < n - 1) share_put((r.position - i + n) % n);
+                if (i < n - 1) {
+                    share_put((r.position - i + n) % n);
+                    ride(i + 1);
+                }
             }
             return;
         }
@@ -360,7 +391,9 @@ private:
         }
     }
 
-    void emit_item(const ProgramNode &node, std::vector<int64_t> &trips, Streams &out) {
+    // `riders`: the loads a gathered share's rounds carry (take_gather_riders).
+    void emit_item(const ProgramNode &node, std::vector<int64_t> &trips, Streams &out,
+                   const std::vector<isa::Instruction> &riders = {}) {
         if (node.kind == ProgramNode::Kind::Instruction) {
             isa::Instruction inst;
             inst.op = node.inst.op;
@@ -368,7 +401,7 @@ private:
                 inst.f[i] = to_operand(node.inst.f[i], m_, node.inst);
             }
             if (node.inst.ring.role != RingShare::Role::None) {
-                emit_ring_share(node.inst.ring, inst, out[(int)isa::Unit::Dma], m_);
+                emit_ring_share(node.inst.ring, inst, out[(int)isa::Unit::Dma], riders, m_);
             } else {
                 out[(int)node.inst.unit()].push_back(inst);
             }

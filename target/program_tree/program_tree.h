@@ -64,6 +64,10 @@ struct RingShare {
     int credit_channel = 0;              // signalled in the sender when the receiver's buffer is free
     int64_t bytes = 0;                   // the tile's contiguous scratchpad bytes
     bool in_pieces = false;              // forwarded piece by piece (ring_forward_pieces), else whole
+    // Gathered: how many of the plain loads just before this one in its body ride in its rounds,
+    // issued after this core's `position`-th forward instead of ahead of its share's load
+    // (gather_riders.h); 0 leaves them where they are.
+    int riders = 0;
 };
 
 struct SymInstruction {

@@ -53,6 +53,7 @@ void print_nodes(std::ostringstream &os, const std::vector<ProgramNode> &nodes, 
                << n.inst.ring.downstream;
             if (n.inst.ring.role == RingShare::Role::Gathered) {
                 os << ", share " << n.inst.ring.position << " of " << n.inst.ring.chain_cores;
+                if (n.inst.ring.riders > 0) os << ", " << n.inst.ring.riders << " loads before it ride its rounds";
             }
             os << ")";
         }

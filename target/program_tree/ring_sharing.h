@@ -39,6 +39,8 @@
 //             wait credit channel, ring.put share p -> downstream,
 //             n - 2 times: wait data channel, ring.put the share that arrived -> downstream,
 //             wait data channel (the last share).
+// (The plain loads just before a share may be issued among those forwards instead:
+// gather_riders.h, a later pass.)
 // A 2-D matmul's B chains (cores along M, 4 apart x 8 chains at M = 512 on
 // 32 cores) are the case it is for: their heads' loads at a quarter of the
 // card set the pace of the whole kernel (docs/planning.md).

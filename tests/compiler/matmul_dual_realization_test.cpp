@@ -214,6 +214,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulDualRealization,
                                            MatmulCase{128, 520, 192, "float32", "gelu", false, false, 32, 64, "gathered"},
                                            MatmulCase{100, 520, 768, "float16", "none", true, false, 32, 64, "gathered"},
                                            MatmulCase{64, 1000, 512, "float32", "none", false, false, 32, 64, "gathered"},
+                                           // B gathered round all 32 cores (8-row tiles, K in two chunks):
+                                           // each core's second A chunk rides the rounds (gather_riders.h).
+                                           MatmulCase{256, 64, 1024, "float16", "none", false, false, 8, 64, "gathered"},
                                            // A's whole-K panel resident (a_staging=resident): fp16 with the
                                            // residual, M and N ragged; fp32 gelu; with gathered B chains.
                                            MatmulCase{100, 1000, 768, "float16", "none", true, false, 32, 64, "auto", "resident"},
