@@ -313,7 +313,9 @@ void schedule_bmm_spyre(BmmFuncs f, Func A_in, Func B_in, const BmmShape &shape,
     const PtMatmul pt = matmul_on_pt(f.acc, f.k, n, m, p.k_chunked() ? p.tk : 0);
 
     // Input tiles staged in the scratchpad (DMA): per K chunk; or the A tile per row
-    // tile with the core's whole B slice resident; or both per output tile.
+    // tile with the core's whole B slice resident; or, with whole K, the A tile per row of
+    // tiles where the bmm is planned as a matmul (as gen_matmul stages it), else both per
+    // output tile.
     // Double buffering (the DMA of the next tile overlaps this tile's matmul) where the plan has room for it.
     auto stage = [&](Func in, Func consumer, const VarOrRVar &at) { stage_in_scratchpad(in, consumer, at, p.double_buffer); };
     if (pt.k_chunked) {

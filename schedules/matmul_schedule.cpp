@@ -169,6 +169,10 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // A shared panel is gathered: a share of at least a row per core of its chain.
                     const bool panel_possible = tk < kp && nt >= 2 && mt == 1 && !(share_b && !gather_b) && (!share || tm >= cn);
                     if (resident && (!panel_possible || options.a_staging == "chunks")) continue;
+                    // A chain round more cores than kMaxGatheredChain only with A loaded per step,
+                    // the loads that ride its rounds (gather_riders.h; pt_pipeline_cost.h): a
+                    // resident panel leaves the steps nothing to ride them.
+                    if (gather_b && cm > planning::kMaxGatheredChain && resident) continue;
                     if (!resident && options.a_staging == "resident") continue;
                     // A staged once a core (a resident panel, or whole-K tiles in one row of tiles a
                     // core): the backend gives it no second copy.

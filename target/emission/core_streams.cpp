@@ -332,7 +332,8 @@ private:
     // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it,
     // whole or in the pieces of ring_forward_pieces(): a core forwards each piece as soon as it
     // has arrived, so the tile streams down the chain instead of hopping whole.
-    // A gathered share's `riders` (gather_riders.h) are issued after this core's position-th forward.
+    // A gathered share's `riders` (gather_riders.h) are issued after this core's position-th forward
+    // (the pass marks none at position 0).
     static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma,
                                 const std::vector<isa::Instruction> &riders, const MachineDescription &m) {
         const isa::Operand &sp = load.f[fld::DmaLoad::sp];

@@ -15,8 +15,8 @@
 // many of the plain DMA loads just before it in its body ride in its rounds
 // (RingShare::riders): consecutive loads, not shared over the ring, whose
 // scratchpad bytes (over all iterations) are disjoint from the gathered tile's,
-// and whose first reader among the siblings after the tile is not before the
-// tile's own (a matmul reading both). A load read earlier stays: a whole-K
+// and whose first reader among the siblings after the tile (the first that
+// touches its bytes) is not before the tile's own (a matmul reading both). A load read earlier stays: a whole-K
 // tile's bias row, which the SFU widens into the accumulator before the matmul,
 // delayed by the rounds, held up the matmul (the Granite o projection with a
 // residual at 2 cards, m=512 n=4096 k=2048 with 8-core B chains: 215.5 ->

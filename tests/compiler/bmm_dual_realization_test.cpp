@@ -100,7 +100,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BmmDualRealization,
                                            // 2 batches x 2 row tiles with M ragged.
                                            BmmCase{1, 256, 2048, 256, "float16", false, 64, 256, "gathered"},
                                            BmmCase{4, 64, 500, 768, "float32", true, 64, 64, "gathered"},
-                                           BmmCase{2, 50, 500, 768, "float32", true, 32, 64, "gathered"}),
+                                           BmmCase{2, 50, 500, 768, "float32", true, 32, 64, "gathered"},
+                                           // Planned as a matmul with whole K: A staged once per row of tiles
+                                           // for the core's several N tiles; and a broadcast B gathered round
+                                           // all 32 cores (2 batches x 16 row tiles of 16 rows).
+                                           BmmCase{2, 64, 2048, 128, "float16", true, 32, 64},
+                                           BmmCase{2, 256, 256, 1024, "float16", true, 16, 64, "gathered"}),
                          case_name);
 
 }  // namespace

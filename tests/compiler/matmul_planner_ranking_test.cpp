@@ -378,7 +378,7 @@ TEST(MatmulAccumulator, AutoTakesTwoAccumulatorsWhereTheyPay) {
 // 32 cores, each core's A load riding the rounds (gather_riders.h), is as fast again (126.0 us
 // when written, estimated 128.1 against the slice's 126.3): auto takes either, within 2% of the
 // faster.
-TEST(MatmulBStaging, AutoKeepsTheBSliceWhereOneChainSpansTheCores) {
+TEST(MatmulBStaging, TheBSliceBeatsWholeChunksAndAutoIsWithinTwoPercentOfTheBest) {
     const MatmulShape shape{4096, 128, 2048, Halide::Float(16), Activation::None, false, true};
     KnobValueRuns runs = run_knob_values("matmul_b_staging", shape, 32, "b_staging", {"auto", "chunks", "resident"});
     ASSERT_TRUE(runs.error.empty()) << runs.error;
