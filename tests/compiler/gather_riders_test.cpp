@@ -123,6 +123,25 @@ TEST(GatherRiders, ARiderIsIssuedAfterTheCoresPositionthForward) {
     }
 }
 
+TEST(GatherRiders, ARiderInsideALoopBodyIsIssuedAfterTheForwards) {
+    // A K loop: each iteration loads A's chunk and B's gathered tile, then the matmul reads both.
+    // The loop-carried tokens (the matmul frees the buffers for the next iteration's loads) stay
+    // ahead of the rider: its item keeps its waits, only its load moves.
+    std::vector<ProgramNode> tree = {ProgramNode::loop(4, "k")};
+    tree[0].body = {test_trees::load(0, A, kStick, 0, kStick), gathered_b(2), matmul()};
+    const std::vector<std::string> dma = dma_listing(tree);
+    std::vector<std::string> body;
+    bool inside = false;
+    for (const std::string &l : dma) {
+        if (l == "endloop") break;
+        if (inside) body.push_back(l);
+        if (l == "loop") inside = true;
+    }
+    ASSERT_FALSE(body.empty());
+    EXPECT_NE(body.front(), "dma.load") << "the rider no longer leads the body";
+    EXPECT_EQ(forwards_before_a(body), 2);
+}
+
 TEST(GatherRiders, ARiderAnotherUnitIsToldOfStaysAhead) {
     // Marked as a rider by hand (the pass would not: its reader comes first), A's load is
     // signalled to the SFU copy that reads it before the rounds end: emission leaves it ahead.
