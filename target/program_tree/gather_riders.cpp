@@ -8,23 +8,9 @@ namespace compiler {
 
 namespace {
 
-bool is_plain_load(const ProgramNode &n) {
-    return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad &&
-           n.inst.ring.role == RingShare::Role::None;
-}
-
 bool is_gathered_load(const ProgramNode &n) {
     return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad &&
            n.inst.ring.role == RingShare::Role::Gathered;
-}
-
-// The first of nodes[from, ...) that touches `bytes`, or nodes.size() (read in a later iteration or after the body).
-size_t first_reader(const std::vector<ProgramNode> &nodes, size_t from, const std::vector<ScratchpadAccess> &bytes,
-                    const std::vector<int64_t> &trips) {
-    for (size_t i = from; i < nodes.size(); i++) {
-        if (accesses_conflict(bytes, node_accesses(nodes[i], trips))) return i;
-    }
-    return nodes.size();
 }
 
 int mark(std::vector<ProgramNode> &nodes, std::vector<int64_t> &trips) {
@@ -39,12 +25,12 @@ int mark(std::vector<ProgramNode> &nodes, std::vector<int64_t> &trips) {
         }
         if (!is_gathered_load(n) || n.inst.ring.position == 0) continue;
         const std::vector<ScratchpadAccess> tile = node_accesses(n, trips);
-        const size_t tile_reader = first_reader(nodes, j + 1, tile, trips);
+        const size_t tile_reader = first_conflicting_node(nodes, j + 1, tile, trips);
         int riders = 0;
         for (size_t i = j; i-- > 0;) {
-            if (!is_plain_load(nodes[i])) break;
+            if (!nodes[i].is_unshared_load()) break;
             const std::vector<ScratchpadAccess> load = node_accesses(nodes[i], trips);
-            if (accesses_conflict(load, tile) || first_reader(nodes, j + 1, load, trips) < tile_reader) break;
+            if (accesses_conflict(load, tile) || first_conflicting_node(nodes, j + 1, load, trips) < tile_reader) break;
             riders++;
         }
         n.inst.ring.riders = riders;

@@ -8,11 +8,6 @@ namespace compiler {
 
 namespace {
 
-bool is_load(const ProgramNode &n) {
-    return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad &&
-           n.inst.ring.role == RingShare::Role::None;
-}
-
 // The bytes one load moves (its rows, planes and row length); -1 where they vary with the loops.
 int64_t load_bytes(const ProgramNode &n) {
     namespace Ld = isa::field::DmaLoad;
@@ -31,14 +26,9 @@ int order_run(std::vector<ProgramNode> &nodes, size_t begin, size_t end, const s
     };
     std::vector<Load> loads;
     for (size_t i = begin; i < end; i++) {
-        Load l{node_accesses(nodes[i], trips), nodes.size(), load_bytes(nodes[i])};
-        for (size_t j = end; j < nodes.size(); j++) {
-            if (accesses_conflict(l.accesses, node_accesses(nodes[j], trips))) {
-                l.first_reader = j;
-                break;
-            }
-        }
-        loads.push_back(std::move(l));
+        std::vector<ScratchpadAccess> accesses = node_accesses(nodes[i], trips);
+        const size_t first_reader = first_conflicting_node(nodes, end, accesses, trips);
+        loads.push_back(Load{std::move(accesses), first_reader, load_bytes(nodes[i])});
     }
     // A load that no later-read load follows (the run's last load, or one followed only by
     // loads read no later than it) waits behind its predecessor while
@@ -73,7 +63,7 @@ int order(std::vector<ProgramNode> &nodes, std::vector<int64_t> &trips) {
     }
     for (size_t begin = 0; begin < nodes.size();) {
         size_t end = begin;
-        while (end < nodes.size() && is_load(nodes[end])) end++;
+        while (end < nodes.size() && nodes[end].is_unshared_load()) end++;
         if (end - begin >= 2) moved += order_run(nodes, begin, end, trips);
         begin = end == begin ? begin + 1 : end;
     }

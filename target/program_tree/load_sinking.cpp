@@ -18,8 +18,7 @@ bool holds_dma_loads(const ProgramNode &n) {
 }
 
 bool movable_load(const ProgramNode &n) {
-    return n.kind == ProgramNode::Kind::Instruction && n.inst.op == isa::Opcode::DmaLoad && !n.prologue_load &&
-           n.inst.ring.role == RingShare::Role::None;
+    return n.is_unshared_load() && !n.prologue_load;
 }
 
 int sink(std::vector<ProgramNode> &nodes, std::vector<int64_t> &trips) {

@@ -111,6 +111,10 @@ struct ProgramNode {
     // Instruction
     SymInstruction inst;
 
+    // A DMA load not shared over the ring (its own core loads it whole).
+    bool is_unshared_load() const {
+        return kind == Kind::Instruction && inst.op == isa::Opcode::DmaLoad && inst.ring.role == RingShare::Role::None;
+    }
     static ProgramNode loop(int64_t trip, const std::string &name) {
         ProgramNode n;
         n.kind = Kind::Loop;

@@ -134,6 +134,14 @@ void collect(const ProgramNode &n, std::vector<int64_t> &trips,
 
 }  // namespace
 
+size_t first_conflicting_node(const std::vector<ProgramNode> &nodes, size_t from,
+                              const std::vector<ScratchpadAccess> &accesses, const std::vector<int64_t> &enclosing_trips) {
+    for (size_t i = from; i < nodes.size(); i++) {
+        if (accesses_conflict(accesses, node_accesses(nodes[i], enclosing_trips))) return i;
+    }
+    return nodes.size();
+}
+
 std::vector<ScratchpadAccess> node_accesses(const ProgramNode &n, const std::vector<int64_t> &enclosing_trips) {
     std::array<std::vector<ScratchpadAccess>, isa::kNumUnits> by_unit;
     std::vector<int64_t> trips = enclosing_trips;

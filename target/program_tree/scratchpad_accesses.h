@@ -26,5 +26,10 @@ std::vector<ScratchpadAccess> node_accesses(const ProgramNode &n, const std::vec
 // True when two access sets overlap with at least one write.
 bool accesses_conflict(const std::vector<ScratchpadAccess> &a, const std::vector<ScratchpadAccess> &b);
 
+// The first of nodes[from, ...) whose accesses conflict with `accesses` (under `enclosing_trips`),
+// or nodes.size() when none does (the bytes are next touched in a later iteration, or after them).
+size_t first_conflicting_node(const std::vector<ProgramNode> &nodes, size_t from,
+                              const std::vector<ScratchpadAccess> &accesses, const std::vector<int64_t> &enclosing_trips);
+
 }  // namespace compiler
 }  // namespace spyre
