@@ -282,7 +282,9 @@ private:
                                                             std::vector<Streams> &item_out) {
         std::vector<isa::Instruction> riders;
         const ProgramNode &share = items[j];
-        if (share.kind != ProgramNode::Kind::Instruction || share.inst.ring.role != RingShare::Role::Gathered) return riders;
+        if (share.kind != ProgramNode::Kind::Instruction || share.inst.ring.role != RingShare::Role::Gathered ||
+            share.inst.ring.position == 0)
+            return riders;  // position 0 forwards its own share first: its loads stay ahead
         const int dma = (int)isa::Unit::Dma;
         for (int i = j - 1; i >= 0 && i >= j - share.inst.ring.riders; i--) {
             std::vector<isa::Instruction> &s = item_out[i][dma];
@@ -332,8 +334,7 @@ private:
     // A shared load (ring_sharing.h): receive it (or load it, first in the chain), then forward it,
     // whole or in the pieces of ring_forward_pieces(): a core forwards each piece as soon as it
     // has arrived, so the tile streams down the chain instead of hopping whole.
-    // A gathered share's `riders` (gather_riders.h) are issued after this core's position-th forward
-    // (the pass marks none at position 0).
+    // A gathered share's `riders` (gather_riders.h) are issued after this core's position-th forward.
     static void emit_ring_share(const RingShare &r, const isa::Instruction &load, std::vector<isa::Instruction> &dma,
                                 const std::vector<isa::Instruction> &riders, const MachineDescription &m) {
         const isa::Operand &sp = load.f[fld::DmaLoad::sp];
@@ -358,9 +359,8 @@ private:
                 const GatheredShare s = gathered_share(cut.units, share, n);
                 put(r.downstream, s.first * cut.unit_bytes, s.count * cut.unit_bytes, r.data_channel);
             };
-            const int riders_after = riders.empty() ? 0 : std::clamp(r.position, 1, n - 1);
             auto ride = [&](int forwards) {
-                if (forwards == riders_after) dma.insert(dma.end(), riders.begin(), riders.end());
+                if (forwards == r.position) dma.insert(dma.end(), riders.begin(), riders.end());
             };
             put(r.upstream, 0, 0, r.credit_channel);  // my copy of the buffer is free
             dma.push_back(gathered_share_load(load, r.position, n, m.stick_bytes));
