@@ -247,7 +247,9 @@ BmmSpyrePlan plan_bmm_spyre(const BmmShape &shape, const BmmSpyreOptions &option
                                     c.tiled.pt_pipeline =
                                         matmul_pipeline(MatmulShape{shape.batch * shape.m, shape.n, shape.k, shape.dtype}, mc);
                                 }
-                                const planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
+                                planning::Verdict v = planning::judge(c.tiled, options.double_buffer);
+                                // As the matmul planner ranks them: whole-K tiles along a B chain win by its margin.
+                                if (as_matmul && share_b && tk == kp) v.rank_margin = kMatmulWholeKChainMargin;
                                 BmmSpyrePlan p = c.plan;
                                 p.double_buffer = v.double_buffer;
                                 p.footprint_bytes = v.footprint_bytes;

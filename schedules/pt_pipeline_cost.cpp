@@ -68,22 +68,20 @@ PtPipelineCost estimate_pt_pipeline(const PtPipeline &p, const MachineDescriptio
                                    ? 1.0
                                    : compiler::trailing_tile_pieces(p.tm, (int64_t)out_tile_bytes, m);
     // A gathered B: each core forwards cm - 1 shares of 1/cm of a piece, each cn links away,
-    // one round after another. Where the card's DRAM paces the steps (`dram_pace`, the card's
-    // DRAM time for a step's loads over the step's matmul, reaches 1), the cores finish their
-    // loads together and each round's shares of the cn chains meet on the links they all
-    // cross: a round then takes cn shares' link time (ramped over 0.97-1.05). Below, the
-    // chains drift apart and their rounds interleave. Seen in the simulator: gen_matmul
-    // m=512 n=k=2048 (pace 1.05: gathered 125-128 us, whole tiles 115-122 us) against the
-    // Granite prefill's projections (pace 0.90-0.96: gathered 1-17% faster). A core's own
-    // share lands (the access latency) before it forwards it. In a double-buffered K loop
-    // that share is loaded a step ahead, so its latency passes during the previous step and
-    // only the chain's fill (b_gather) pays it: at m=512 n=k=2048 (tm=128 tn=256 tk=64,
-    // 4-core B chains) a step takes 2.54 us gathered and 2.75 whole, where charging the
-    // latency in every step estimated the gathered one at 2.83.
+    // one round after another; the links the cn chains share bound the step (link_step below).
+    // A core's own share lands (the access latency) before it forwards it. In a
+    // double-buffered K loop that share is loaded a step ahead, so its latency passes during
+    // the previous step and only the chain's fill (b_gather) pays it: at m=512 n=k=2048
+    // (tm=128 tn=256 tk=64, 4-core B chains) a step takes 2.54 us gathered and 2.75 whole,
+    // where charging the latency in every step estimated the gathered one at 2.83.
+    // (Where the card's DRAM paced the steps, every round was once charged the cn chains'
+    // shares as well, as if the cores finished their loads together and their rounds met on
+    // the links: fitted on m=512 n=k=2048 when its gathered plans simulated 125-128 us. They
+    // now simulate 103.8-106.6 us, and that term estimated the 256-deep chunks at 143.1 us and
+    // made the planner keep the 64-deep ones; docs/planning.md.)
     const bool b_gathered = b_shared && p.b_gathered;
     const double dram_pace = cores * (a_step + b_step) / m.dram_bytes_per_cycle() / pt_step;
-    const double lockstep = std::clamp((dram_pace - 0.97) / 0.08, 0.0, 1.0);
-    const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm * (1 + lockstep * (p.cn - 1)) + p.cn * hop) : 0.0;
+    const double b_gather = b_gathered ? lat + (p.cm - 1) * (b_ring / p.cm + p.cn * hop) : 0.0;
     const double ring_step = (p.a_shared && !a_resident ? ring * a_loads / (tiles * chunks) : 0.0) +
                              (b_gathered ? b_gather - (double_buffer ? lat : 0.0) : b_ring);
     // The chains' fill (matmul forwards whole tiles, share_over_ring's default): the

@@ -352,6 +352,44 @@ TEST(MatmulGatheredChains, ABroadcastWeightOverTwoBatchesRunsAsTheMatmul) {
     EXPECT_LE(r.simulated_us, 1.02 * runs.simulated["auto"]);
 }
 
+// Where the card's DRAM paces a gathered chain's steps, deeper K chunks shorten the PT's pass
+// fill without slowing the rounds: at m=512 n=k=2048 (128 x 256 tiles, 4-core B chains
+// gathered, A along 8-core chains) 64-, 128- and 256-deep chunks simulated 106.6, 104.7 and
+// 103.8 us when written, and the pipeline model once charged the deeper ones each round's
+// shares of all 8 chains (estimated 113.8, 127.5 and 143.1 us), keeping the 64-deep ones.
+// gen_bmm at batch 1 is that matmul and ranks its plans as gen_matmul does (whole-K tiles along
+// a B chain by kMatmulWholeKChainMargin: without it gen_bmm took 64 x 64 x 2048 tiles, 106.9
+// us, 2.1% behind gen_matmul). Checked: both planners take the same plan, K-chunked at least
+// 128 deep, and gen_bmm's auto simulates at least 1% faster than its tile_k=64.
+TEST(MatmulGatheredChains, ADramPacedChainTakesDeeperChunksInBothGenerators) {
+    set_compiling_for_spyre(true);
+    const MatmulSpyrePlan mm = plan_matmul_spyre(MatmulShape{512, 2048, 2048, Halide::Float(16)}, MatmulSpyreOptions{});
+    const BmmSpyrePlan bmm = plan_bmm_spyre(BmmShape{1, 512, 2048, 2048, Halide::Float(16)}, BmmSpyreOptions{});
+    set_compiling_for_spyre(false);
+    std::printf("m512_n2048_k2048: gen_matmul %d x %d x %d tiles, cores %d x %d%s; gen_bmm batch=1 %d x %d x %d, cores %d x %d x %d%s\n",
+                mm.tm, mm.tn, mm.tk, mm.cm, mm.cn, mm.b_gathered ? ", B gathered" : "", bmm.tm, bmm.tn, bmm.tk, bmm.cb,
+                bmm.cm, bmm.cn, bmm.b_gathered ? ", B gathered" : "");
+    EXPECT_TRUE(mm.b_gathered);
+    EXPECT_GE(mm.tk, 128);
+    EXPECT_LT(mm.tk, mm.kp) << "K in chunks";
+    EXPECT_EQ(std::vector<int>({bmm.tm, bmm.tn, bmm.tk, bmm.cb * bmm.cm, bmm.cn}), std::vector<int>({mm.tm, mm.tn, mm.tk, mm.cm, mm.cn}));
+    EXPECT_EQ(bmm.b_gathered, mm.b_gathered);
+
+    const std::string work = ::testing::TempDir() + "bmm_deeper_gathered_chunks";
+    mkdir(work.c_str(), 0755);
+    autoscheduler::CandidateCompiler gen;
+    gen.generator_exe = std::string(SPYRE_GENERATOR_DIR) + "/gen_bmm";
+    gen.generator = "bmm";
+    gen.work_dir = work;
+    gen.fixed = {{"batch", "1"}, {"m", "512"}, {"n", "2048"}, {"k", "2048"}, {"dtype", "float16"}};
+    const autoscheduler::CandidateResult deeper = autoscheduler::evaluate_candidate(gen, {}, 0);
+    const autoscheduler::CandidateResult k64 = autoscheduler::evaluate_candidate(gen, {{"tile_k", "64"}}, 1);
+    ASSERT_TRUE(deeper.error.empty()) << deeper.error;
+    ASSERT_TRUE(k64.error.empty()) << k64.error;
+    std::printf("gen_bmm batch=1 m=512 n=k=2048: auto %.2f us, tile_k=64 %.2f us\n", deeper.simulated_us, k64.simulated_us);
+    EXPECT_LE(deeper.simulated_us, 0.99 * k64.simulated_us);
+}
+
 // Two accumulators (the accumulator knob): with whole-K tiles, several a core, the next
 // tile's matmul runs during this tile's epilogue and store. At m=1024 n=1024 k=256 on 8
 // cores (128 x 128 tiles along one 8-core B chain, 8 tiles a core) auto takes them and
