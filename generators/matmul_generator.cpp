@@ -234,8 +234,8 @@ public:
         if (shape_.shared_weight_layout) p["shared_weight_layout"] = "true";
         return p;
     }
-    // Tile candidates no larger than the (PT-pass / stick) rounded extents. The accumulator and
-    // B's staging are left to the planner (not searched): their auto is the PT pipeline model's
+    // Tile candidates no larger than the (PT-pass / stick) rounded extents. The accumulator, the
+    // result's copies and B's staging are left to the planner (not searched): their auto is the PT pipeline model's
     // choice, and the accumulator's three values alone tripled the space, so a 50 s search of
     // m=512 n=1024 k=1024 gelu reached 1653 of 12960 candidates and kept the hand schedule
     // (41.1 us) where it had found 39.1.
@@ -248,7 +248,7 @@ public:
         for (int c : {64, 128, 256, 512}) {
             if (c <= spyre::round_up(shape_.n, lanes)) tns.push_back(c);
         }
-        return {{"tile_m", tms}, {"tile_n", tns}, {"accumulator", {}}, {"b_staging", {}}};
+        return {{"tile_m", tms}, {"tile_n", tns}, {"accumulator", {}}, {"result", {}}, {"b_staging", {}}};
     }
     std::string describe(const spyre::MatmulSpyrePlan &p) const {
         return "tiles " + std::to_string(p.tm) + " x " + std::to_string(p.tn) + " x " + std::to_string(p.tk) +

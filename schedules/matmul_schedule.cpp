@@ -120,7 +120,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                 const int n_tiles = round_up(min_n_tiles, cn), np = n_tiles * tn;
                 if (weight_np && np > weight_np) continue;
                 for (int cm : divisors(m_tiles)) {
-                  for (int staging = 0; staging < 48; staging++) {
+                  for (int staging = 0; staging < 96; staging++) {
                     const int sharing = staging % 6;
                     // A resident (staging >= 6): K chunked with several N tiles a core, each
                     // row of tiles' whole-K A panel staged once and read by all its N tiles;
@@ -138,7 +138,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // the chain's cores and gathered round it; the K steps then stage A alone, every
                     // core loading at once instead of the chain's head loading B for all (m=4096
                     // n=128 k=2048 on 32 cores: 134.4 -> 128.1 us).
-                    const bool b_res = staging >= 24;
+                    const bool b_res = staging % 48 >= 24;
                     // Which operands the cores of a chain pass along the ring: A along N, B along M;
                     // 4 and 5: B gathered, each core of its chain loading a share of every tile.
                     const bool share = sharing & 1, share_b = sharing & 6, gather_b = sharing & 4;
@@ -201,8 +201,18 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // The result tile too when it fits and a core has an even number >= 2 of N tiles.
                     const int64_t result_copy = (int64_t)tm * (swiglu ? tn / 2 : tn) * out_bytes;
                     const int64_t panel_bytes = resident ? (int64_t)tm * kp * bytes : b_panel_bytes;  // whole sticks of K
-                    const bool result_db = db && nt % 2 == 0 &&
-                                           footprint + result_copy <= planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted, panel_bytes);
+                    const bool result_db_fits = db && nt % 2 == 0 &&
+                                                footprint + result_copy <= planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted, panel_bytes);
+                    // The result in one copy where two fit too (staging >= 48): with K chunks its store is then
+                    // spread over the next tile's chunks (store_spreading.h) instead of left whole in the core's
+                    // DMA queue ahead of them, which the second copy does. Offered both ways, the model picks:
+                    // m=3072 n=k=2048 on 32 cores, 96 x 1024 tiles with 128-deep chunks, estimated 539.4 us with
+                    // two copies and 467.4 with one, simulated 519.3 and 459.4. Where two fit, one copy wins by
+                    // kMatmulResultSingleMargin (docs/planning.md).
+                    const bool result_single = staging >= 48;
+                    if (result_single && !result_db_fits) continue;
+                    const bool result_db = result_db_fits && !result_single;
+                    if ((options.result == "single" && result_db) || (options.result == "double" && !result_db)) continue;
                     MatmulSpyrePlan p;
                     p.tm = tm;
                     p.tn = tn;
@@ -244,15 +254,16 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     if (resident) v.rank_margin = kMatmulResidentPanelMargin;
                     if (share_b && tk == kp) v.rank_margin = kMatmulWholeKChainMargin;
+                    if (result_single) v.rank_margin += kMatmulResultSingleMargin;
                     const planning::PtPipelineCost &cost = v.pt_cost;
                     const double read = cost.read_bytes, write = cost.write_bytes;
                     p.dram_bytes = (int64_t)(read + write);
                     p.footprint_bytes = v.footprint_bytes;
                     search.offer(p, v, [&] {
                         char what[200];
-                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d%s%s%s%s", tm, tn,
+                        std::snprintf(what, sizeof what, "tm=%d tn=%d tk=%d cm=%d cn=%d share_a=%d share_b=%d%s%s%s%s%s", tm, tn,
                                       tk, cm, cn, (int)share, (int)share_b, gather_b ? " gathered" : "", resident ? " a_resident" : "",
-                                      acc_ahead ? " acc_ahead" : "", b_res ? " b_resident" : "");
+                                      acc_ahead ? " acc_ahead" : "", b_res ? " b_resident" : "", result_single ? " result_single" : "");
                         std::string s = what;
                         if (v.legal) {  // the model's figures (a refused candidate is not costed)
                             std::snprintf(what, sizeof what, " read=%.0f write=%.0f per_core_us=%.2f dram_us=%.2f", read,
@@ -285,6 +296,11 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
            "copies of double buffering within the scratchpad's "
         << budget << " bytes), two or more tiles a core, double buffering, and B not gathered; use accumulator=auto, "
            "fewer cores or smaller tiles";
+    _halide_user_assert(search.found() || options.result != "double")
+        << "matmul Spyre schedule: result=double, but no plan has room for two result tiles: that needs an even number "
+           "of N tiles a core (two or more), double buffering, and the second result tile beside the staged tiles, the "
+           "accumulator and the epilogue within the scratchpad's "
+        << budget << " bytes; use result=auto, or smaller tiles";
     if (weight_np && options.tile_n > 0) {
         _halide_user_assert(round_up(acc_n, tns.front()) <= weight_np)
             << "matmul Spyre schedule: tile_n=" << options.tile_n << " (" << tns.front()

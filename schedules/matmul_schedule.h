@@ -131,6 +131,16 @@ constexpr double kMatmulResidentPanelMargin = 0.02;
 // 0.1%, m=1024 n=4096 k=2048 on 16 cores) it simulated 2.5% slower.
 constexpr double kMatmulWholeKChainMargin = 0.02;
 
+// The result tile in one copy where two fit (its store spread over the next tile's chunks)
+// wins only by this much as well, on top of the margins above: within it the two are near
+// ties the model does not break. Without it, one copy was taken on estimates 0.3-1.7% ahead
+// and simulated 0.6-1.8% behind: llama3-70b's gate/up + SwiGLU at TP 2 (m=512 n=14336 k=8192,
+// A resident, 3843 us against 3774 with two copies), the performance report's
+// matmul+bias+gelu (576.4 against 573.2 us), m=3072 n=k=2048 on 32 cores (459.4 against
+// 453.9), while where it pays it is estimated 3.5-25% ahead (m=768 n=k=2048 on 16 cores:
+// 219.1 against 230.8 us estimated, 219.0 against 237.0 simulated).
+constexpr double kMatmulResultSingleMargin = 0.02;
+
 // Knobs of the Spyre schedule (GeneratorParams of gen_matmul).
 // X(type, name, default, what it does, the autoscheduler's candidates; schedule_knobs.h)
 #define SPYRE_MATMUL_KNOBS(X) \
@@ -143,6 +153,7 @@ constexpr double kMatmulWholeKChainMargin = 0.02;
     X(std::string, b_forwarding, "auto", "how a B chain's cores get each B tile: whole (the first loads it and forwards it), gathered (each loads a share and forwards the others' round the chain: RingForwarding::Gathered) or auto (the planner's choice)", {"auto", "whole", "gathered"}) \
     X(std::string, a_staging, "auto", "how a K-chunked plan stages A: chunks (a tm x tk piece per K chunk of every tile), resident (only plans that stage a row of tiles' whole-K panel once for all its N tiles: K chunked, two or more N tiles and one row of tiles a core, B not shared or shared gathered; a panel shared over the ring travels gathered, a row or more per core of its chain) or auto (the planner's choice)", {"auto", "chunks", "resident"}) \
     X(std::string, accumulator, "auto", "the fp32 accumulator tile: single (one copy: each tile's epilogue and store run while the PT waits), double (only plans with two copies: whole-K tiles, two or more a core, double buffered, B not gathered; the next tile's matmul runs during this one's epilogue and store) or auto (the planner's choice: two copies where the PT pipeline model says they pay)", {"auto", "single", "double"}) \
+    X(std::string, result, "auto", "the result tile, staged for C's store: single (one copy; with K chunks its store is spread over the next tile's chunk loads: store_spreading.h), double (only plans with two copies: an even number of N tiles a core, double buffered, room for the copy; the next tile's epilogue need not wait for the store, which stays whole in the DMA queue ahead of the next tile's loads) or auto (the planner's choice)", {"auto", "single", "double"}) \
     X(std::string, b_staging, "auto", "how a K-chunked plan with B shared stages B: chunks (a tk x tn piece per K chunk of every tile, along the chain) or resident (only plans whose one B chain spans every core of the machine: each core's whole-K B slice for all its tiles, loaded once in shares by the chain's cores and gathered round it; at least a K row per core) or auto (the planner's choice)", {"auto", "chunks", "resident"})
 
 struct MatmulSpyreOptions {
