@@ -133,7 +133,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     // cores, 64 x 256 tiles on 8-core chains, 118.8 -> 121.2 us; m=1024 n=4096 k=2048,
                     // 128 x 64 tiles, 307.3 -> 324.0 us).
                     const bool acc_ahead = staging % 24 >= 12;
-                    // B resident (staging >= 24): K chunked with B shared along one chain of every
+                    // B resident (staging % 48 >= 24): K chunked with B shared along one chain of every
                     // core, each core's whole-K B slice for all its tiles loaded once, in shares by
                     // the chain's cores and gathered round it; the K steps then stage A alone, every
                     // core loading at once instead of the chain's head loading B for all (m=4096
@@ -205,10 +205,11 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                                                 footprint + result_copy <= planning::scratchpad_budget(machine, planning::ScratchpadReserve::TilesCounted, panel_bytes);
                     // The result in one copy where two fit too (staging >= 48): with K chunks its store is then
                     // spread over the next tile's chunks (store_spreading.h) instead of left whole in the core's
-                    // DMA queue ahead of them, which the second copy does. Offered both ways, the model picks:
-                    // m=3072 n=k=2048 on 32 cores, 96 x 1024 tiles with 128-deep chunks, estimated 539.4 us with
-                    // two copies and 467.4 with one, simulated 519.3 and 459.4. Where two fit, one copy wins by
-                    // kMatmulResultSingleMargin (docs/planning.md).
+                    // DMA queue ahead of them, which the second copy does. Offered both ways: m=3072 n=k=2048 on
+                    // 32 cores, 96 x 1024 tiles with 128-deep chunks, estimated 539.4 us with two copies and 467.4
+                    // with one, simulated 519.3 and 459.4. With result=auto one copy where two fit wins by
+                    // kMatmulResultSingleMargin (there auto keeps the 256-deep chunks, estimated 474.1, simulated
+                    // 453.9; docs/planning.md).
                     const bool result_single = staging >= 48;
                     if (result_single && !result_db_fits) continue;
                     const bool result_db = result_db_fits && !result_single;
@@ -254,7 +255,7 @@ MatmulSpyrePlan plan_matmul_spyre(const MatmulShape &shape, const MatmulSpyreOpt
                     v.double_buffer = v.double_buffer && (tk == kp || (kp / tk) % 2 == 0);
                     if (resident) v.rank_margin = kMatmulResidentPanelMargin;
                     if (share_b && tk == kp) v.rank_margin = kMatmulWholeKChainMargin;
-                    if (result_single) v.rank_margin += kMatmulResultSingleMargin;
+                    if (result_single && options.result == "auto") v.rank_margin += kMatmulResultSingleMargin;
                     const planning::PtPipelineCost &cost = v.pt_cost;
                     const double read = cost.read_bytes, write = cost.write_bytes;
                     p.dram_bytes = (int64_t)(read + write);

@@ -131,8 +131,8 @@ constexpr double kMatmulResidentPanelMargin = 0.02;
 // 0.1%, m=1024 n=4096 k=2048 on 16 cores) it simulated 2.5% slower.
 constexpr double kMatmulWholeKChainMargin = 0.02;
 
-// The result tile in one copy where two fit (its store spread over the next tile's chunks)
-// wins only by this much as well, on top of the margins above: within it the two are near
+// With result=auto the result tile in one copy where two fit (its store spread over the next
+// tile's chunks) wins only by this much as well, on top of the margins above: within it the two are near
 // ties the model does not break. Without it, one copy was taken on estimates 0.3-1.7% ahead
 // and simulated 0.6-1.8% behind: llama3-70b's gate/up + SwiGLU at TP 2 (m=512 n=14336 k=8192,
 // A resident, 3843 us against 3774 with two copies), the performance report's
@@ -167,8 +167,9 @@ struct MatmulSpyreOptions {
 // description the simulator runs on (DRAM at the concurrency of the cores used,
 // access latency, sustained PT rate, ring chain, pipeline fill and drain: the
 // framework's PT pipeline model, pt_pipeline_cost.h). Nothing is simulated while planning. Double
-// buffering reserves room for the second copies of the A and B tiles and the
-// result tile; tiles for which they do not fit stay single-buffered. A forced
+// buffering reserves room for the second copies of the A and B tiles; tiles for
+// which they do not fit stay single-buffered. The result tile's second copy is a
+// choice of its own where it fits (the result knob). A forced
 // tile (tile_m, tile_n) is the only one considered; throws Halide::CompileError
 // if no K chunk of it fits. The cores along N need not divide N's tile count:
 // np may be padded by up to one tile per core (zeros in B and the bias), so an

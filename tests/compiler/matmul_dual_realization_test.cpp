@@ -535,6 +535,18 @@ TEST(MatmulParams, BStagingResidentNeedsKChunksAndOneChainOverTheCores) {
     EXPECT_NE(refused.find("K in chunks"), std::string::npos) << refused;
 }
 
+// result takes auto, single or double; double where no plan has two result tiles (one N tile
+// a core) is refused, saying what it needs.
+TEST(MatmulParams, TwoResultTilesNeedAnEvenNumberOfNTilesACore) {
+    const std::string msg = configure_error("matmul", {{"m", "64"}, {"n", "64"}, {"k", "64"}, {"result", "triple"}});
+    EXPECT_NE(msg.find("knob result=triple is not one of its values: auto, single or double"), std::string::npos) << msg;
+    MatmulSpyreOptions o;
+    o.result = "double";
+    const std::string refused = planner_refusal(MatmulShape{8, 64, 64, Halide::Float(16)}, o);  // one tile on any core
+    EXPECT_NE(refused.find("result=double, but no plan has room for two result tiles"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("an even number of N tiles a core"), std::string::npos) << refused;
+}
+
 // row_scale=true: C = act(scale(m) * A.B + bias(n)) [+ R] with scale float32 (an RMSNorm
 // folded into the projection after it). Spyre against host, and the host build against
 // the formula in double where the activation is exact (none, relu): the bias joins after

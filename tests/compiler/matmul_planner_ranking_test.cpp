@@ -412,21 +412,24 @@ TEST(MatmulAccumulator, AutoTakesTwoAccumulatorsWhereTheyPay) {
 // The result tile in one copy or two (the result knob). Two let the next tile's epilogue run
 // before this tile's store ends, but leave the store whole in the core's DMA queue, ahead of
 // the next tile's chunk loads; in one copy it is spread over them (store_spreading.h). At
-// m=768 n=k=2048 on 16 cores the best plan with two copies (48 x 1024 tiles, 64-deep chunks,
-// 16-core B chains) simulated 237.0 us when written, estimated 230.8; the best with one copy
-// 225.7, estimated 223.4: auto takes one copy, at least 4% faster than two. (Those tiles with
-// one copy simulate 219.0 us, estimated 219.1, but rank behind by kMatmulResultSingleMargin.)
+// m=1024 n=4096 k=2048 on 16 cores with 64 x 1024 tiles (4 N tiles a core, 16-core B chains)
+// the second copy fits, and auto keeps one: 128-deep chunks, 543.0 us when written (estimated
+// 556.2), where two copies ran 625.5 (64-deep chunks, the best of them, estimated 607.6).
+// Before the planner offered one copy where two fit, auto took two. With result=single the
+// one-copy plans rank by their estimates alone (kMatmulResultSingleMargin is auto's).
 TEST(MatmulResult, AutoSpreadsTheStoreWhereTheSecondCopyWouldLeaveItWhole) {
-    const MatmulShape shape{768, 2048, 2048, Halide::Float(16), Activation::None, false, true};
-    KnobValueRuns runs = run_knob_values("matmul_result", shape, 16, "result", {"auto", "single", "double"});
+    const MatmulShape shape{1024, 4096, 2048, Halide::Float(16), Activation::None, false, true};
+    KnobValueRuns runs = run_knob_values("matmul_result", shape, 16, "result", {"auto", "single", "double"},
+                                         {{"tile_m", "64"}, {"tile_n", "1024"}});
     ASSERT_TRUE(runs.error.empty()) << runs.error;
-    std::printf("m768_n2048_k2048_c16: one result tile %.2f us (estimated %.2f), two %.2f us (estimated %.2f), auto %.2f us\n",
-                runs.simulated["single"], runs.plans["single"].estimated_us, runs.simulated["double"],
-                runs.plans["double"].estimated_us, runs.simulated["auto"]);
+    std::printf("m1024_n4096_k2048_c16, 64 x 1024 tiles: one result tile %.2f us (estimated %.2f, %d-deep chunks), two %.2f us "
+                "(estimated %.2f, %d-deep), auto %.2f us\n",
+                runs.simulated["single"], runs.plans["single"].estimated_us, runs.plans["single"].tk, runs.simulated["double"],
+                runs.plans["double"].estimated_us, runs.plans["double"].tk, runs.simulated["auto"]);
     EXPECT_FALSE(runs.plans["single"].double_buffer_result);
     ASSERT_TRUE(runs.plans["double"].double_buffer_result);
     EXPECT_FALSE(runs.plans["auto"].double_buffer_result);
-    EXPECT_LE(runs.simulated["auto"], 0.96 * runs.simulated["double"]);
+    EXPECT_LE(runs.simulated["auto"], 0.92 * runs.simulated["double"]);
     EXPECT_LE(runs.simulated["auto"], 1.01 * runs.simulated["single"]);
 }
 

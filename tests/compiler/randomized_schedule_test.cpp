@@ -293,7 +293,7 @@ TEST(RandomizedSchedules, Matmul) {
                           {"double_buffer", coin(r) ? "true" : "false"},
                           {"share_a", coin(r) ? "true" : "false"},
                           {"share_b", coin(r) ? "true" : "false"},
-                          // Drawn last, so the other draws stay those of the seed. Shapes this small
+                          // Drawn after the others, so their draws stay those of the seed. Shapes this small
                           // rarely chunk K, which a gathered B chain needs: b_forwarding=gathered mostly
                           // leaves B unshared here (MatmulDualRealization's b_gathered cases run gathered).
                           {"b_forwarding", pick(r, std::vector<std::string>{"auto", "whole", "gathered"})},
