@@ -80,18 +80,28 @@ def part_bound(build, work, m, n, k, cores, parts, tiles):
     return timed(build, g.program), timed(build, program)
 
 
+def parse_shape(spec):
+    """M,N,K,CORES,PARTS as five positive integers, PARTS (at least 2) dividing K and CORES."""
+    try:
+        m, n, k, cores, parts = (int(x) for x in spec.split(","))
+    except ValueError:
+        raise SystemExit("split_k_bound: --shape %r: expected M,N,K,CORES,PARTS (five integers)" % spec)
+    if min(m, n, k, cores) < 1 or parts < 2 or k % parts or cores % parts:
+        raise SystemExit("split_k_bound: --shape %s: M, N, K, CORES must be positive and PARTS (at least 2) "
+                         "must divide K and CORES" % spec)
+    return m, n, k, cores, parts
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
     parser.add_argument("--shape", action="append", help="M,N,K,CORES,PARTS (default: %s)" % " ".join(DEFAULT_SHAPES))
     args = parser.parse_args()
+    shapes = [parse_shape(spec) for spec in args.shape or DEFAULT_SHAPES]
     work = tempfile.mkdtemp(prefix="split-k-")
     print("| shape | cores | unsplit us | parts | part tiles | part alone us | every part at once, no reduction us |")
     print("|---|---|---|---|---|---|---|")
-    for spec in args.shape or DEFAULT_SHAPES:
-        m, n, k, cores, parts = (int(x) for x in spec.split(","))
-        if k % parts or cores % parts:
-            raise SystemExit("split_k_bound: %s: PARTS must divide K and CORES" % spec)
+    for spec, (m, n, k, cores, parts) in zip(args.shape or DEFAULT_SHAPES, shapes):
         g = generate.generate(args.build, "matmul", work, "whole_%d_%d_%d_%d" % (m, n, k, cores),
                               ["m=%d" % m, "n=%d" % n, "k=%d" % k, "max_cores=%d" % cores, "dtype=float16"])
         if g.program is None:
