@@ -180,6 +180,20 @@ KnobValueRuns run_knob_values(const std::string &work_name, const MatmulShape &s
     return runs;
 }
 
+// gen_bmm (fp16) compiled and simulated timing-only by the autoscheduler's candidate compiler, in
+// its own work directory, with `params` (the algorithm's GeneratorParams) fixed for every run.
+autoscheduler::CandidateCompiler gen_bmm_compiler(const std::string &work_name, const spyre::KnobValues &params) {
+    const std::string work = ::testing::TempDir() + work_name;
+    mkdir(work.c_str(), 0755);
+    autoscheduler::CandidateCompiler compiler;
+    compiler.generator_exe = std::string(SPYRE_GENERATOR_DIR) + "/gen_bmm";
+    compiler.generator = "bmm";
+    compiler.work_dir = work;
+    compiler.fixed = params;
+    compiler.fixed["dtype"] = "float16";
+    return compiler;
+}
+
 // How B chains forward (b_forwarding): for each shape the plan under auto, whole
 // and gathered is compiled and simulated timing-only. Checks that auto takes
 // the forwarding that simulates faster, within 5% (the planner's estimate
@@ -330,13 +344,8 @@ TEST(MatmulGatheredChains, ABroadcastWeightOverTwoBatchesRunsAsTheMatmul) {
     KnobValueRuns runs = run_knob_values("matmul_two_batches", shape, 32, "b_forwarding", {"auto"});
     ASSERT_TRUE(runs.error.empty()) << runs.error;
 
-    const std::string work = ::testing::TempDir() + "bmm_broadcast_two_batches";
-    mkdir(work.c_str(), 0755);
-    autoscheduler::CandidateCompiler bmm;
-    bmm.generator_exe = std::string(SPYRE_GENERATOR_DIR) + "/gen_bmm";
-    bmm.generator = "bmm";
-    bmm.work_dir = work;
-    bmm.fixed = {{"batch", "2"}, {"m", "512"}, {"n", "1024"}, {"k", "2048"}, {"dtype", "float16"}, {"broadcast_b", "true"}};
+    const autoscheduler::CandidateCompiler bmm = gen_bmm_compiler(
+        "bmm_broadcast_two_batches", {{"batch", "2"}, {"m", "512"}, {"n", "1024"}, {"k", "2048"}, {"broadcast_b", "true"}});
     const autoscheduler::CandidateResult r = autoscheduler::evaluate_candidate(bmm, {}, 0);
     ASSERT_TRUE(r.error.empty()) << r.error;
     set_compiling_for_spyre(true);
@@ -375,13 +384,8 @@ TEST(MatmulGatheredChains, ADramPacedChainTakesDeeperChunksInBothGenerators) {
     EXPECT_EQ(std::vector<int>({bmm.tm, bmm.tn, bmm.tk, bmm.cb * bmm.cm, bmm.cn}), std::vector<int>({mm.tm, mm.tn, mm.tk, mm.cm, mm.cn}));
     EXPECT_EQ(bmm.b_gathered, mm.b_gathered);
 
-    const std::string work = ::testing::TempDir() + "bmm_deeper_gathered_chunks";
-    mkdir(work.c_str(), 0755);
-    autoscheduler::CandidateCompiler gen;
-    gen.generator_exe = std::string(SPYRE_GENERATOR_DIR) + "/gen_bmm";
-    gen.generator = "bmm";
-    gen.work_dir = work;
-    gen.fixed = {{"batch", "1"}, {"m", "512"}, {"n", "2048"}, {"k", "2048"}, {"dtype", "float16"}};
+    const autoscheduler::CandidateCompiler gen =
+        gen_bmm_compiler("bmm_deeper_gathered_chunks", {{"batch", "1"}, {"m", "512"}, {"n", "2048"}, {"k", "2048"}});
     const autoscheduler::CandidateResult deeper = autoscheduler::evaluate_candidate(gen, {}, 0);
     const autoscheduler::CandidateResult k64 = autoscheduler::evaluate_candidate(gen, {{"tile_k", "64"}}, 1);
     ASSERT_TRUE(deeper.error.empty()) << deeper.error;
